@@ -1,0 +1,293 @@
+"""The rules of Penta and its relatives: the single source of truth for scoring.
+
+A rule set is data (:class:`RuleSet`): a definition with switches, looked up by name in :data:`REGISTRY`.
+The scoring itself is one plain function, :func:`score_options`, written so that Numba can compile it: the
+solver, the advisor and the game all call it (compiled or not), so they cannot disagree on a rule.
+
+Decisions where the rules text is terse are in ``docs/rules-decisions.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+# Box ids, in score-sheet order. Bit ``i`` of a box mask stands for ``BOX_IDS[i]``.
+BOX_IDS: tuple[str, ...] = (
+    "ones",
+    "twos",
+    "threes",
+    "fours",
+    "fives",
+    "sixes",
+    "three_of_a_kind",
+    "four_of_a_kind",
+    "full_house",
+    "small_straight",
+    "large_straight",
+    "chance",
+    "penta",
+)
+N_BOXES = len(BOX_IDS)
+ALL_BOXES = (1 << N_BOXES) - 1
+UPPER_MASK = 0b111111  # ones .. sixes
+LOWER_MASK = ALL_BOXES & ~UPPER_MASK & ~(1 << 12)  # three_of_a_kind .. chance
+BOX_INDEX = {box: i for i, box in enumerate(BOX_IDS)}
+(ONES, TWOS, THREES, FOURS, FIVES, SIXES, THREE_KIND, FOUR_KIND, FULL_HOUSE, SMALL_STRAIGHT,
+ LARGE_STRAIGHT, CHANCE, PENTA) = range(N_BOXES)
+
+BOX_NAMES_EN = {
+    "ones": "Ones",
+    "twos": "Twos",
+    "threes": "Threes",
+    "fours": "Fours",
+    "fives": "Fives",
+    "sixes": "Sixes",
+    "three_of_a_kind": "Three of a kind",
+    "four_of_a_kind": "Four of a kind",
+    "full_house": "Full house",
+    "small_straight": "Small straight",
+    "large_straight": "Large straight",
+    "chance": "Chance",
+    "penta": "Penta",
+}
+
+JOKER_NONE, JOKER_FREE, JOKER_FORCED = 0, 1, 2
+JOKER_MODES = {"none": JOKER_NONE, "free": JOKER_FREE, "forced": JOKER_FORCED}
+
+# Layout of the integer parameter vector that the compiled code reads (see RuleSet.params).
+(P_DICE, P_ROLLS, P_BOXES, P_UPPER_THRESHOLD, P_UPPER_BONUS, P_PENTA_POINTS, P_PENTA_BONUS, P_JOKER,
+ P_JOKER_NEEDS_FULL, P_FULL_HOUSE, P_SMALL_STRAIGHT, P_LARGE_STRAIGHT, N_PARAMS) = range(13)
+
+
+@dataclasses.dataclass(frozen=True)
+class RuleSet:
+    """One rule set: a definition with switches, never special cases in code.
+
+    ``penta_bonus`` is paid for each further five of a kind while the Penta box holds its full points.
+    ``joker`` is ``"forced"`` (the Penta placement order: upper box of the face, else a lower box, else an
+    upper box at 0), ``"free"`` (the lower-box scores apply when the upper box of the face is filled, and the
+    roll may go in any open box) or ``"none"``. ``joker_needs_full`` makes the joker apply only while the
+    Penta box holds its full points (Penta); otherwise any filled Penta box (even at 0) is enough.
+    ``dice``, ``rolls`` and ``boxes`` shrink the game for the brute-force cross-checks.
+    """
+
+    name: str
+    title: str
+    dice: int = 5
+    rolls: int = 3
+    boxes: tuple[str, ...] = BOX_IDS
+    upper_threshold: int = 63
+    upper_bonus: int = 35
+    penta_points: int = 50
+    penta_bonus: int = 100
+    joker: str = "forced"
+    joker_needs_full: bool = True
+    full_house_points: int = 25
+    small_straight_points: int = 30
+    large_straight_points: int = 40
+    box_names: tuple[tuple[str, str], ...] = tuple(BOX_NAMES_EN.items())
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.dice <= 5:
+            raise ValueError(f"dice must be 1..5, not {self.dice}")
+        if not 1 <= self.rolls <= 3:
+            raise ValueError(f"rolls must be 1..3, not {self.rolls}")
+        if not 0 <= self.upper_threshold <= 63:
+            raise ValueError(f"upper_threshold must be 0..63, not {self.upper_threshold}")
+        if self.joker not in JOKER_MODES:
+            raise ValueError(f"joker must be one of {sorted(JOKER_MODES)}, not {self.joker!r}")
+        unknown = [b for b in self.boxes if b not in BOX_INDEX]
+        if unknown or not self.boxes:
+            raise ValueError(f"unknown box ids: {unknown}")
+
+    @property
+    def box_mask(self) -> int:
+        """Bit mask of the boxes this game has."""
+        return sum(1 << BOX_INDEX[b] for b in self.boxes)
+
+    def box_name(self, box: str) -> str:
+        """Display name of a box under this rule set (Kiriki calls the Penta box Kiriki)."""
+        return dict(self.box_names)[box]
+
+    def params(self) -> np.ndarray:
+        """The rule set as the int64 vector that compiled code reads (layout: the ``P_*`` constants)."""
+        p = np.zeros(N_PARAMS, dtype=np.int64)
+        p[P_DICE] = self.dice
+        p[P_ROLLS] = self.rolls
+        p[P_BOXES] = self.box_mask
+        p[P_UPPER_THRESHOLD] = self.upper_threshold
+        p[P_UPPER_BONUS] = self.upper_bonus
+        p[P_PENTA_POINTS] = self.penta_points
+        p[P_PENTA_BONUS] = self.penta_bonus
+        p[P_JOKER] = JOKER_MODES[self.joker]
+        p[P_JOKER_NEEDS_FULL] = int(self.joker_needs_full)
+        p[P_FULL_HOUSE] = self.full_house_points
+        p[P_SMALL_STRAIGHT] = self.small_straight_points
+        p[P_LARGE_STRAIGHT] = self.large_straight_points
+        return p
+
+    def reduced(self, **changes: object) -> RuleSet:
+        """A smaller game with the same rules (fewer dice, rolls or boxes), for cross-checks."""
+        return dataclasses.replace(self, **changes)
+
+
+PENTA_RULES = RuleSet("penta", "Penta")
+REGISTRY: dict[str, RuleSet] = {
+    rs.name: rs
+    for rs in (
+        PENTA_RULES,
+        RuleSet("yahtzee", "Yahtzee, free joker", joker="free", joker_needs_full=False),
+        RuleSet("yahtzee+forced-joker", "Yahtzee, forced joker", joker="forced", joker_needs_full=False),
+        RuleSet("yahtzee+no-joker", "Yahtzee without joker", joker="none"),
+        RuleSet("yahtzee+no-bonus", "Yahtzee without joker or bonus", joker="none", penta_bonus=0),
+    )
+}
+DEFAULT_RULES = "penta"
+
+
+class UnknownRules(ValueError):
+    """A rule-set name that the registry does not hold."""
+
+
+def get_rules(name: str) -> RuleSet:
+    """The rule set registered under ``name``."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        known = ", ".join(REGISTRY)
+        raise UnknownRules(f"unknown rule set {name!r}; known: {known}") from None
+
+
+def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, points: np.ndarray) -> int:
+    """Which boxes may take these dice now, and for how many points.
+
+    ``p`` is :meth:`RuleSet.params`, ``counts[f]`` the number of dice showing face ``f + 1``, ``open_mask``
+    the open boxes, ``full`` 1 when the Penta box holds its full points. Fills ``points[b]`` with the
+    points of box ``b`` (the upper bonus excluded) or -1 where the box may not take the roll; returns the
+    Penta bonus earned by the roll. Plain Python that Numba compiles: the solver, the advisor and the game
+    all call this one function.
+    """
+    n = p[P_DICE]
+    total = 0
+    top = 0
+    face = 0
+    pairs = 0
+    triples = 0
+    run = 0
+    longest = 0
+    for f in range(6):
+        c = counts[f]
+        total += (f + 1) * c
+        if c > top:
+            top = c
+            face = f
+        if c == 2:
+            pairs += 1
+        if c == 3:
+            triples += 1
+        if c > 0:
+            run += 1
+            if run > longest:
+                longest = run
+        else:
+            run = 0
+    all_same = top == n
+    penta_filled = (open_mask >> PENTA) & 1 == 0 and (p[P_BOXES] >> PENTA) & 1 == 1
+
+    bonus = 0
+    joker = False
+    if all_same and penta_filled:
+        if full == 1:
+            bonus = p[P_PENTA_BONUS]
+        if p[P_JOKER] != JOKER_NONE and (full == 1 or p[P_JOKER_NEEDS_FULL] == 0):
+            if p[P_JOKER] == JOKER_FORCED:
+                joker = True
+            else:  # free: only once the upper box of the face is filled
+                joker = (open_mask >> face) & 1 == 0
+
+    # Normal scores.
+    for b in range(6):
+        points[b] = (b + 1) * counts[b]
+    points[THREE_KIND] = total if top >= 3 else 0
+    points[FOUR_KIND] = total if top >= 4 else 0
+    points[FULL_HOUSE] = p[P_FULL_HOUSE] if triples == 1 and pairs == 1 else 0
+    points[SMALL_STRAIGHT] = p[P_SMALL_STRAIGHT] if longest >= 4 else 0
+    points[LARGE_STRAIGHT] = p[P_LARGE_STRAIGHT] if longest >= 5 else 0
+    points[CHANCE] = total
+    points[PENTA] = p[P_PENTA_POINTS] if all_same else 0
+
+    allowed = open_mask
+    if joker:
+        points[FULL_HOUSE] = p[P_FULL_HOUSE]
+        points[SMALL_STRAIGHT] = p[P_SMALL_STRAIGHT]
+        points[LARGE_STRAIGHT] = p[P_LARGE_STRAIGHT]
+        if p[P_JOKER] == JOKER_FORCED:
+            if (open_mask >> face) & 1 == 1:
+                allowed = 1 << face
+            elif open_mask & LOWER_MASK != 0:
+                allowed = open_mask & LOWER_MASK
+            else:
+                allowed = open_mask & UPPER_MASK  # they score 0: the face's own box is filled
+    for b in range(N_BOXES):
+        if (allowed >> b) & 1 == 0:
+            points[b] = -1
+    return bonus
+
+
+def upper_bonus(p: np.ndarray, subtotal: int, added: int) -> int:
+    """The upper bonus paid when ``added`` upper points take the upper subtotal to the threshold (compilable)."""
+    if subtotal < p[P_UPPER_THRESHOLD] and subtotal + added >= p[P_UPPER_THRESHOLD]:
+        return p[P_UPPER_BONUS]
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Friendly wrappers for Python callers (the advisor's text, the game, the tests).
+
+
+def dice_counts(dice: Iterable[int]) -> np.ndarray:
+    """Face counts of a roll: ``counts[f]`` dice show ``f + 1``."""
+    counts = np.zeros(6, dtype=np.int64)
+    for d in dice:
+        if not 1 <= d <= 6:
+            raise ValueError(f"a die shows 1 to 6, not {d}")
+        counts[d - 1] += 1
+    return counts
+
+
+def mask_of(boxes: Iterable[str]) -> int:
+    """Bit mask of a collection of box ids."""
+    mask = 0
+    for b in boxes:
+        if b not in BOX_INDEX:
+            raise ValueError(f"unknown box id {b!r}; box ids: {' '.join(BOX_IDS)}")
+        mask |= 1 << BOX_INDEX[b]
+    return mask
+
+
+def boxes_of(mask: int) -> list[str]:
+    """Box ids whose bits are set in ``mask``, in sheet order."""
+    return [b for i, b in enumerate(BOX_IDS) if (mask >> i) & 1]
+
+
+def legal_scores(
+    rules: RuleSet, dice: Sequence[int], open_boxes: Iterable[str], penta_full: bool
+) -> tuple[dict[str, int], int]:
+    """The boxes that may take ``dice`` and their points, and the Penta bonus the roll earns.
+
+    ``open_boxes`` are the boxes still open, ``penta_full`` whether the Penta box holds its full points.
+    """
+    if len(dice) != rules.dice:
+        raise ValueError(f"{rules.title} uses {rules.dice} dice, got {len(dice)}")
+    points = np.empty(N_BOXES, dtype=np.int64)
+    open_mask = mask_of(open_boxes) & rules.box_mask
+    bonus = score_options(rules.params(), dice_counts(dice), open_mask, int(penta_full), points)
+    return {BOX_IDS[b]: int(points[b]) for b in range(N_BOXES) if points[b] >= 0}, int(bonus)
+
+
+def upper_bonus_earned(rules: RuleSet, subtotal: int, added: int) -> int:
+    """The upper bonus paid when ``added`` upper points take the subtotal from ``subtotal`` to the threshold."""
+    return int(upper_bonus(rules.params(), subtotal, added))
