@@ -35,8 +35,21 @@ ALL_BOXES = (1 << N_BOXES) - 1
 UPPER_MASK = 0b111111  # ones .. sixes
 LOWER_MASK = ALL_BOXES & ~UPPER_MASK & ~(1 << 12)  # three_of_a_kind .. chance
 BOX_INDEX = {box: i for i, box in enumerate(BOX_IDS)}
-(ONES, TWOS, THREES, FOURS, FIVES, SIXES, THREE_KIND, FOUR_KIND, FULL_HOUSE, SMALL_STRAIGHT,
- LARGE_STRAIGHT, CHANCE, PENTA) = range(N_BOXES)
+(
+    ONES,
+    TWOS,
+    THREES,
+    FOURS,
+    FIVES,
+    SIXES,
+    THREE_KIND,
+    FOUR_KIND,
+    FULL_HOUSE,
+    SMALL_STRAIGHT,
+    LARGE_STRAIGHT,
+    CHANCE,
+    PENTA,
+) = range(N_BOXES)
 
 BOX_NAMES_EN = {
     "ones": "Ones",
@@ -58,8 +71,21 @@ JOKER_NONE, JOKER_FREE, JOKER_FORCED = 0, 1, 2
 JOKER_MODES = {"none": JOKER_NONE, "free": JOKER_FREE, "forced": JOKER_FORCED}
 
 # Layout of the integer parameter vector that the compiled code reads (see RuleSet.params).
-(P_DICE, P_ROLLS, P_BOXES, P_UPPER_THRESHOLD, P_UPPER_BONUS, P_PENTA_POINTS, P_PENTA_BONUS, P_JOKER,
- P_JOKER_NEEDS_FULL, P_FULL_HOUSE, P_SMALL_STRAIGHT, P_LARGE_STRAIGHT, N_PARAMS) = range(13)
+(
+    P_DICE,
+    P_ROLLS,
+    P_BOXES,
+    P_UPPER_THRESHOLD,
+    P_UPPER_BONUS,
+    P_PENTA_POINTS,
+    P_PENTA_BONUS,
+    P_JOKER,
+    P_JOKER_NEEDS_FULL,
+    P_FULL_HOUSE,
+    P_SMALL_STRAIGHT,
+    P_LARGE_STRAIGHT,
+    N_PARAMS,
+) = range(13)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,10 +229,8 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, 
         if full == 1:
             bonus = p[P_PENTA_BONUS]
         if p[P_JOKER] != JOKER_NONE and (full == 1 or p[P_JOKER_NEEDS_FULL] == 0):
-            if p[P_JOKER] == JOKER_FORCED:
-                joker = True
-            else:  # free: only once the upper box of the face is filled
-                joker = (open_mask >> face) & 1 == 0
+            # The forced joker always applies; the free one only once the upper box of the face is filled.
+            joker = p[P_JOKER] == JOKER_FORCED or (open_mask >> face) & 1 == 0
 
     # Normal scores.
     for b in range(6):

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pentadice import dice, rules
-from pentadice import states
+from pentadice import dice, rules, states
 
 ProgressFn = Callable[[int, int], None]
 

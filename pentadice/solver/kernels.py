@@ -16,6 +16,9 @@ vectorisable operation on rows. The steps of a turn, from the last roll back to 
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import numpy as np
 from numba import njit, prange
 
@@ -157,3 +160,25 @@ def solve_layer(V, p, n_dice, counts, add, remove, weight, masks, fulls):
         rows = np.empty((N_ROWS, LANES))
         points = np.empty(rules.N_BOXES, dtype=np.int64)
         turn_value(V, p, n_dice, counts, add, remove, weight, masks[i], fulls[i], K, B, rows, points)
+
+
+def _drop_stale_cache() -> None:
+    """Empty Numba's cache of these kernels when ``rules.py`` changed since it was written.
+
+    Numba keys a cached kernel on its own source file only, yet these kernels compile in the rules module's
+    scoring: without this a changed rule would silently run the old compiled one.
+    """
+    stamp_text = hashlib.sha256(Path(rules.__file__).read_bytes()).hexdigest()
+    dispatchers = [obj for obj in globals().values() if hasattr(obj, "_cache") and hasattr(obj, "py_func")]
+    try:
+        stamp = Path(solve_layer._cache._cache_path) / "pentadice-rules.sha256"
+        if stamp.exists() and stamp.read_text() == stamp_text:
+            return
+        for d in dispatchers:
+            d._cache.flush()
+        stamp.write_text(stamp_text)
+    except (AttributeError, OSError):  # another Numba cache layout, or a read-only install: nothing to drop
+        pass
+
+
+_drop_stale_cache()

@@ -1,0 +1,31 @@
+# pentadice: every set-up step lives here (and in pyproject.toml), never by hand.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PENTADICE_DATA ?= $(CURDIR)/data
+export PENTADICE_DATA
+
+.PHONY: install test bench table lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python  ## the package, editable, with test and dev tools
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+
+table: install  ## solve Penta and write its table into $(PENTADICE_DATA)
+	$(BIN)/pentadice solve --rules penta
+
+test: install  ## the whole test suite, slow tests included
+	$(BIN)/python -m pytest
+
+bench: install  ## solver benchmark (median of several runs, ratio to yatzy-solver)
+	$(BIN)/python benchmarks/bench_solve.py
+
+lint: install
+	$(BIN)/ruff check pentadice tests benchmarks
+	$(BIN)/ruff format --check pentadice tests benchmarks
+
+clean:  ## build leftovers and Numba caches (needed after editing pentadice/rules.py: see README)
+	find pentadice -name __pycache__ -type d -exec rm -rf {} +

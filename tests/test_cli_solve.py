@@ -1,0 +1,115 @@
+"""`pentadice solve`: output, files, the table directory, and bad input."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from pentadice import table
+from pentadice.cli import main
+from pentadice.rules import get_rules
+
+
+def run(*args, env=None):
+    return CliRunner().invoke(main, list(args), env=env)
+
+
+def test_solve_json_summary_and_files(tmp_path, penta_solution):
+    result = run("solve", "--out", str(tmp_path), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["rules"] == "penta"
+    assert summary["expected_score"] == penta_solution.expected_score
+    assert summary["states"] == 536_448
+    assert summary["seconds"] > 0 and summary["compile_seconds"] >= 0
+    assert summary["files"]["npy"] == str(tmp_path / "penta.npy")
+    loaded = table.load(get_rules("penta"), tmp_path)
+    assert loaded.values.tobytes() == penta_solution.values.tobytes()
+
+
+def test_solve_human_summary(tmp_path):
+    result = run("solve", "--out", str(tmp_path), "--threads", "1")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "Rules:           penta (Penta)" in out
+    assert "Expected score:  254.48484588" in out  # at least 9 decimals are printed
+    assert "States solved:   536,448" in out
+    assert "JIT compile:" in out and "on 1 threads" in out
+    assert str(tmp_path / "penta.parquet") in out
+
+
+def test_table_directory_from_the_environment(tmp_path):
+    result = run("solve", "--json", env={"PENTADICE_DATA": str(tmp_path / "env-dir")})
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "env-dir" / "penta.npy").exists()
+
+
+def test_unknown_rule_set_is_a_usage_error(tmp_path):
+    result = run("solve", "--rules", "kniffel", "--out", str(tmp_path))
+    assert result.exit_code == 2
+    assert "Invalid value for '--rules': 'kniffel' is not one of 'penta'" in result.output
+    assert not list(tmp_path.iterdir())
+
+
+def test_bad_thread_count_is_a_usage_error(tmp_path):
+    result = run("solve", "--threads", "0", "--out", str(tmp_path))
+    assert result.exit_code == 2 and "--threads" in result.output
+    result = run("solve", "--threads", "999", "--out", str(tmp_path))
+    assert result.exit_code == 1 and "--threads must be between 1 and" in result.output
+    assert not (tmp_path / "penta.npy").exists()
+
+
+def test_unwritable_output_is_a_clear_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run("solve", "--out", str(blocker / "tables"))
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: cannot write tables to")
+    assert "Traceback" not in result.output
+
+
+def test_second_solve_of_the_same_table_is_refused(tmp_path):
+    with table.writer_lock(table.TableFiles(tmp_path, "penta")):
+        result = run("solve", "--out", str(tmp_path))
+    assert result.exit_code == 1
+    assert "another pentadice solve is writing the penta table" in result.output
+    assert not (tmp_path / "penta.npy").exists()
+
+
+def test_ctrl_c_in_the_middle_exits_130_and_writes_nothing(tmp_path, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("pentadice.solver.solve", interrupted)
+    result = run("solve", "--out", str(tmp_path))
+    assert result.exit_code == 130
+    assert "Interrupted: no table was written." in result.output
+    assert not (tmp_path / "penta.npy").exists()
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.0])
+def test_real_sigint_leaves_no_partial_table(tmp_path, delay):
+    cmd = [sys.executable, "-m", "pentadice.cli", "solve", "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err
+    names = sorted(p.name for p in tmp_path.iterdir() if p.name != ".penta.lock")
+    if proc.returncode == 0:  # it finished first: then the table is whole
+        assert table.load(get_rules("penta"), tmp_path).meta["states"] == 536_448
+    else:
+        assert proc.returncode == 130, err
+        assert names == []
+
+
+def test_installed_command_runs(tmp_path):
+    exe = os.path.join(os.path.dirname(sys.executable), "pentadice")
+    proc = subprocess.run([exe, "solve", "--out", str(tmp_path), "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["rules"] == "penta"
