@@ -23,7 +23,7 @@ class DiceTables:
     counts: np.ndarray  # (n_keeps, 6): face counts of each keep
     size: np.ndarray  # (n_keeps,): number of dice in each keep
     add: np.ndarray  # (n_keeps, 6): keep with one more die of face f, -1 for hands
-    remove: np.ndarray  # (n_keeps, 6): distinct keeps with one die fewer, -1 padded
+    subs: np.ndarray  # (n_keeps, 5): distinct keeps with one die fewer, padded with the first; -1 for the empty keep
     weight: np.ndarray  # (n_hands,): ways to roll each hand, out of 6**n
     index: dict[tuple[int, ...], int]  # face counts -> keep number
 
@@ -66,7 +66,7 @@ def tables(n: int = 5) -> DiceTables:
     counts = np.array(keeps, dtype=np.int64)
     size = counts.sum(axis=1)
     add = np.full((len(keeps), 6), -1, dtype=np.int64)
-    remove = np.full((len(keeps), 6), -1, dtype=np.int64)
+    subs = np.full((len(keeps), 5), -1, dtype=np.int64)
     for i, c in enumerate(keeps):
         j = 0
         for f in range(6):
@@ -77,13 +77,15 @@ def tables(n: int = 5) -> DiceTables:
             if c[f] > 0:
                 smaller = list(c)
                 smaller[f] -= 1
-                remove[i, j] = index[tuple(smaller)]
+                subs[i, j] = index[tuple(smaller)]
                 j += 1
+        if j:
+            subs[i, j:] = subs[i, 0]
     n_hands = math.comb(n + 5, 5)
     weight = np.array(
         [math.factorial(n) // math.prod(math.factorial(x) for x in keeps[h]) for h in range(n_hands)],
         dtype=np.int64,
     )
-    for a in (counts, size, add, remove, weight):
+    for a in (counts, size, add, subs, weight):
         a.setflags(write=False)
-    return DiceTables(n, counts, size, add, remove, weight, index)
+    return DiceTables(n, counts, size, add, subs, weight, index)

@@ -48,7 +48,7 @@ def compile_kernels(n_dice: int = 5) -> float:
     start = time.perf_counter()
     V = np.zeros((2, 1 << rules.N_BOXES, k.LANES))
     empty = np.zeros(0, dtype=np.int64)
-    k.solve_layer(V, rules.PENTA_RULES.params(), n_dice, t.counts, t.add, t.remove, t.weight, empty, empty)
+    k.solve_layer(V, rules.PENTA_RULES.params(), n_dice, t.counts, t.add, t.subs, t.weight, empty, empty)
     return time.perf_counter() - start
 
 
@@ -61,7 +61,7 @@ def solve_values(rs: rules.RuleSet, progress: ProgressFn | None = None) -> np.nd
     V[:, 0, :] = 0.0  # game over: nothing more to score
     layers = states.layers(rs)
     for i, (masks, fulls) in enumerate(layers):
-        k.solve_layer(V, p, rs.dice, t.counts, t.add, t.remove, t.weight, masks, fulls)
+        k.solve_layer(V, p, rs.dice, t.counts, t.add, t.subs, t.weight, masks, fulls)
         if progress is not None:
             progress(i + 1, len(layers))
     return V

@@ -1,0 +1,167 @@
+"""One turn ("widget"): every value inside a turn, for many upper subtotals at once.
+
+Plain Python that Numba compiles (``pentadice.solver.kernels``): the solver runs the compiled functions on 64
+lanes at once, the advisor on one lane, compiled in batches or as plain Python for a single quick answer.
+Each array row holds one value per lane; lane ``u`` stands for upper subtotal ``s0 + u``. The steps, from
+the last roll back to the first:
+
+1. :func:`successor_rows`: for each way of filling a box (box, upper points), the value of the next state
+   seen from each subtotal, upper bonus included.
+2. :func:`hand_values`: each hand's value after the last roll: the best legal box (the rules module says
+   which boxes are legal and what they score).
+3. :func:`keep_values`: a keep of k dice is worth the mean, over the six faces, of the keep with that face
+   added; the hands (keeps of all the dice) are worth their hand values.
+4. :func:`best_subkeeps`: the best keep inside a multiset is its own value or the best keep inside one of
+   the multisets with one die fewer. For a hand, that is its value with one more roll left.
+
+Functions here may call only each other and the rules module's compilable functions, by their bare names:
+the compiler rebinds those names to the compiled versions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pentadice.rules import N_BOXES, P_ROLLS, P_UPPER_THRESHOLD, PENTA, score_options, upper_bonus
+
+LANES = 64  # capped upper subtotals 0..63: the solver's lane count
+# Lanes per row. Plain-Python callers (one situation at a time) use one lane; the compiler builds each function
+# once per lane count with ``W`` rebound to a constant, so that the solver's lane loops have a fixed length.
+W = 1
+N_ROWS = 44  # successor rows: 6 upper boxes x 6 dice counts, 6 lower boxes, Penta at 0 and at full points
+ROW_LOWER = 36
+ROW_PENTA = 42
+
+
+def successor_row(box: int, points: int) -> int:
+    """Row of :func:`successor_rows` that holds the next state after ``points`` go into ``box``."""
+    if box < 6:
+        return box * 6 + points // (box + 1)
+    if box < PENTA:
+        return ROW_LOWER + box - 6
+    return ROW_PENTA + (1 if points > 0 else 0)
+
+
+def successor_rows(V, p, n_dice, open_mask, full, s0, rows):
+    """Fill ``rows`` with the next state's value, per lane (subtotal ``s0 + lane``), for each way to fill an
+    open box."""
+    cap = p[P_UPPER_THRESHOLD]
+    for b in range(N_BOXES):
+        if (open_mask >> b) & 1 == 0:
+            continue
+        nxt = open_mask & ~(1 << b)
+        if b < 6:
+            src = V[full, nxt]
+            for c in range(n_dice + 1):
+                a = c * (b + 1)
+                dst = rows[b * 6 + c]
+                for u in range(W):
+                    dst[u] = src[min(s0 + u + a, cap)] + upper_bonus(p, s0 + u, a)
+        elif b < PENTA:
+            dst = rows[ROW_LOWER + b - 6]
+            src = V[full, nxt]
+            for u in range(W):
+                dst[u] = src[s0 + u]
+        else:
+            for f in range(2):
+                dst = rows[ROW_PENTA + f]
+                src = V[f, nxt]
+                for u in range(W):
+                    dst[u] = src[s0 + u]
+
+
+def hand_values(p, hand_counts, open_mask, full, rows, out, points):
+    """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box."""
+    for h in range(hand_counts.shape[0]):
+        bonus = score_options(p, hand_counts[h], open_mask, full, points)
+        best = out[h]
+        for u in range(W):
+            best[u] = -np.inf
+        for b in range(N_BOXES):
+            pts = points[b]
+            if pts < 0:
+                continue
+            row = rows[successor_row(b, pts)]
+            add = float(pts + bonus)
+            for u in range(W):
+                x = row[u] + add
+                if x > best[u]:
+                    best[u] = x
+
+
+def keep_values(add, n_hands, K):
+    """Rows ``n_hands..`` of ``K``: each keep's value, the mean over the six faces of the keep one die larger."""
+    for k in range(n_hands, K.shape[0]):
+        out = K[k]
+        r0 = K[add[k, 0]]
+        r1 = K[add[k, 1]]
+        r2 = K[add[k, 2]]
+        r3 = K[add[k, 3]]
+        r4 = K[add[k, 4]]
+        r5 = K[add[k, 5]]
+        for u in range(W):
+            out[u] = (r0[u] + r1[u] + r2[u] + r3[u] + r4[u] + r5[u]) / 6.0
+
+
+def best_subkeeps(subs, K, B):
+    """``B[k]``: the best value of any keep inside multiset ``k`` (itself included).
+
+    Every keep but the empty one has five entries in ``subs`` (repeats allowed), so each row is one
+    fixed-length, vectorisable loop.
+    """
+    last = K.shape[0] - 1
+    for u in range(W):
+        B[last, u] = K[last, u]
+    for k in range(last - 1, -1, -1):
+        out = B[k]
+        own = K[k]
+        b0 = B[subs[k, 0]]
+        b1 = B[subs[k, 1]]
+        b2 = B[subs[k, 2]]
+        b3 = B[subs[k, 3]]
+        b4 = B[subs[k, 4]]
+        for u in range(W):
+            m = own[u]
+            m = b0[u] if b0[u] > m else m
+            m = b1[u] if b1[u] > m else m
+            m = b2[u] if b2[u] > m else m
+            m = b3[u] if b3[u] > m else m
+            out[u] = b4[u] if b4[u] > m else m
+
+
+def last_roll_values(V, p, n_dice, counts, open_mask, full, s0, K, rows, points):
+    """``K[h]`` for every hand: its value after the last roll, per lane (subtotal ``s0 + lane``)."""
+    successor_rows(V, p, n_dice, open_mask, full, s0, rows)
+    hand_values(p, counts, open_mask, full, rows, K, points)
+
+
+def add_roll(add, subs, n_hands, K, B):
+    """One roll earlier: ``K`` held hand values with r rolls left; now the keeps hold their value when
+    rerolled (r rolls after it) and the hands their value with r + 1 rolls left."""
+    keep_values(add, n_hands, K)
+    best_subkeeps(subs, K, B)
+    for h in range(n_hands):
+        src = B[h]
+        dst = K[h]
+        for u in range(W):
+            dst[u] = src[u]
+
+
+def turn_value(V, p, n_dice, counts, add, subs, weight, open_mask, full, K, B, rows, points):
+    """Value at the start of a turn in state (``open_mask``, ``full``), per lane, written into ``V``."""
+    n_hands = weight.shape[0]
+    last_roll_values(V, p, n_dice, counts[:n_hands], open_mask, full, 0, K, rows, points)
+    for _ in range(p[P_ROLLS] - 1):
+        add_roll(add, subs, n_hands, K, B)
+    acc = B[0]
+    for u in range(W):
+        acc[u] = 0.0
+    for h in range(n_hands):
+        w = float(weight[h])
+        row = K[h]
+        for u in range(W):
+            acc[u] += w * row[u]
+    total = float(6**n_dice)
+    out = V[full, open_mask]
+    for u in range(W):
+        out[u] = acc[u] / total
