@@ -82,6 +82,106 @@ def solve(rules_name: str, out: str | None, threads: int | None, as_json: bool) 
     click.echo(f"                 {files.meta}")
 
 
+@main.command()
+@click.argument("dice", nargs=-1, type=int)
+@click.option(
+    "--rolls-left", type=click.IntRange(0, 2), default=2, show_default=True, help="Rerolls left (0: last roll)."
+)
+@click.option(
+    "--sheet", "sheet_text", default=None, help='Filled boxes, e.g. "ones=3 threes=9 penta=50 penta_bonus=100".'
+)
+@click.option("--sheet-file", type=click.File("r"), default=None, help="The sheet as a JSON object of box: points.")
+@RULES_OPTION
+@click.option(
+    "--top", type=click.IntRange(min=1), default=None, help="Show the best N options [default: 10; JSON: all]."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--batch", type=click.File("r"), default=None, help="JSON lines of situations ('-': standard input).")
+@click.option(
+    "--data", default=None, help=f"Table directory [default: ${paths.ENV_VAR}, else ~/.local/share/pentadice]."
+)
+def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, batch, data) -> None:
+    """Which dice to keep or which box to fill, and what every option is worth.
+
+    DICE are the five dice showing, e.g. `pentadice advise 1 1 3 4 6` (the start of a game, first roll).
+    """
+    from pentadice.advisor import Advisor, Situation
+    from pentadice.sheet import Sheet
+
+    if batch is not None:
+        if dice or sheet_text or sheet_file:
+            raise click.UsageError("--batch reads its situations from the file: give no dice or sheet")
+        _advise_batch(batch, rules_name, top, data)
+        return
+    if sheet_text is not None and sheet_file is not None:
+        raise click.UsageError("give the sheet with --sheet or --sheet-file, not both")
+    try:
+        sheet = Sheet.parse(sheet_text) if sheet_text else Sheet.from_json(sheet_file.read()) if sheet_file else Sheet()
+        rs = rules.get_rules(rules_name)
+        situation = Situation.make(rs, list(dice), rolls_left, sheet)
+        bar = _progress(label=f"Solving {rs.name} (once)", length=bin(rs.box_mask).count("1"), enabled=True)
+        with bar:
+            advisor = Advisor.load(rules_name, data, progress=lambda d, t: bar.update(1), compiled=False)
+    except ValueError as e:  # a bad situation or sheet, or a wrong table (TableError)
+        raise click.UsageError(str(e)) from None
+    advice = advisor.advise(situation)
+    if as_json:
+        click.echo(json.dumps(advice.as_dict(rs, top)))
+    else:
+        click.echo(_advice_text(advice, rs, top or 10))
+
+
+def _advice_text(advice, rs, top: int) -> str:
+    """The advice for people: the recommendation, the rules' notes, then the ranked options."""
+    from pentadice.advisor import NO_SCORE_MESSAGE
+    from pentadice.advisor.words import describe, short
+
+    best = advice.best
+    lines = [advice.situation.describe(rs), ""]
+    lines.append(f"Best: {describe(best, rs)} (expected final score {best.value:.3f})")
+    if advice.joker:
+        lines.append(advice.joker + ".")
+    if advice.no_box_scores:
+        sacrifice = advice.best_box
+        lines.append(f"{NO_SCORE_MESSAGE}. Best sacrifice: {describe(sacrifice, rs)} (expected {sacrifice.value:.3f})")
+    elif best.action == "keep":
+        box = advice.best_box
+        lines.append(f"Best box if you score now: {describe(box, rs)} (expected {box.value:.3f})")
+    lines += ["", f"{'rank':>4}  {'option':<34}{'expected':>10}{'loss':>9}"]
+    for i, o in enumerate(advice.options[:top], 1):
+        lines.append(f"{i:>4}  {short(o, rs):<34}{o.value:>10.3f}{o.loss:>9.3f}")
+    if len(advice.options) > top:
+        lines.append(f"      ({len(advice.options) - top} more options: --top {len(advice.options)} shows them all)")
+    return "\n".join(lines)
+
+
+def _advise_batch(stream, rules_name: str, top: int | None, data: str | None) -> None:
+    """One JSON situation a line in, one JSON advice a line out, in order; a bad line is reported with its
+    number (on standard error, and as an error object in its place) and the run goes on."""
+    from pentadice.advisor import Advisor
+    from pentadice.advisor.batch_io import parse_lines
+
+    rs = rules.get_rules(rules_name)
+    situations, errors = parse_lines(rs, stream)
+    try:
+        advisor = Advisor.load(rules_name, data)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    good = [s for s in situations if s is not None]
+    advices = iter(advisor.advise_many(good)) if good else iter(())
+    out = sys.stdout
+    for number, s in enumerate(situations, 1):
+        if s is None:
+            out.write(json.dumps({"line": number, "error": errors[number]}) + "\n")
+        else:
+            out.write(json.dumps(next(advices).as_dict(rs, top)) + "\n")
+    out.flush()
+    for number, message in errors.items():
+        click.echo(f"line {number}: {message}", err=True)
+    if errors:
+        sys.exit(2)
+
+
 class _NoBar:
     """Stands in for a progress bar where none is drawn."""
 

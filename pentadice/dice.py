@@ -25,6 +25,7 @@ class DiceTables:
     add: np.ndarray  # (n_keeps, 6): keep with one more die of face f, -1 for hands
     subs: np.ndarray  # (n_keeps, 5): distinct keeps with one die fewer, padded with the first; -1 for the empty keep
     weight: np.ndarray  # (n_hands,): ways to roll each hand, out of 6**n
+    subkeeps: np.ndarray  # (n_hands, 2**n - 1): each hand's distinct proper sub-keeps, larger first, -1 padded
     index: dict[tuple[int, ...], int]  # face counts -> keep number
 
     @property
@@ -42,9 +43,10 @@ class DiceTables:
             c[d - 1] += 1
         return self.index[tuple(c)]
 
-    def faces(self, k: int) -> list[int]:
-        """The faces of keep ``k``, sorted."""
-        return [f + 1 for f in range(6) for _ in range(int(self.counts[k, f]))]
+    @functools.cached_property
+    def keep_faces(self) -> tuple[tuple[int, ...], ...]:
+        """The faces of each keep, sorted."""
+        return tuple(tuple(f + 1 for f in range(6) for _ in range(int(c[f]))) for c in self.counts)
 
 
 def _multisets(size: int) -> list[tuple[int, ...]]:
@@ -86,6 +88,10 @@ def tables(n: int = 5) -> DiceTables:
         [math.factorial(n) // math.prod(math.factorial(x) for x in keeps[h]) for h in range(n_hands)],
         dtype=np.int64,
     )
-    for a in (counts, size, add, subs, weight):
+    subkeeps = np.full((n_hands, 2**n - 1), -1, dtype=np.int64)
+    for h in range(n_hands):
+        inside = {index[c] for c in itertools.product(*(range(x + 1) for x in keeps[h])) if sum(c) < n}
+        subkeeps[h, : len(inside)] = sorted(inside)  # keep numbers run from larger keeps to smaller
+    for a in (counts, size, add, subs, weight, subkeeps):
         a.setflags(write=False)
-    return DiceTables(n, counts, size, add, subs, weight, index)
+    return DiceTables(n, counts, size, add, subs, weight, subkeeps, index)

@@ -10,6 +10,7 @@ Decisions where the rules text is terse are in ``docs/rules-decisions.md``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -129,7 +130,7 @@ class RuleSet:
         if unknown or not self.boxes:
             raise ValueError(f"unknown box ids: {unknown}")
 
-    @property
+    @functools.cached_property
     def box_mask(self) -> int:
         """Bit mask of the boxes this game has."""
         return sum(1 << BOX_INDEX[b] for b in self.boxes)
@@ -140,6 +141,10 @@ class RuleSet:
 
     def params(self) -> np.ndarray:
         """The rule set as the int64 vector that compiled code reads (layout: the ``P_*`` constants)."""
+        return self._params.copy()
+
+    @functools.cached_property
+    def _params(self) -> np.ndarray:
         p = np.zeros(N_PARAMS, dtype=np.int64)
         p[P_DICE] = self.dice
         p[P_ROLLS] = self.rolls
@@ -187,6 +192,23 @@ def get_rules(name: str) -> RuleSet:
         raise UnknownRules(f"unknown rule set {name!r}; known: {known}") from None
 
 
+def joker_applies(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int) -> bool:
+    """Whether these dice are a joker: all alike, with the Penta box filled as the rule set requires.
+
+    The forced joker always applies then; the free one only once the upper box of the face is filled.
+    """
+    face = -1
+    for f in range(6):
+        if counts[f] == p[P_DICE]:
+            face = f
+    penta_filled = (open_mask >> PENTA) & 1 == 0 and (p[P_BOXES] >> PENTA) & 1 == 1
+    if face < 0 or not penta_filled or p[P_JOKER] == JOKER_NONE:
+        return False
+    if full == 0 and p[P_JOKER_NEEDS_FULL] == 1:
+        return False
+    return p[P_JOKER] == JOKER_FORCED or (open_mask >> face) & 1 == 0
+
+
 def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, points: np.ndarray) -> int:
     """Which boxes may take these dice now, and for how many points.
 
@@ -223,14 +245,8 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, 
     all_same = top == n
     penta_filled = (open_mask >> PENTA) & 1 == 0 and (p[P_BOXES] >> PENTA) & 1 == 1
 
-    bonus = 0
-    joker = False
-    if all_same and penta_filled:
-        if full == 1:
-            bonus = p[P_PENTA_BONUS]
-        if p[P_JOKER] != JOKER_NONE and (full == 1 or p[P_JOKER_NEEDS_FULL] == 0):
-            # The forced joker always applies; the free one only once the upper box of the face is filled.
-            joker = p[P_JOKER] == JOKER_FORCED or (open_mask >> face) & 1 == 0
+    bonus = p[P_PENTA_BONUS] if all_same and penta_filled and full == 1 else 0
+    joker = joker_applies(p, counts, open_mask, full)
 
     # Normal scores.
     for b in range(6):
@@ -314,4 +330,4 @@ def legal_scores(
 
 def upper_bonus_earned(rules: RuleSet, subtotal: int, added: int) -> int:
     """The upper bonus paid when ``added`` upper points take the subtotal from ``subtotal`` to the threshold."""
-    return int(upper_bonus(rules.params(), subtotal, added))
+    return int(upper_bonus(rules._params, subtotal, added))

@@ -41,6 +41,10 @@ class TableError(ValueError):
     """A table that is missing, of another rule set, or damaged; or a table that cannot be written."""
 
 
+class TableMissing(TableError):
+    """No table of this rule set in the directory (yet)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class TableFiles:
     """Where the files of one rule set's table live."""
@@ -226,7 +230,7 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
     files = TableFiles(Path(directory), rs.name)
     hint = f"run `pentadice solve --rules {rs.name} --out {files.directory}`"
     if not files.meta.exists() or not files.values.exists():
-        raise TableError(f"no {rs.name} table in {files.directory}; {hint}")
+        raise TableMissing(f"no {rs.name} table in {files.directory}; {hint}")
     try:
         meta = json.loads(files.meta.read_text())
         values = np.load(files.values, mmap_mode="r", allow_pickle=False)

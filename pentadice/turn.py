@@ -165,3 +165,33 @@ def turn_value(V, p, n_dice, counts, add, subs, weight, open_mask, full, K, B, r
     out = V[full, open_mask]
     for u in range(W):
         out[u] = acc[u] / total
+
+
+def score_values(V, p, counts, open_mask, full, sub, points, out):
+    """``out[b]``: the points still to come if the dice go into box ``b`` now (box points, Penta bonus, upper
+    bonus, then the next state's value); NaN where the box may not take them. Returns the Penta bonus."""
+    bonus = score_options(p, counts, open_mask, full, points)
+    cap = p[P_UPPER_THRESHOLD]
+    for b in range(N_BOXES):
+        pts = points[b]
+        if pts < 0:
+            out[b] = np.nan
+            continue
+        added = pts if b < 6 else 0
+        nxt_full = full if b != PENTA else (1 if pts > 0 else 0)
+        nxt = V[nxt_full, open_mask & ~(1 << b), min(sub + added, cap)]
+        out[b] = pts + bonus + upper_bonus(p, sub, added) + nxt
+    return bonus
+
+
+def situation_values(
+    V, p, n_dice, n_hands, counts, add, subs, hand, open_mask, full, sub, rerolls, K, B, rows, points, box_out
+):
+    """All option values of one situation (one lane): ``box_out`` as :func:`score_values`; with rerolls left,
+    ``K[k, 0]`` is the value still to come of keeping multiset ``k`` and rerolling the rest. Returns the
+    Penta bonus of scoring the dice now."""
+    if rerolls > 0:
+        last_roll_values(V, p, n_dice, counts[:n_hands], open_mask, full, sub, K, rows, points)
+        for _ in range(rerolls):
+            add_roll(add, subs, n_hands, K, B)
+    return score_values(V, p, counts[hand], open_mask, full, sub, points, box_out)

@@ -24,3 +24,23 @@ def penta_table_dir(tmp_path_factory, penta_solution):
     directory = tmp_path_factory.mktemp("tables")
     table.save(penta_solution.rules, penta_solution.values, directory)
     return directory
+
+
+@pytest.fixture(scope="session")
+def penta_advisor(penta_table_dir):
+    from pentadice.advisor import Advisor
+
+    return Advisor.load("penta", str(penta_table_dir), solve_missing=False)
+
+
+def random_sheet(rs, rng, filled: int):
+    """A random sheet of ``filled`` boxes that can occur in a game of ``rs``."""
+    from pentadice.sheet import Sheet, possible_points
+
+    possible = possible_points(rs)
+    boxes = rng.choice(list(rs.boxes), size=filled, replace=False)
+    points = {str(b): int(rng.choice(sorted(possible[str(b)]))) for b in boxes}
+    bonus = 0
+    if points.get("penta") == rs.penta_points and filled > 1 and rs.penta_bonus:
+        bonus = rs.penta_bonus * int(rng.integers(0, filled))
+    return Sheet(points, bonus)

@@ -33,6 +33,7 @@ def _compile(fn, compiled: dict, lanes: int):
 
 
 TURN_FUNCTIONS = (
+    rules.joker_applies,
     rules.score_options,
     rules.upper_bonus,
     turn.successor_row,
@@ -43,6 +44,8 @@ TURN_FUNCTIONS = (
     turn.last_roll_values,
     turn.add_roll,
     turn.turn_value,
+    turn.score_values,
+    turn.situation_values,
 )
 
 
@@ -80,17 +83,16 @@ def solve_layer(V, p, n_dice, counts, add, subs, weight, masks, fulls):
         turn_value(V, p, n_dice, counts, add, subs, weight, masks[i], fulls[i], K, B, rows, points)
 
 
-def _drop_stale_cache() -> None:
-    """Empty Numba's cache of these kernels when ``rules.py`` or ``turn.py`` changed since it was written.
+def drop_stale_cache(dispatchers) -> None:
+    """Empty Numba's cache of ``dispatchers`` when ``rules.py`` or ``turn.py`` changed since it was written.
 
-    Numba keys a cached function on its own source file only, and a kernel here compiles in the functions it
-    calls from other files: without this a changed rule would silently run the old compiled one.
+    Numba keys a cached function on its own source file only, and these functions compile in the functions
+    they call from other files: without this a changed rule would silently run the old compiled one.
     """
     sources = b"".join(Path(m.__file__).read_bytes() for m in (rules, turn))
     stamp_text = hashlib.sha256(sources).hexdigest()
-    dispatchers = [solve_layer, aligned_rows, *vars(wide).values(), *vars(narrow).values()]
     try:
-        stamp = Path(solve_layer._cache._cache_path) / "pentadice-rules.sha256"
+        stamp = Path(dispatchers[0]._cache._cache_path) / f"pentadice-{dispatchers[0].__name__}.sha256"
         if stamp.exists() and stamp.read_text() == stamp_text:
             return
         for d in dispatchers:
@@ -100,4 +102,4 @@ def _drop_stale_cache() -> None:
         pass
 
 
-_drop_stale_cache()
+drop_stale_cache([solve_layer, aligned_rows, *vars(wide).values(), *vars(narrow).values()])

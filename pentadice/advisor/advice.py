@@ -1,0 +1,261 @@
+"""The advisor: every legal option of a situation with its expected final score, best first.
+
+Option values are the expected final score of the game (points already on the sheet included) when the
+option is taken now and the rest of the game is played optimally. Ties (exactly equal values) are ordered:
+scoring before keeping, boxes in sheet order, keeps with more dice first, then by their faces.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pentadice import dice, paths, rules, table, turn
+from pentadice.advisor.situation import Situation
+from pentadice.sheet import Sheet
+
+NO_SCORE_MESSAGE = "No open box scores: you must sacrifice one"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One thing a player may do now: keep some dice and reroll the rest, or score the dice in a box."""
+
+    action: str  # "keep" or "score"
+    value: float  # expected final score of the game with this option and optimal play after it
+    keep: tuple[int, ...] | None = None
+    box: str | None = None
+    points: int = 0  # the box's points
+    penta_bonus: int = 0  # the +100 earned by a new Penta
+    upper_bonus: int = 0  # the upper bonus earned by reaching 63
+    loss: float = 0.0  # expected points lost against the best option
+
+    def as_dict(self) -> dict:
+        """The option as JSON data."""
+        if self.action == "keep":
+            return {"action": "keep", "keep": list(self.keep or ()), "value": self.value, "loss": self.loss}
+        return {
+            "action": "score",
+            "box": self.box,
+            "points": self.points,
+            "penta_bonus": self.penta_bonus,
+            "upper_bonus": self.upper_bonus,
+            "value": self.value,
+            "loss": self.loss,
+        }
+
+    def sort_key(self) -> tuple:
+        """Best first; ties in the documented fixed order."""
+        if self.action == "score":
+            return (-self.value, 0, rules.BOX_INDEX[self.box or ""], ())
+        keep = self.keep or ()
+        return (-self.value, 1, -len(keep), keep)
+
+
+@dataclass(frozen=True)
+class Advice:
+    """All options of a situation, best first, and what the rules say about it."""
+
+    situation: Situation
+    options: list[Option]
+    score_so_far: int
+    joker: str | None  # why the joker restricts or changes the boxes, when it applies
+    no_box_scores: bool  # every box that may take the roll would score 0
+
+    @property
+    def best(self) -> Option:
+        return self.options[0]
+
+    @property
+    def best_keep(self) -> Option | None:
+        """The best keep, or None on the last roll."""
+        return next((o for o in self.options if o.action == "keep"), None)
+
+    @property
+    def best_box(self) -> Option:
+        """The legal box with the highest expected final score: the computer's choice, and the auto-commit's."""
+        return next(o for o in self.options if o.action == "score")
+
+    def option_for(self, keep: Sequence[int] | None = None, box: str | None = None) -> Option:
+        """The option that keeps these dice, or scores in this box; ValueError if it is not legal now."""
+        for o in self.options:
+            if box is not None and o.box == box:
+                return o
+            if keep is not None and o.action == "keep" and o.keep == tuple(sorted(keep)):
+                return o
+        what = f"box {box!r}" if box is not None else f"keeping {list(keep or [])}"
+        raise ValueError(f"{what} is not a legal option here")
+
+    def as_dict(self, rs: rules.RuleSet, top: int | None = None) -> dict:
+        """The advice as JSON data: rules, dice, rolls_left, sheet, score_so_far, best, options."""
+        shown = self.options if top is None else self.options[:top]
+        out = {
+            "rules": rs.name,
+            "dice": list(self.situation.dice),
+            "rolls_left": self.situation.rolls_left,
+            "sheet": self.situation.sheet.as_dict(),
+            "score_so_far": self.score_so_far,
+            "best": self.best.as_dict(),
+            "options": [o.as_dict() for o in shown],
+        }
+        if self.joker:
+            out["joker"] = self.joker
+        if self.no_box_scores:
+            out["message"] = NO_SCORE_MESSAGE
+        return out
+
+
+class Advisor:
+    """Advice from a solved table. ``compiled=False`` runs the turn functions as plain Python: slower per
+    situation (milliseconds) but without Numba's start-up, which suits a single question from the command line.
+    """
+
+    def __init__(self, tbl: table.Table, compiled: bool = True) -> None:
+        self.table = tbl
+        self.rules = tbl.rules
+        self.compiled = compiled
+        self._p = self.rules.params()
+        self._dice = dice.tables(self.rules.dice)
+        self._values = np.asarray(tbl.values)
+
+    @classmethod
+    def load(
+        cls,
+        rules_name: str = rules.DEFAULT_RULES,
+        directory: str | None = None,
+        solve_missing: bool = True,
+        progress: Callable[[int, int], None] | None = None,
+        compiled: bool = True,
+    ) -> Advisor:
+        """The advisor of a rule set, its table loaded memory-mapped from the table directory; a missing table
+        is solved once (with ``progress``) and saved there for next time."""
+        rs = rules.get_rules(rules_name)
+        where = paths.data_dir(directory)
+        try:
+            tbl = table.load(rs, where)
+        except table.TableMissing:
+            if not solve_missing:
+                raise
+            from pentadice import solver
+
+            solution = solver.solve(rs, progress=progress)
+            table.save(rs, solution.values, where)
+            tbl = table.load(rs, where)
+        return cls(tbl, compiled=compiled)
+
+    def situation(self, dice: Sequence[int], rolls_left: int = 2, sheet: Sheet | None = None) -> Situation:
+        """A checked situation of this advisor's rule set."""
+        return Situation.make(self.rules, dice, rolls_left, sheet)
+
+    def advise(self, situation: Situation) -> Advice:
+        """Every legal option of ``situation`` with its expected final score, best first."""
+        keep_values, box_values, points, bonus = self._raw(situation)
+        return self._advice(situation, keep_values, box_values, points, bonus)
+
+    def options(self, situation: Situation) -> list[Option]:
+        """Every legal option, best first."""
+        return self.advise(situation).options
+
+    def best_box(self, situation: Situation) -> Option:
+        """The auto-commit's choice: the legal box with the highest expected final score."""
+        return self.advise(situation).best_box
+
+    def best_keep(self, situation: Situation) -> Option | None:
+        """The best keep (None on the last roll)."""
+        return self.advise(situation).best_keep
+
+    def loss(self, situation: Situation, keep: Sequence[int] | None = None, box: str | None = None) -> float:
+        """Expected points lost by keeping ``keep`` (or scoring in ``box``) against the best option."""
+        return self.advise(situation).option_for(keep=keep, box=box).loss
+
+    def advise_many(self, situations: Sequence[Situation]) -> list[Advice]:
+        """Advice for many situations at once, evaluated in parallel by compiled code."""
+        from pentadice.advisor import batch
+
+        keep_values, box_values, points, bonus = batch.evaluate(self, situations)
+        return [
+            self._advice(s, keep_values[i], box_values[i], points[i], int(bonus[i])) for i, s in enumerate(situations)
+        ]
+
+    # Internals shared by the single and the batch path.
+
+    def state_of(self, situation: Situation) -> tuple[int, int, int, int]:
+        """``(open_mask, upper_subtotal, penta_full, hand)`` of a situation."""
+        sheet, rs = situation.sheet, self.rules
+        hand = self._dice.keep_of(situation.dice)
+        return sheet.open_mask(rs), sheet.upper_subtotal(rs), int(sheet.penta_full(rs)), hand
+
+    def _raw(self, situation: Situation):
+        open_mask, sub, full, hand = self.state_of(situation)
+        t = self._dice
+        K = np.empty((t.n_keeps, 1))
+        B = np.empty((t.n_keeps, 1))
+        rows = np.empty((turn.N_ROWS, 1))
+        points = np.empty(rules.N_BOXES, dtype=np.int64)
+        box_values = np.empty(rules.N_BOXES)
+        if self.compiled:
+            from pentadice.solver.kernels import narrow
+
+            fn = narrow.situation_values
+        else:
+            fn = turn.situation_values
+        args = (self._values, self._p, self.rules.dice, t.n_hands, t.counts, t.add, t.subs, hand)
+        bonus = fn(*args, open_mask, full, sub, situation.rolls_left, K, B, rows, points, box_values)
+        keep_values = K[t.subkeeps[hand], 0] if situation.rolls_left > 0 else np.empty(0)
+        return keep_values, box_values, points, int(bonus)
+
+    def _advice(self, situation: Situation, keep_values, box_values, points, bonus: int) -> Advice:
+        rs, t = self.rules, self._dice
+        so_far = situation.sheet.score(rs)
+        sub = situation.sheet.upper_subtotal(rs)
+        legal = [b for b in range(rules.N_BOXES) if points[b] >= 0]
+        keeps = []
+        if situation.rolls_left > 0:
+            keeps = [int(k) for k in t.subkeeps[t.keep_of(situation.dice)] if k >= 0]
+        values = [so_far + float(box_values[b]) for b in legal] + [so_far + float(v) for v in keep_values[: len(keeps)]]
+        best = max(values)
+        options = []
+        for b, value in zip(legal, values, strict=False):
+            pts = int(points[b])
+            ub = rules.upper_bonus_earned(rs, sub, pts) if b < 6 else 0
+            box = rules.BOX_IDS[b]
+            options.append(Option("score", value, None, box, pts, bonus, ub, max(best - value, 0.0)))
+        for k, value in zip(keeps, values[len(legal) :], strict=True):
+            options.append(Option("keep", value, t.keep_faces[k], loss=max(best - value, 0.0)))
+        options.sort(key=Option.sort_key)
+        scoring = [o for o in options if o.action == "score"]
+        no_box_scores = all(o.points == 0 for o in scoring)
+        return Advice(situation, options, so_far, _joker_note(rs, situation, scoring), no_box_scores)
+
+
+def _joker_note(rs: rules.RuleSet, situation: Situation, scoring: list[Option]) -> str | None:
+    """Why the joker shapes the boxes, in words, when it applies."""
+    sheet = situation.sheet
+    counts = rules.dice_counts(situation.dice)
+    full = int(sheet.penta_full(rs))
+    if not rules.joker_applies(rs.params(), counts, sheet.open_mask(rs), full):
+        return None
+    face = situation.dice[0]
+    face_box = rules.BOX_IDS[face - 1]
+    name = rs.box_name(face_box)
+    penta = rs.box_name("penta")
+    why = f"a new {penta} with the {penta} box at {sheet.boxes['penta']}"
+    if rs.joker == "free":
+        return f"Joker: {why} and {name} filled: Full house, Small and Large straight score in full; any open box"
+    allowed = {o.box for o in scoring}
+    if allowed == {face_box}:
+        return f"Joker: {why}; the {name} box is open, so it must take the roll"
+    if allowed <= {rules.BOX_IDS[i] for i in range(6)}:
+        return f"Joker: {why}; {name} and the whole lower section are filled, so an open upper box takes it at 0"
+    return f"Joker: {why}; {name} is filled, so any open lower box takes it (Full house 25, straights 30 and 40)"
+
+
+def expected_start(advisor: Advisor, situation_sheet: Sheet | None = None) -> float:
+    """Expected final score at the start of a turn with this sheet: the table value plus the points so far."""
+    rs = advisor.rules
+    sheet = situation_sheet or Sheet()
+    value = advisor.table.value(sheet.open_mask(rs), sheet.upper_subtotal(rs), sheet.penta_full(rs))
+    return sheet.score(rs) + value if not math.isnan(value) else math.nan

@@ -1,0 +1,162 @@
+"""The score sheet: which boxes hold what, the Penta bonus so far, and the state between turns it implies.
+
+Text notation: ``"ones=3 threes=9 penta=50 penta_bonus=100"`` (box ids of :data:`rules.BOX_IDS`, plus
+``penta_bonus``); JSON: an object of the same pairs. An empty sheet is the start of a game.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pentadice import dice, rules
+
+BONUS_KEY = "penta_bonus"
+
+
+class SheetError(ValueError):
+    """A score sheet that cannot occur in a game, or that cannot be read."""
+
+
+@functools.cache
+def possible_points(rs: rules.RuleSet) -> dict[str, frozenset[int]]:
+    """Every score each box can hold under rule set ``rs``, from the rules' own scoring of every hand (0 where
+    a roll can miss the box: Chance never holds 0)."""
+    p = rs.params()
+    tables = dice.tables(rs.dice)
+    out: dict[str, set[int]] = {b: set() for b in rs.boxes}
+    points = np.empty(rules.N_BOXES, dtype=np.int64)
+    game = rs.box_mask
+    no_penta = game & ~(1 << rules.PENTA)
+    # The normal scores, and the joker's with the face's upper box filled and with it open.
+    contexts = [(game, 0), (no_penta, 1), (no_penta & ~rules.UPPER_MASK, 1), (no_penta, 0)]
+    for h in range(tables.n_hands):
+        for open_mask, full in contexts:
+            rules.score_options(p, tables.counts[h], open_mask, full, points)
+            for b in rs.boxes:
+                pts = int(points[rules.BOX_INDEX[b]])
+                if pts >= 0:
+                    out[b].add(pts)
+    return {b: frozenset(v) for b, v in out.items()}
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """A score sheet: ``boxes`` maps each filled box to its points; ``penta_bonus`` is the bonus so far."""
+
+    boxes: Mapping[str, int] = field(default_factory=dict)
+    penta_bonus: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> Sheet:
+        """A sheet from ``"box=points ..."`` (spaces or commas between pairs)."""
+        pairs = []
+        for item in text.replace(",", " ").split():
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise SheetError(f"sheet entry {item!r} is not BOX=POINTS")
+            pairs.append((key.strip(), value.strip()))
+        return cls.from_pairs(pairs)
+
+    @classmethod
+    def from_json(cls, text: str) -> Sheet:
+        """A sheet from a JSON object of ``box: points`` pairs."""
+        try:
+            pairs = json.loads(text, object_pairs_hook=lambda kv: kv)
+        except json.JSONDecodeError as e:
+            raise SheetError(f"the sheet is not valid JSON: {e}") from None
+        if not isinstance(pairs, list):
+            raise SheetError("the sheet must be a JSON object of box: points pairs")
+        return cls.from_pairs(pairs)
+
+    @classmethod
+    def from_mapping(cls, data: object) -> Sheet:
+        """A sheet from a mapping of box ids (and ``penta_bonus``) to points."""
+        if not isinstance(data, Mapping):
+            raise SheetError("the sheet must be an object of box: points pairs")
+        return cls.from_pairs(list(data.items()))
+
+    @classmethod
+    def from_pairs(cls, pairs: list) -> Sheet:
+        """A sheet from ``(key, points)`` pairs; refuses unknown keys, repeated keys and non-integers."""
+        boxes: dict[str, int] = {}
+        bonus = None
+        for key, value in pairs:
+            if key != BONUS_KEY and key not in rules.BOX_INDEX:
+                raise SheetError(f"unknown box id {key!r}; box ids: {' '.join(rules.BOX_IDS)} (and {BONUS_KEY})")
+            if key in boxes or (key == BONUS_KEY and bonus is not None):
+                raise SheetError(f"box {key!r} is given twice")
+            if isinstance(value, bool) or not isinstance(value, int | str):
+                raise SheetError(f"{key}={value!r}: points must be a whole number")
+            try:
+                points = int(value)
+            except ValueError:
+                raise SheetError(f"{key}={value!r}: points must be a whole number") from None
+            if key == BONUS_KEY:
+                bonus = points
+            else:
+                boxes[key] = points
+        return cls(boxes, bonus or 0)
+
+    def validate(self, rs: rules.RuleSet) -> Sheet:
+        """Check that this sheet can occur in a game of ``rs`` and is not finished; returns it."""
+        possible = possible_points(rs)
+        for box, points in self.boxes.items():
+            if box not in possible:
+                raise SheetError(f"{rs.title} has no {box!r} box")
+            if points not in possible[box]:
+                allowed = sorted(possible[box])
+                shown = ", ".join(map(str, allowed)) if len(allowed) <= 8 else f"0 or {allowed[1]} to {allowed[-1]}"
+                raise SheetError(f"{box}={points} is impossible: {rs.box_name(box)} scores {shown}")
+        bonus = self.penta_bonus
+        if bonus:
+            step = rs.penta_bonus
+            if step == 0:
+                raise SheetError(f"{rs.title} has no Penta bonus, yet {BONUS_KEY}={bonus}")
+            if bonus < 0 or bonus % step:
+                raise SheetError(f"{BONUS_KEY}={bonus} is impossible: it is a multiple of {step}")
+            if self.boxes.get("penta") != rs.penta_points:
+                raise SheetError(f"{BONUS_KEY}={bonus} is impossible without penta={rs.penta_points}")
+            if bonus // step > len(self.boxes) - 1:
+                raise SheetError(
+                    f"{BONUS_KEY}={bonus} is impossible: each bonus comes with another filled box, "
+                    f"and only {len(self.boxes) - 1} are filled besides Penta"
+                )
+        if len(self.boxes) == len(rs.boxes):
+            raise SheetError("every box is filled: the game is over")
+        return self
+
+    # The state between turns that the sheet implies.
+
+    def open_mask(self, rs: rules.RuleSet) -> int:
+        """Bit mask of the boxes still open."""
+        return rs.box_mask & ~rules.mask_of(self.boxes)
+
+    @property
+    def upper_total(self) -> int:
+        """Points in the upper boxes (Ones to Sixes)."""
+        return sum(v for b, v in self.boxes.items() if rules.BOX_INDEX[b] < 6)
+
+    def upper_subtotal(self, rs: rules.RuleSet) -> int:
+        """The upper total capped at the bonus threshold: the state's subtotal."""
+        return min(self.upper_total, rs.upper_threshold)
+
+    def penta_full(self, rs: rules.RuleSet) -> bool:
+        """Whether the Penta box holds its full points (the bonus and, in Penta, the joker apply)."""
+        return self.boxes.get("penta") == rs.penta_points
+
+    def score(self, rs: rules.RuleSet) -> int:
+        """The score so far: boxes, upper bonus and Penta bonuses."""
+        upper_bonus = rs.upper_bonus if self.upper_total >= rs.upper_threshold else 0
+        return sum(self.boxes.values()) + upper_bonus + self.penta_bonus
+
+    def as_dict(self) -> dict[str, int]:
+        """The sheet as box: points pairs in sheet order, with the bonus last when there is one."""
+        out = {b: self.boxes[b] for b in rules.BOX_IDS if b in self.boxes}
+        if self.penta_bonus:
+            out[BONUS_KEY] = self.penta_bonus
+        return out
