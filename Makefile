@@ -23,6 +23,7 @@ test: install  ## the whole test suite, slow tests included
 bench: install  ## solver benchmark (median of several runs, ratio to yatzy-solver)
 	$(BIN)/python benchmarks/bench_solve.py
 	$(BIN)/python benchmarks/bench_advise.py
+	$(BIN)/python benchmarks/bench_simulate.py
 
 lint: install
 	$(BIN)/ruff check pentadice tests benchmarks

@@ -37,8 +37,9 @@ def random_situations(advisor: Advisor, n: int, seed: int = 1) -> list:
     out = []
     for _ in range(n):
         boxes = rng.choice(["ones", "twos", "threes", "chance", "full_house", "penta"], size=3, replace=False)
-        sheet = Sheet({str(b): {"ones": 2, "twos": 4, "threes": 9, "chance": 22, "full_house": 25, "penta": 50}[b]
-                       for b in boxes})
+        sheet = Sheet(
+            {str(b): {"ones": 2, "twos": 4, "threes": 9, "chance": 22, "full_house": 25, "penta": 50}[b] for b in boxes}
+        )
         out.append(advisor.situation([int(x) for x in rng.integers(1, 7, 5)], int(rng.integers(0, 3)), sheet))
     return out
 

@@ -182,6 +182,122 @@ def _advise_batch(stream, rules_name: str, top: int | None, data: str | None) ->
         sys.exit(2)
 
 
+@main.command()
+@click.option("--players", default="You,cpu", show_default=True, help='Players: names are people, "cpu" the computer.')
+@click.option("--seed", type=int, default=None, help="Seed of the dice: the same seed and input give the same game.")
+@click.option("--hints", is_flag=True, help="Show the advisor's recommendation and what each choice cost.")
+@RULES_OPTION
+@click.option(
+    "--auto-commit",
+    type=click.FloatRange(min=0),
+    default=3.0,
+    show_default=True,
+    help="Seconds after the last roll before the computer fills the box.",
+)
+@click.option(
+    "--pause",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Seconds between the computer's moves [default: 0.6 on a terminal, else 0].",
+)
+@click.option(
+    "--save",
+    "save_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Save the game to this file after every box (resume it with --resume).",
+)
+@click.option("--resume", type=click.Path(dir_okay=False, exists=True), default=None, help="Resume a saved game.")
+@click.option("--data", default=None, help="Table directory (see solve).")
+def play(players, seed, hints, rules_name, auto_commit, pause, save_path, resume, data) -> None:
+    """Play Penta in the terminal, against the computer or each other."""
+    from pathlib import Path
+
+    from pentadice.advisor import Advisor
+    from pentadice.game.engine import Game, GameError, parse_players
+    from pentadice.game.terminal import LineInput, TerminalGame
+
+    try:
+        if resume:
+            game = Game.from_json(Path(resume).read_text())
+            save_path = save_path or resume
+        else:
+            game = Game(rules.get_rules(rules_name), parse_players(players), seed, auto_commit)
+        bar = _progress(label=f"Solving {game.rules.name} (once)", length=len(game.rules.boxes), enabled=True)
+        with bar:
+            advisor = Advisor.load(game.rules.name, data, progress=lambda d, t: bar.update(1), compiled=False)
+    except (GameError, ValueError, OSError) as e:
+        raise click.UsageError(str(e)) from None
+    if pause is None:
+        pause = 0.6 if sys.stdout.isatty() else 0.0
+    front = TerminalGame(
+        game, advisor, LineInput(sys.stdin), click.echo, hints, pause, Path(save_path) if save_path else None
+    )
+    try:
+        front.run()
+    except GameError as e:  # saving failed
+        raise click.ClickException(str(e)) from None
+
+
+@main.command()
+@click.option("-n", "--games", type=click.IntRange(min=1), required=True, help="Number of games.")
+@click.option("--seed", type=int, default=None, help="Seed: the same seed gives the same games.")
+@click.option(
+    "--strategy",
+    type=click.Choice(["optimal", "greedy"]),
+    default="optimal",
+    show_default=True,
+    help="optimal: by the solved table; greedy: the most points this turn.",
+)
+@RULES_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--out", type=click.Path(dir_okay=False), default=None, help="Write one row per game to this Parquet file."
+)
+@click.option("--data", default=None, help="Table directory (see solve).")
+def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
+    """Play N solitaire games with a strategy and summarise the scores."""
+    from pentadice.advisor import Advisor
+    from pentadice.game import simulate as sim
+
+    try:
+        advisor = Advisor.load(rules_name, data)
+        bar = _progress(label=f"Playing {games:,} games", length=games, enabled=not as_json)
+        with bar:
+            result = sim.simulate(advisor.table, games, seed, strategy, progress=bar.update)
+        if out:
+            sim.write_parquet(result, out)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    except OSError as e:
+        raise click.ClickException(f"cannot write {out}: {e.strerror or e}") from None
+    st = result.stats
+    if as_json:
+        click.echo(json.dumps({"rules": rules_name, "strategy": strategy, "seed": seed, **st}))
+        return
+    click.echo(f"{result.rules.title}, {strategy} strategy, {st['games']:,} games (seed {seed})")
+    click.echo(f"Mean score:        {st['mean']:.3f}  (std {st['std']:.2f}, standard error {st['stderr']:.3f})")
+    if strategy == "optimal":
+        click.echo(f"Solved expectation:{advisor.table.expected_score:>10.3f}")
+    pct = st["percentiles"]
+    click.echo(
+        "Percentiles:       " + "  ".join(f"{q}%: {pct[q]:g}" for q in ("1", "10", "25", "50", "75", "90", "99"))
+    )
+    click.echo(f"Min / max:         {st['min']} / {st['max']}")
+    click.echo(f"Upper bonus rate:  {st['upper_bonus_rate']:.2%}")
+    click.echo(f"Penta rate:        {st['penta_rate']:.2%}  (games with 50 in the Penta box)")
+    dist = ", ".join(f"{k}: {v:,}" for k, v in st["penta_bonus_distribution"].items())
+    click.echo(f"Penta bonuses:     {dist}")
+    click.echo(f"Speed:             {st['games_per_second']:,.0f} games/s ({st['seconds']:.2f} s)")
+    click.echo("Final scores:")
+    hist = sim.histogram(result.totals)
+    peak = max(c for _, _, c in hist)
+    for lo, hi, c in hist:
+        click.echo(f"  {lo:>4}-{hi:<4} {'#' * round(40 * c / peak):<40} {c:,}")
+    if out:
+        click.echo(f"Games written to {out}")
+
+
 class _NoBar:
     """Stands in for a progress bar where none is drawn."""
 

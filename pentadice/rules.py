@@ -284,6 +284,27 @@ def upper_bonus(p: np.ndarray, subtotal: int, added: int) -> int:
     return 0
 
 
+def score_table(rs: RuleSet) -> np.ndarray:
+    """Per hand (``dice.tables(rs.dice)`` order): its points in every box with all boxes open, and in the last
+    column 1 when those points hold in every state, i.e. the dice are not all alike (only a roll of all alike
+    dice meets the Penta box's bonus and joker). The turn code reads such hands from here.
+    """
+    return _score_table(rs).copy()
+
+
+@functools.cache
+def _score_table(rs: RuleSet) -> np.ndarray:
+    from pentadice import dice
+
+    t = dice.tables(rs.dice)
+    p = rs.params()
+    out = np.empty((t.n_hands, N_BOXES + 1), dtype=np.int64)
+    for h in range(t.n_hands):
+        score_options(p, t.counts[h], rs.box_mask, 0, out[h, :N_BOXES])
+        out[h, N_BOXES] = 0 if t.counts[h].max() == rs.dice else 1
+    return out
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Friendly wrappers for Python callers (the advisor's text, the game, the tests).
 

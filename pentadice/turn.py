@@ -70,23 +70,33 @@ def successor_rows(V, p, n_dice, open_mask, full, s0, rows):
                     dst[u] = src[s0 + u]
 
 
-def hand_values(p, hand_counts, open_mask, full, rows, out, points):
-    """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box."""
+def raise_to(best, row, add):
+    """``best = max(best, row + add)``, lane by lane."""
+    for u in range(W):
+        x = row[u] + add
+        if x > best[u]:
+            best[u] = x
+
+
+def hand_values(p, hand_counts, scores, open_mask, full, rows, out, points):
+    """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box.
+
+    ``scores`` is :func:`pentadice.rules.score_table`: hands whose points do not depend on the state take
+    them from there (every open box, at its normal points) instead of asking the rules again.
+    """
     for h in range(hand_counts.shape[0]):
-        bonus = score_options(p, hand_counts[h], open_mask, full, points)
+        if scores[h, N_BOXES] == 1:
+            bonus = 0
+            for b in range(N_BOXES):
+                points[b] = scores[h, b] if (open_mask >> b) & 1 == 1 else -1
+        else:
+            bonus = score_options(p, hand_counts[h], open_mask, full, points)
         best = out[h]
         for u in range(W):
             best[u] = -np.inf
         for b in range(N_BOXES):
-            pts = points[b]
-            if pts < 0:
-                continue
-            row = rows[successor_row(b, pts)]
-            add = float(pts + bonus)
-            for u in range(W):
-                x = row[u] + add
-                if x > best[u]:
-                    best[u] = x
+            if points[b] >= 0:
+                raise_to(best, rows[successor_row(b, points[b])], float(points[b] + bonus))
 
 
 def keep_values(add, n_hands, K):
@@ -129,10 +139,10 @@ def best_subkeeps(subs, K, B):
             out[u] = b4[u] if b4[u] > m else m
 
 
-def last_roll_values(V, p, n_dice, counts, open_mask, full, s0, K, rows, points):
+def last_roll_values(V, p, n_dice, counts, scores, open_mask, full, s0, K, rows, points):
     """``K[h]`` for every hand: its value after the last roll, per lane (subtotal ``s0 + lane``)."""
     successor_rows(V, p, n_dice, open_mask, full, s0, rows)
-    hand_values(p, counts, open_mask, full, rows, K, points)
+    hand_values(p, counts, scores, open_mask, full, rows, K, points)
 
 
 def add_roll(add, subs, n_hands, K, B):
@@ -147,10 +157,10 @@ def add_roll(add, subs, n_hands, K, B):
             dst[u] = src[u]
 
 
-def turn_value(V, p, n_dice, counts, add, subs, weight, open_mask, full, K, B, rows, points):
+def turn_value(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points):
     """Value at the start of a turn in state (``open_mask``, ``full``), per lane, written into ``V``."""
     n_hands = weight.shape[0]
-    last_roll_values(V, p, n_dice, counts[:n_hands], open_mask, full, 0, K, rows, points)
+    last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, full, 0, K, rows, points)
     for _ in range(p[P_ROLLS] - 1):
         add_roll(add, subs, n_hands, K, B)
     acc = B[0]
@@ -180,18 +190,19 @@ def score_values(V, p, counts, open_mask, full, sub, points, out):
         added = pts if b < 6 else 0
         nxt_full = full if b != PENTA else (1 if pts > 0 else 0)
         nxt = V[nxt_full, open_mask & ~(1 << b), min(sub + added, cap)]
-        out[b] = pts + bonus + upper_bonus(p, sub, added) + nxt
+        # The same sums in the same order as hand_values, so both give the same bits.
+        out[b] = (nxt + upper_bonus(p, sub, added)) + float(pts + bonus)
     return bonus
 
 
 def situation_values(
-    V, p, n_dice, n_hands, counts, add, subs, hand, open_mask, full, sub, rerolls, K, B, rows, points, box_out
+    V, p, n_dice, n_hands, counts, scores, add, subs, hand, open_mask, full, sub, rerolls, K, B, rows, points, box_out
 ):
     """All option values of one situation (one lane): ``box_out`` as :func:`score_values`; with rerolls left,
     ``K[k, 0]`` is the value still to come of keeping multiset ``k`` and rerolling the rest. Returns the
     Penta bonus of scoring the dice now."""
     if rerolls > 0:
-        last_roll_values(V, p, n_dice, counts[:n_hands], open_mask, full, sub, K, rows, points)
+        last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, full, sub, K, rows, points)
         for _ in range(rerolls):
             add_roll(add, subs, n_hands, K, B)
     return score_values(V, p, counts[hand], open_mask, full, sub, points, box_out)

@@ -169,3 +169,28 @@ def test_reduced_games_score_all_same_as_penta():
     assert legal == {"ones": 0, "threes": 9, "full_house": 0, "penta": 50} and bonus == 0
     legal, bonus = legal_scores(rs, (1, 1, 1), ["threes", "full_house"], True)
     assert legal == {"full_house": 25} and bonus == 100
+
+
+@pytest.mark.parametrize("name", list(rules.REGISTRY))
+def test_score_table_matches_the_rules_in_every_state_for_hands_marked_state_free(name):
+    import numpy as np
+
+    from pentadice import dice
+
+    rs = get_rules(name)
+    t = dice.tables(rs.dice)
+    table = rules.score_table(rs)
+    p = rs.params()
+    points = np.empty(rules.N_BOXES, dtype=np.int64)
+    rng = np.random.default_rng(1)
+    masks = rng.integers(1, rules.ALL_BOXES + 1, size=60)
+    for h in range(t.n_hands):
+        free = table[h, rules.N_BOXES] == 1
+        assert free == (t.counts[h].max() < rs.dice)
+        if not free:
+            continue
+        for mask in masks:
+            for full in (0, 1):
+                bonus = rules.score_options(p, t.counts[h], int(mask), full, points)
+                expected = [table[h, b] if (mask >> b) & 1 else -1 for b in range(rules.N_BOXES)]
+                assert bonus == 0 and list(points) == expected

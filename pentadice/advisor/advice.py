@@ -119,6 +119,7 @@ class Advisor:
         self.compiled = compiled
         self._p = self.rules.params()
         self._dice = dice.tables(self.rules.dice)
+        self._scores = rules.score_table(self.rules)
         self._values = np.asarray(tbl.values)
 
     @classmethod
@@ -202,7 +203,7 @@ class Advisor:
             fn = narrow.situation_values
         else:
             fn = turn.situation_values
-        args = (self._values, self._p, self.rules.dice, t.n_hands, t.counts, t.add, t.subs, hand)
+        args = (self._values, self._p, self.rules.dice, t.n_hands, t.counts, self._scores, t.add, t.subs, hand)
         bonus = fn(*args, open_mask, full, sub, situation.rolls_left, K, B, rows, points, box_values)
         keep_values = K[t.subkeeps[hand], 0] if situation.rolls_left > 0 else np.empty(0)
         return keep_values, box_values, points, int(bonus)

@@ -48,7 +48,8 @@ def compile_kernels(n_dice: int = 5) -> float:
     start = time.perf_counter()
     V = np.zeros((2, 1 << rules.N_BOXES, k.LANES))
     empty = np.zeros(0, dtype=np.int64)
-    k.solve_layer(V, rules.PENTA_RULES.params(), n_dice, t.counts, t.add, t.subs, t.weight, empty, empty)
+    rs = rules.PENTA_RULES.reduced(dice=n_dice)
+    k.solve_layer(V, rs.params(), n_dice, t.counts, rules.score_table(rs), t.add, t.subs, t.weight, empty, empty)
     return time.perf_counter() - start
 
 
@@ -57,11 +58,12 @@ def solve_values(rs: rules.RuleSet, progress: ProgressFn | None = None) -> np.nd
     k = _kernels()
     t = dice.tables(rs.dice)
     p = rs.params()
+    scores = rules.score_table(rs)
     V = np.full((2, 1 << rules.N_BOXES, k.LANES), np.nan)
     V[:, 0, :] = 0.0  # game over: nothing more to score
     layers = states.layers(rs)
     for i, (masks, fulls) in enumerate(layers):
-        k.solve_layer(V, p, rs.dice, t.counts, t.add, t.subs, t.weight, masks, fulls)
+        k.solve_layer(V, p, rs.dice, t.counts, scores, t.add, t.subs, t.weight, masks, fulls)
         if progress is not None:
             progress(i + 1, len(layers))
     return V

@@ -38,6 +38,7 @@ TURN_FUNCTIONS = (
     rules.upper_bonus,
     turn.successor_row,
     turn.successor_rows,
+    turn.raise_to,
     turn.hand_values,
     turn.keep_values,
     turn.best_subkeeps,
@@ -72,7 +73,7 @@ def aligned_rows(n_rows):
 
 
 @njit(cache=True, parallel=True)
-def solve_layer(V, p, n_dice, counts, add, subs, weight, masks, fulls):
+def solve_layer(V, p, n_dice, counts, scores, add, subs, weight, masks, fulls):
     """Solve the independent states ``(masks[i], fulls[i])`` of one layer, in parallel."""
     n_keeps = counts.shape[0]
     for i in prange(masks.shape[0]):
@@ -80,7 +81,7 @@ def solve_layer(V, p, n_dice, counts, add, subs, weight, masks, fulls):
         B = aligned_rows(n_keeps)
         rows = aligned_rows(N_ROWS)
         points = np.empty(rules.N_BOXES, dtype=np.int64)
-        turn_value(V, p, n_dice, counts, add, subs, weight, masks[i], fulls[i], K, B, rows, points)
+        turn_value(V, p, n_dice, counts, scores, add, subs, weight, masks[i], fulls[i], K, B, rows, points)
 
 
 def drop_stale_cache(dispatchers) -> None:

@@ -1,0 +1,196 @@
+"""The simulator: many solitaire games under a strategy, and the statistics of their scores.
+
+Strategies are value tables: ``optimal`` plays by the solved table; ``greedy`` plays each turn for its own
+points (box points, Penta bonus and upper bonus), as if nothing came after: the same code with a table of
+zeros. It is the baseline that shows what looking ahead is worth.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pentadice import dice, rules, table
+
+STRATEGIES = ("optimal", "greedy")
+CHUNK = 20_000
+
+
+@dataclass
+class Simulation:
+    """The games of one run: per-box scores (``scores[g, b]``, -1 for a box the game lacks) and bonuses."""
+
+    rules: rules.RuleSet
+    strategy: str
+    seed: int | None
+    scores: np.ndarray
+    penta_bonus: np.ndarray
+    seconds: float
+    stats: dict = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.stats = statistics(self)
+
+    @property
+    def games(self) -> int:
+        return len(self.penta_bonus)
+
+    @property
+    def upper_total(self) -> np.ndarray:
+        return np.clip(self.scores[:, :6], 0, None).sum(axis=1)
+
+    @property
+    def upper_bonus(self) -> np.ndarray:
+        return np.where(self.upper_total >= self.rules.upper_threshold, self.rules.upper_bonus, 0)
+
+    @property
+    def totals(self) -> np.ndarray:
+        """Final scores."""
+        return np.clip(self.scores, 0, None).sum(axis=1) + self.upper_bonus + self.penta_bonus
+
+
+def strategy_values(strategy: str, tbl: table.Table) -> np.ndarray:
+    """The value table a strategy plays by."""
+    if strategy == "optimal":
+        return np.asarray(tbl.values)
+    if strategy == "greedy":
+        return np.zeros_like(tbl.values)
+    raise ValueError(f"unknown strategy {strategy!r}; strategies: {', '.join(STRATEGIES)}")
+
+
+def simulate(
+    tbl: table.Table,
+    games: int,
+    seed: int | None = None,
+    strategy: str = "optimal",
+    progress: Callable[[int], None] | None = None,
+) -> Simulation:
+    """Play ``games`` solitaire games of the table's rule set; the same seed gives the same games."""
+    from pentadice.game import kernel
+
+    if games < 1:
+        raise ValueError(f"the number of games must be at least 1, not {games}")
+    rs = tbl.rules
+    V = strategy_values(strategy, tbl)
+    t = dice.tables(rs.dice)
+    rng = np.random.default_rng(seed)
+    max_turns = len(rs.boxes)
+    scores = np.empty((games, rules.N_BOXES), dtype=np.int16)
+    bonus = np.empty(games, dtype=np.int64)
+    p = rs.params()
+    start = time.perf_counter()
+    for lo in range(0, games, CHUNK):
+        hi = min(games, lo + CHUNK)
+        rolls = rng.integers(1, 7, size=(hi - lo, max_turns, rs.rolls, rs.dice), dtype=np.int8)
+        kernel.play_games(
+            V,
+            p,
+            rs.dice,
+            t.counts,
+            rules.score_table(rs),
+            t.size,
+            t.add,
+            t.subs,
+            t.subkeeps,
+            rolls,
+            scores[lo:hi],
+            bonus[lo:hi],
+        )
+        if progress is not None:
+            progress(hi - lo)
+    return Simulation(rs, strategy, seed, scores, bonus, time.perf_counter() - start)
+
+
+def compile_seconds() -> float:
+    """Compile (or load from cache) the simulator's kernels; returns the seconds it took."""
+    from pentadice import rules as r
+
+    rs = r.PENTA_RULES
+    t = dice.tables(rs.dice)
+    from pentadice.game import kernel
+
+    start = time.perf_counter()
+    V = np.zeros(table.SHAPE)
+    kernel.play_games(
+        V,
+        rs.params(),
+        rs.dice,
+        t.counts,
+        rules.score_table(rs),
+        t.size,
+        t.add,
+        t.subs,
+        t.subkeeps,
+        np.ones((0, 13, 3, 5), dtype=np.int8),
+        np.empty((0, 13), np.int16),
+        np.empty(0, np.int64),
+    )
+    return time.perf_counter() - start
+
+
+def statistics(sim: Simulation) -> dict:
+    """Summary figures of a run."""
+    totals = sim.totals
+    n = len(totals)
+    std = float(totals.std(ddof=1)) if n > 1 else 0.0
+    penta = sim.scores[:, rules.PENTA]
+    n_bonus = sim.penta_bonus // sim.rules.penta_bonus if sim.rules.penta_bonus else np.zeros(n, dtype=np.int64)
+    counts = np.bincount(n_bonus)
+    return {
+        "games": n,
+        "mean": float(totals.mean()),
+        "std": std,
+        "stderr": std / np.sqrt(n),
+        "min": int(totals.min()),
+        "max": int(totals.max()),
+        "percentiles": {str(q): float(np.percentile(totals, q)) for q in (1, 5, 10, 25, 50, 75, 90, 95, 99)},
+        "upper_bonus_rate": float((sim.upper_bonus > 0).mean()),
+        "penta_rate": float((penta == sim.rules.penta_points).mean()),
+        "penta_bonus_distribution": {str(k): int(c) for k, c in enumerate(counts) if c},
+        "seconds": sim.seconds,
+        "games_per_second": n / sim.seconds if sim.seconds > 0 else float("inf"),
+    }
+
+
+def histogram(totals: np.ndarray, bins: int = 20) -> list[tuple[int, int, int]]:
+    """``(low, high, games)`` for equal-width bins of final scores."""
+    lo, hi = int(totals.min()), int(totals.max()) + 1
+    width = max(1, -(-(hi - lo) // bins))
+    edges = np.arange(lo, hi + width, width)
+    counts, _ = np.histogram(totals, bins=edges)
+    return [(int(edges[i]), int(edges[i + 1]) - 1, int(c)) for i, c in enumerate(counts)]
+
+
+def arrow_table(sim: Simulation):
+    """One row per game: final score, each box's score, upper bonus, Penta bonus."""
+    import pyarrow as pa
+
+    columns = {"game": pa.array(np.arange(sim.games, dtype=np.int64)), "total": pa.array(sim.totals)}
+    for b in sim.rules.boxes:
+        columns[b] = pa.array(sim.scores[:, rules.BOX_INDEX[b]])
+    columns["upper_bonus"] = pa.array(sim.upper_bonus.astype(np.int16))
+    columns["penta_bonus"] = pa.array(sim.penta_bonus)
+    meta = {"rules": sim.rules.name, "strategy": sim.strategy, "seed": str(sim.seed)}
+    return pa.table(columns).replace_schema_metadata(meta)
+
+
+def write_parquet(sim: Simulation, path) -> None:
+    """Write the games to a Parquet file atomically (temporary file, then rename)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=f".{target.name}.")
+    os.close(fd)
+    try:
+        pq.write_table(arrow_table(sim), tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise

@@ -1,0 +1,138 @@
+"""The simulator: statistics, reproducibility, its decisions against the advisor's, and `pentadice simulate`."""
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from pentadice import dice, rules
+from pentadice.cli import main
+from pentadice.game import simulate as sim
+from pentadice.game.engine import Game, Player
+
+
+@pytest.mark.slow
+def test_optimal_mean_agrees_with_the_solved_expectation(penta_advisor):
+    result = sim.simulate(penta_advisor.table, 200_000, seed=2026)
+    st = result.stats
+    assert st["stderr"] < 0.15  # sharp enough to catch a wrong move in a common situation
+    assert abs(st["mean"] - penta_advisor.table.expected_score) < 3 * st["stderr"]
+
+
+def test_same_seed_same_games_and_greedy_is_worse(penta_advisor):
+    a = sim.simulate(penta_advisor.table, 3000, seed=5)
+    b = sim.simulate(penta_advisor.table, 3000, seed=5)
+    assert np.array_equal(a.scores, b.scores) and np.array_equal(a.penta_bonus, b.penta_bonus)
+    greedy = sim.simulate(penta_advisor.table, 3000, seed=5, strategy="greedy")
+    assert greedy.stats["mean"] < a.stats["mean"] - 20
+    assert greedy.stats["upper_bonus_rate"] < a.stats["upper_bonus_rate"]
+
+
+def test_statistics_are_those_of_the_games(penta_advisor):
+    r = sim.simulate(penta_advisor.table, 2000, seed=8)
+    st = r.stats
+    totals = r.totals
+    assert ((r.scores >= 0).all()) and (r.scores.sum(axis=1) + r.upper_bonus + r.penta_bonus == totals).all()
+    assert st["games"] == 2000 and st["mean"] == totals.mean() and st["std"] == pytest.approx(totals.std(ddof=1))
+    assert st["stderr"] == pytest.approx(st["std"] / np.sqrt(2000))
+    assert st["percentiles"]["50"] == np.percentile(totals, 50)
+    assert st["penta_rate"] == (r.scores[:, rules.PENTA] == 50).mean()
+    assert sum(st["penta_bonus_distribution"].values()) == 2000
+    assert st["upper_bonus_rate"] == (r.scores[:, :6].sum(axis=1) >= 63).mean()
+    assert sum(c for _, _, c in sim.histogram(totals)) == 2000
+
+
+def replay(advisor, rolls):
+    """One game played by the engine and the advisor on the simulator's dice (roll r of turn t uses
+    rolls[t, r, :k] for k rerolled dice)."""
+    g = Game(advisor.rules, [Player("solo")])
+    for t in range(13):
+        g.dice, g.rolls_made = tuple(sorted(int(x) for x in rolls[t, 0])), 1
+        while True:
+            best = advisor.advise(g.situation()).best
+            if best.action == "score":
+                g.score(best.box)
+                break
+            n = 5 - len(best.keep)
+            g.dice = tuple(sorted(best.keep + tuple(int(x) for x in rolls[t, g.rolls_made, :n])))
+            g.rolls_made += 1
+    return g.players[0]
+
+
+def test_simulated_games_make_the_advisors_moves(penta_advisor):
+    rs = penta_advisor.rules
+    rng = np.random.default_rng(99)
+    rolls = rng.integers(1, 7, size=(12, 13, 3, 5), dtype=np.int8)
+    t = dice.tables(5)
+    scores = np.empty((12, rules.N_BOXES), dtype=np.int16)
+    bonus = np.empty(12, dtype=np.int64)
+    from pentadice.game import kernel
+
+    kernel.play_games(
+        np.asarray(penta_advisor.table.values),
+        rs.params(),
+        5,
+        t.counts,
+        rules.score_table(rs),
+        t.size,
+        t.add,
+        t.subs,
+        t.subkeeps,
+        rolls,
+        scores,
+        bonus,
+    )
+    for g in range(12):
+        player = replay(penta_advisor, rolls[g])
+        assert {b: int(scores[g, rules.BOX_INDEX[b]]) for b in rules.BOX_IDS} == player.boxes
+        assert bonus[g] == player.penta_bonus
+
+
+def test_simulate_command_json_and_parquet(penta_table_dir, tmp_path):
+    out = tmp_path / "games.parquet"
+    result = CliRunner().invoke(
+        main, ["simulate", "-n", "500", "--seed", "3", "--json", "--out", str(out), "--data", str(penta_table_dir)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert {"games", "mean", "std", "games_per_second"} <= set(data) and data["games"] == 500
+    table = pq.read_table(out)
+    assert table.num_rows == 500
+    assert {"total", "ones", "penta", "upper_bonus", "penta_bonus"} <= set(table.column_names)
+    assert table.column("total").to_numpy().mean() == pytest.approx(data["mean"])
+
+
+def test_simulate_command_human_summary(penta_table_dir):
+    result = CliRunner().invoke(
+        main, ["simulate", "-n", "300", "--seed", "3", "--strategy", "greedy", "--data", str(penta_table_dir)]
+    )
+    assert result.exit_code == 0, result.output
+    for text in (
+        "greedy strategy, 300 games",
+        "Mean score:",
+        "standard error",
+        "Percentiles:",
+        "Upper bonus rate:",
+        "Penta rate:",
+        "Penta bonuses:",
+        "games/s",
+        "Final scores:",
+        "#",
+    ):
+        assert text in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-n", "0"], "'-n' / '--games'"),
+        (["-n", "10", "--strategy", "lucky"], "'lucky' is not one of"),
+        (["-n", "x"], "not a valid integer"),
+        (["-n", "10", "--rules", "kniffel"], "'kniffel' is not one of"),
+    ],
+)
+def test_simulate_bad_input(penta_table_dir, args, message):
+    result = CliRunner().invoke(main, ["simulate", *args, "--data", str(penta_table_dir)])
+    assert result.exit_code == 2 and message in result.output
