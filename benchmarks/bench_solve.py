@@ -72,6 +72,8 @@ def main() -> None:
     if args.rules != "yahtzee":
         same = statistics.median(warm_solves("yahtzee", args.runs))
         print(f"pentadice solve --rules yahtzee, warm: median {same:.3f} s")
+    kiriki = statistics.median(warm_solves("kiriki", args.runs))
+    print(f"pentadice solve --rules kiriki, warm: median {kiriki:.3f} s ({kiriki / mine:.2f}x the {args.rules} solve)")
     ref = reference_solves(max(3, args.runs // 2))
     if ref is None:
         print("reference: yatzy-solver is not installed (pip install -e '.[dev]'); no ratio")

@@ -47,7 +47,7 @@ def solve(rules_name: str, out: str | None, threads: int | None, as_json: bool) 
         from pentadice import solver, table
 
         table.prepare_directory(directory)
-        bar = _progress(label=f"Solving {rs.name}", length=bin(rs.box_mask).count("1"), enabled=not as_json)
+        bar = _progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
         with bar:
             solution = solver.solve(rs, threads=threads, progress=lambda done, total: bar.update(1))
         start = time.perf_counter()
@@ -119,7 +119,7 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
         sheet = Sheet.parse(sheet_text) if sheet_text else Sheet.from_json(sheet_file.read()) if sheet_file else Sheet()
         rs = rules.get_rules(rules_name)
         situation = Situation.make(rs, list(dice), rolls_left, sheet)
-        bar = _progress(label=f"Solving {rs.name} (once)", length=bin(rs.box_mask).count("1"), enabled=True)
+        bar = _progress(label=f"Solving {rs.name} (once)", length=_stages(rs), enabled=True)
         with bar:
             advisor = Advisor.load(rules_name, data, progress=lambda d, t: bar.update(1), compiled=False)
     except ValueError as e:  # a bad situation or sheet, or a wrong table (TableError)
@@ -223,7 +223,7 @@ def play(players, seed, hints, rules_name, auto_commit, pause, save_path, resume
             save_path = save_path or resume
         else:
             game = Game(rules.get_rules(rules_name), parse_players(players), seed, auto_commit)
-        bar = _progress(label=f"Solving {game.rules.name} (once)", length=len(game.rules.boxes), enabled=True)
+        bar = _progress(label=f"Solving {game.rules.name} (once)", length=_stages(game.rules), enabled=True)
         with bar:
             advisor = Advisor.load(game.rules.name, data, progress=lambda d, t: bar.update(1), compiled=False)
     except (GameError, ValueError, OSError) as e:
@@ -285,9 +285,14 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
     )
     click.echo(f"Min / max:         {st['min']} / {st['max']}")
     click.echo(f"Upper bonus rate:  {st['upper_bonus_rate']:.2%}")
-    click.echo(f"Penta rate:        {st['penta_rate']:.2%}  (games with 50 in the Penta box)")
-    dist = ", ".join(f"{k}: {v:,}" for k, v in st["penta_bonus_distribution"].items())
-    click.echo(f"Penta bonuses:     {dist}")
+    penta = result.rules.box_name("penta")
+    click.echo(f"{penta + ' rate:':<19}{st['penta_rate']:.2%}  (games with points in the {penta} box)")
+    if result.rules.penta_bonus:
+        dist = ", ".join(f"{k}: {v:,}" for k, v in st["penta_bonus_distribution"].items())
+        click.echo(f"{penta + ' bonuses:':<19}{dist}")
+    if result.rules.penta_repeat:
+        dist = ", ".join(f"{k}: {v:,}" for k, v in st["extra_turns_distribution"].items())
+        click.echo(f"{'Extra turns:':<19}{dist}")
     click.echo(f"Speed:             {st['games_per_second']:,.0f} games/s ({st['seconds']:.2f} s)")
     click.echo("Final scores:")
     hist = sim.histogram(result.totals)
@@ -296,6 +301,13 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
         click.echo(f"  {lo:>4}-{hi:<4} {'#' * round(40 * c / peak):<40} {c:,}")
     if out:
         click.echo(f"Games written to {out}")
+
+
+def _stages(rs) -> int:
+    """Progress length of solving ``rs`` (states.layers is numpy-only: no Numba import here)."""
+    from pentadice import states
+
+    return len(states.layers(rs))
 
 
 class _NoBar:

@@ -85,8 +85,9 @@ JOKER_MODES = {"none": JOKER_NONE, "free": JOKER_FREE, "forced": JOKER_FORCED}
     P_FULL_HOUSE,
     P_SMALL_STRAIGHT,
     P_LARGE_STRAIGHT,
+    P_PENTA_REPEAT,
     N_PARAMS,
-) = range(13)
+) = range(14)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,6 +99,8 @@ class RuleSet:
     upper box at 0), ``"free"`` (the lower-box scores apply when the upper box of the face is filled, and the
     roll may go in any open box) or ``"none"``. ``joker_needs_full`` makes the joker apply only while the
     Penta box holds its full points (Penta); otherwise any filled Penta box (even at 0) is enough.
+    ``penta_repeat`` (Kiriki): while the Penta box holds points, each further five of a kind may be added to
+    it (``penta_points`` more) instead of filling a box; that turn fills nothing, so the game gains a turn.
     ``dice``, ``rolls`` and ``boxes`` shrink the game for the brute-force cross-checks.
     """
 
@@ -115,6 +118,7 @@ class RuleSet:
     full_house_points: int = 25
     small_straight_points: int = 30
     large_straight_points: int = 40
+    penta_repeat: bool = False
     box_names: tuple[tuple[str, str], ...] = tuple(BOX_NAMES_EN.items())
 
     def __post_init__(self) -> None:
@@ -158,6 +162,7 @@ class RuleSet:
         p[P_FULL_HOUSE] = self.full_house_points
         p[P_SMALL_STRAIGHT] = self.small_straight_points
         p[P_LARGE_STRAIGHT] = self.large_straight_points
+        p[P_PENTA_REPEAT] = int(self.penta_repeat)
         return p
 
     def reduced(self, **changes: object) -> RuleSet:
@@ -174,6 +179,14 @@ REGISTRY: dict[str, RuleSet] = {
         RuleSet("yahtzee+forced-joker", "Yahtzee, forced joker", joker="forced", joker_needs_full=False),
         RuleSet("yahtzee+no-joker", "Yahtzee without joker", joker="none"),
         RuleSet("yahtzee+no-bonus", "Yahtzee without joker or bonus", joker="none", penta_bonus=0),
+        RuleSet(
+            "kiriki",
+            "Kiriki",
+            joker="none",
+            penta_bonus=0,
+            penta_repeat=True,
+            box_names=tuple({**BOX_NAMES_EN, "penta": "Kiriki"}.items()),
+        ),
     )
 }
 DEFAULT_RULES = "penta"
@@ -213,7 +226,7 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, 
     """Which boxes may take these dice now, and for how many points.
 
     ``p`` is :meth:`RuleSet.params`, ``counts[f]`` the number of dice showing face ``f + 1``, ``open_mask``
-    the open boxes, ``full`` 1 when the Penta box holds its full points. Fills ``points[b]`` with the
+    the open boxes, ``full`` 1 when the Penta box holds points (50; in Kiriki 50 or more). Fills ``points[b]`` with the
     points of box ``b`` (the upper bonus excluded) or -1 where the box may not take the roll; returns the
     Penta bonus earned by the roll. Plain Python that Numba compiles: the solver, the advisor and the game
     all call this one function.
@@ -271,6 +284,8 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, 
                 allowed = open_mask & LOWER_MASK
             else:
                 allowed = open_mask & UPPER_MASK  # they score 0: the face's own box is filled
+    if all_same and penta_filled and full == 1 and p[P_PENTA_REPEAT] == 1:
+        allowed |= 1 << PENTA  # Kiriki: add this five of a kind to the box, filling nothing
     for b in range(N_BOXES):
         if (allowed >> b) & 1 == 0:
             points[b] = -1
@@ -339,7 +354,7 @@ def legal_scores(
 ) -> tuple[dict[str, int], int]:
     """The boxes that may take ``dice`` and their points, and the Penta bonus the roll earns.
 
-    ``open_boxes`` are the boxes still open, ``penta_full`` whether the Penta box holds its full points.
+    ``open_boxes`` are the boxes still open, ``penta_full`` whether the Penta box holds points (not open, not 0).
     """
     if len(dice) != rules.dice:
         raise ValueError(f"{rules.title} uses {rules.dice} dice, got {len(dice)}")

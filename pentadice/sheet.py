@@ -108,6 +108,8 @@ class Sheet:
         for box, points in self.boxes.items():
             if box not in possible:
                 raise SheetError(f"{rs.title} has no {box!r} box")
+            if box == "penta" and rs.penta_repeat and points > 0 and points % rs.penta_points == 0:
+                continue  # Kiriki: the box grows by 50 with each five of a kind added to it
             if points not in possible[box]:
                 allowed = sorted(possible[box])
                 shown = ", ".join(map(str, allowed)) if len(allowed) <= 8 else f"0 or {allowed[1]} to {allowed[-1]}"
@@ -119,7 +121,7 @@ class Sheet:
                 raise SheetError(f"{rs.title} has no Penta bonus, yet {BONUS_KEY}={bonus}")
             if bonus < 0 or bonus % step:
                 raise SheetError(f"{BONUS_KEY}={bonus} is impossible: it is a multiple of {step}")
-            if self.boxes.get("penta") != rs.penta_points:
+            if not self.penta_full(rs):
                 raise SheetError(f"{BONUS_KEY}={bonus} is impossible without penta={rs.penta_points}")
             if bonus // step > len(self.boxes) - 1:
                 raise SheetError(
@@ -146,8 +148,9 @@ class Sheet:
         return min(self.upper_total, rs.upper_threshold)
 
     def penta_full(self, rs: rules.RuleSet) -> bool:
-        """Whether the Penta box holds its full points (the bonus and, in Penta, the joker apply)."""
-        return self.boxes.get("penta") == rs.penta_points
+        """Whether the Penta box holds points: 50 (the bonus and, in Penta, the joker apply), or in Kiriki any
+        positive score (five of a kind may be added to it)."""
+        return self.boxes.get("penta", 0) > 0
 
     def score(self, rs: rules.RuleSet) -> int:
         """The score so far: boxes, upper bonus and Penta bonuses."""

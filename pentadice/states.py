@@ -13,9 +13,11 @@ from pentadice import rules
 
 
 def layers(rs: rules.RuleSet) -> list[tuple[np.ndarray, np.ndarray]]:
-    """States to solve, grouped by number of open boxes (1, 2, ...): ``(masks, fulls)`` per layer.
+    """States to solve, in groups that can each be solved in parallel: ``(masks, fulls)`` per group.
 
-    States of one layer only lead to states of earlier layers, so each layer can be solved in parallel.
+    By number of open boxes (1, 2, ...): a state only leads to states with fewer open boxes, or (Kiriki) back
+    to itself. Within a number of open boxes, the states whose Penta box holds points come in a second group,
+    after those whose box is open or at 0, whose values they start from.
     """
     game = rs.box_mask
     all_masks = np.arange(1 << rules.N_BOXES, dtype=np.int64)
@@ -27,9 +29,9 @@ def layers(rs: rules.RuleSet) -> list[tuple[np.ndarray, np.ndarray]]:
         masks = in_game[popcount == k]
         penta_filled = ((masks >> rules.PENTA) & 1 == 0) & bool(has_penta)
         both = masks[penta_filled]
-        m = np.concatenate([masks, both])
-        f = np.concatenate([np.zeros(len(masks), dtype=np.int64), np.ones(len(both), dtype=np.int64)])
-        out.append((np.ascontiguousarray(m), np.ascontiguousarray(f)))
+        out.append((np.ascontiguousarray(masks), np.zeros(len(masks), dtype=np.int64)))
+        if len(both):
+            out.append((np.ascontiguousarray(both), np.ones(len(both), dtype=np.int64)))
     return out
 
 

@@ -22,7 +22,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from pentadice.rules import N_BOXES, P_ROLLS, P_UPPER_THRESHOLD, PENTA, score_options, upper_bonus
+from pentadice.rules import (
+    N_BOXES,
+    P_PENTA_REPEAT,
+    P_ROLLS,
+    P_UPPER_THRESHOLD,
+    PENTA,
+    score_options,
+    upper_bonus,
+)
 
 LANES = 64  # capped upper subtotals 0..63: the solver's lane count
 # Lanes per row. Plain-Python callers (one situation at a time) use one lane; the compiler builds each function
@@ -31,6 +39,8 @@ W = 1
 N_ROWS = 44  # successor rows: 6 upper boxes x 6 dice counts, 6 lower boxes, Penta at 0 and at full points
 ROW_LOWER = 36
 ROW_PENTA = 42
+FIXED_POINT_TOLERANCE = 1e-12  # Kiriki's self-returning states: stop when a turn moves no value more
+MAX_FIXED_POINT_STEPS = 100
 
 
 def successor_row(box: int, points: int) -> int:
@@ -44,8 +54,14 @@ def successor_row(box: int, points: int) -> int:
 
 def successor_rows(V, p, n_dice, open_mask, full, s0, rows):
     """Fill ``rows`` with the next state's value, per lane (subtotal ``s0 + lane``), for each way to fill an
-    open box."""
+    open box; and, where Kiriki lets five of a kind be added to a filled Penta box, the state itself (its
+    current estimate in ``V``): that turn fills nothing."""
     cap = p[P_UPPER_THRESHOLD]
+    if repeats(p, open_mask, full):
+        dst = rows[ROW_PENTA + 1]
+        src = V[full, open_mask]
+        for u in range(W):
+            dst[u] = src[s0 + u]
     for b in range(N_BOXES):
         if (open_mask >> b) & 1 == 0:
             continue
@@ -157,8 +173,54 @@ def add_roll(add, subs, n_hands, K, B):
             dst[u] = src[u]
 
 
+def repeats(p, open_mask, full):
+    """Whether a turn in this state can lead back to it (Kiriki: five of a kind added to the Penta box)."""
+    return p[P_PENTA_REPEAT] == 1 and full == 1 and (open_mask >> PENTA) & 1 == 0 and open_mask != 0
+
+
 def turn_value(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points):
-    """Value at the start of a turn in state (``open_mask``, ``full``), per lane, written into ``V``."""
+    """Value at the start of a turn in state (``open_mask``, ``full``), per lane, written into ``V``.
+
+    A state that can lead back to itself has the value that solves V = T(V), where T is one turn with V as
+    the value of coming back. T is increasing, convex and piecewise linear, with slope below 1 (the chance of
+    coming back), so secant steps on T(x) - x, from below, reach the fixed point in a few turns; they stop
+    once a turn changes no lane by more than ``FIXED_POINT_TOLERANCE``. They start from the value of the same
+    boxes with the Penta box at 0, a lower bound that the solver computes first.
+    """
+    out = V[full, open_mask]
+    if not repeats(p, open_mask, full):
+        one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points)
+        return
+    xa = np.empty(W)
+    ya = np.empty(W)
+    xb = np.empty(W)
+    start = V[0, open_mask]
+    for u in range(W):
+        xa[u] = start[u]
+        out[u] = start[u]
+    one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points)
+    for u in range(W):
+        ya[u] = out[u]
+        xb[u] = out[u]
+    for _ in range(MAX_FIXED_POINT_STEPS):
+        one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points)
+        change = 0.0
+        for u in range(W):
+            change = max(change, abs(out[u] - xb[u]))
+        if change <= FIXED_POINT_TOLERANCE:
+            return
+        for u in range(W):
+            fa = ya[u] - xa[u]
+            fb = out[u] - xb[u]
+            nxt = out[u] if fb == fa else xb[u] - fb * (xb[u] - xa[u]) / (fb - fa)
+            xa[u] = xb[u]
+            ya[u] = out[u]
+            xb[u] = nxt
+            out[u] = nxt
+
+
+def one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points):
+    """One turn's value from state (``open_mask``, ``full``), per lane, written into ``V``."""
     n_hands = weight.shape[0]
     last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, full, 0, K, rows, points)
     for _ in range(p[P_ROLLS] - 1):

@@ -42,6 +42,21 @@ def brute_force(rs: rules.RuleSet):
     def V(open_mask: int, sub: int, full: int) -> float:
         if open_mask == 0:
             return 0.0
+        penta_holds_points = full and (rs.box_mask >> rules.PENTA) & 1 and not (open_mask >> rules.PENTA) & 1
+        if not (rs.penta_repeat and penta_holds_points):
+            return turn(open_mask, sub, full, V)
+        # Kiriki: adding five of a kind to the Penta box comes back to this state. Iterate V = T(V).
+        state = (open_mask, sub, full)
+        x = 0.0
+        for _ in range(10_000):
+            nxt = turn(open_mask, sub, full, lambda m, s, f, x=x: x if (m, s, f) == state else V(m, s, f))
+            if abs(nxt - x) < 1e-13:
+                return nxt
+            x = nxt
+        raise AssertionError("no fixed point")
+
+    def turn(open_mask: int, sub: int, full: int, V) -> float:
+        """One turn's value, with ``V`` the value of each state the turn can lead to."""
 
         @functools.cache
         def best(dice: tuple[int, ...], rerolls: int) -> float:

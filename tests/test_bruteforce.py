@@ -23,6 +23,12 @@ GAMES = {
     "yahtzee no joker, 2 dice": rules.get_rules("yahtzee+no-joker").reduced(
         dice=2, boxes=("ones", "large_straight", "chance", "penta"), upper_threshold=2
     ),
+    "kiriki, 2 dice": rules.get_rules("kiriki").reduced(
+        dice=2, boxes=("ones", "twos", "chance", "penta"), upper_threshold=4
+    ),
+    "kiriki, 2 dice, 2 rolls, lower boxes": rules.get_rules("kiriki").reduced(
+        dice=2, rolls=2, boxes=("three_of_a_kind", "full_house", "sixes", "penta"), upper_threshold=12
+    ),
     "penta, 4 dice, 1 roll": rules.get_rules("penta").reduced(
         dice=4, rolls=1, boxes=("fours", "small_straight", "full_house", "penta"), upper_threshold=12
     ),

@@ -36,6 +36,7 @@ class Player:
     computer: bool = False
     boxes: dict[str, int] = field(default_factory=dict)
     penta_bonus: int = 0
+    turns: int = 0  # turns played (Kiriki gives extra turns)
 
     def sheet(self) -> Sheet:
         return Sheet(dict(self.boxes), self.penta_bonus)
@@ -117,8 +118,8 @@ class Game:
 
     @property
     def turn_number(self) -> int:
-        """The current player's turn, from 1."""
-        return len(self.player.boxes) + 1
+        """The current player's turn, from 1 (past the number of boxes in Kiriki's extra turns)."""
+        return self.player.turns + 1
 
     def situation(self) -> Situation:
         """The current moment as the advisor sees it."""
@@ -192,17 +193,18 @@ class Game:
         if self.dice is None:
             raise GameError("roll the dice first")
         player = self.player
-        if box in player.boxes:
-            raise GameError(f"{self.rules.box_name(box)} is already filled ({player.boxes[box]})")
         legal, bonus = self.legal_boxes()
+        if box in player.boxes and box not in legal:
+            raise GameError(f"{self.rules.box_name(box)} is already filled ({player.boxes[box]})")
         if box not in legal:
             allowed = ", ".join(self.rules.box_name(b) for b in legal)
             raise GameError(f"the joker does not allow {self.rules.box_name(box)} now; allowed: {allowed}")
         points = legal[box]
         before = player.sheet().upper_total
         upper_bonus = rules.upper_bonus_earned(self.rules, before, points) if rules.BOX_INDEX[box] < 6 else 0
-        player.boxes[box] = points
+        player.boxes[box] = player.boxes.get(box, 0) + points  # Kiriki adds to a filled Penta box
         player.penta_bonus += bonus
+        player.turns += 1
         self._next_player()
         return Scored(player.name, box, points, bonus, upper_bonus, auto)
 
@@ -230,7 +232,8 @@ class Game:
                 "format": SAVE_FORMAT,
                 "rules": self.rules.name,
                 "players": [
-                    {"name": p.name, "computer": p.computer, "sheet": p.sheet().as_dict()} for p in self.players
+                    {"name": p.name, "computer": p.computer, "turns": p.turns, "sheet": p.sheet().as_dict()}
+                    for p in self.players
                 ],
                 "current": self.current,
                 "dice": list(self.dice) if self.dice is not None else None,
@@ -257,7 +260,10 @@ class Game:
                 sheet = Sheet.from_mapping(p["sheet"])
                 if len(sheet.boxes) < len(rs.boxes):
                     sheet.validate(rs)
-                players.append(Player(str(p["name"]), bool(p["computer"]), dict(sheet.boxes), sheet.penta_bonus))
+                turns = int(p["turns"])
+                if turns < len(sheet.boxes):
+                    raise ValueError(f"player {p['name']!r} has {len(sheet.boxes)} boxes after {turns} turns")
+                players.append(Player(str(p["name"]), bool(p["computer"]), dict(sheet.boxes), sheet.penta_bonus, turns))
             game = cls(rs, players, auto_commit_seconds=float(data["auto_commit_seconds"]))
             game.rng.bit_generator.state = data["rng"]
             game.current = int(data["current"])

@@ -95,7 +95,8 @@ def play_game(
     V, p, n_dice, counts, scores, size, add, subs, subkeeps, dice, scores_out, K, B, KL, rows, points, box_values
 ):
     """Play one game with the rolls ``dice[t, roll, i]``: writes its box scores into ``scores_out`` (-1 for a
-    box the game lacks) and returns its Penta bonus points."""
+    box the game lacks) and returns its Penta bonus points, or -1 if the game needed more turns than ``dice``
+    holds (Kiriki's extra turns)."""
     open_mask = p[P_BOXES]
     full = 0
     sub = 0
@@ -125,7 +126,10 @@ def play_game(
             points,
             box_values,
         )
-        scores_out[box] = pts
+        if (open_mask >> box) & 1 == 1:
+            scores_out[box] = pts
+        else:  # Kiriki: five of a kind added to the Penta box, filling nothing
+            scores_out[box] += pts
         bonus_total += bonus
         if box < 6:
             sub = min(sub + pts, p[P_UPPER_THRESHOLD])
@@ -133,7 +137,7 @@ def play_game(
             full = 1 if pts > 0 else 0
         open_mask &= ~(1 << box)
         t += 1
-    return bonus_total
+    return bonus_total if open_mask == 0 else -1
 
 
 @njit(cache=True, parallel=True)

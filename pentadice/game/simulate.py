@@ -17,6 +17,7 @@ from pentadice import dice, rules, table
 
 STRATEGIES = ("optimal", "greedy")
 CHUNK = 20_000
+EXTRA_TURNS = 20  # dice drawn for Kiriki's extra turns; a game needing more (odds below 1e-25) is an error
 
 
 @dataclass
@@ -77,7 +78,7 @@ def simulate(
     V = strategy_values(strategy, tbl)
     t = dice.tables(rs.dice)
     rng = np.random.default_rng(seed)
-    max_turns = len(rs.boxes)
+    max_turns = len(rs.boxes) + (EXTRA_TURNS if rs.penta_repeat else 0)
     scores = np.empty((games, rules.N_BOXES), dtype=np.int16)
     bonus = np.empty(games, dtype=np.int64)
     p = rs.params()
@@ -99,6 +100,8 @@ def simulate(
             scores[lo:hi],
             bonus[lo:hi],
         )
+        if (bonus[lo:hi] < 0).any():
+            raise RuntimeError(f"a game needed more than {max_turns} turns; raise EXTRA_TURNS")
         if progress is not None:
             progress(hi - lo)
     return Simulation(rs, strategy, seed, scores, bonus, time.perf_counter() - start)
@@ -148,8 +151,13 @@ def statistics(sim: Simulation) -> dict:
         "max": int(totals.max()),
         "percentiles": {str(q): float(np.percentile(totals, q)) for q in (1, 5, 10, 25, 50, 75, 90, 95, 99)},
         "upper_bonus_rate": float((sim.upper_bonus > 0).mean()),
-        "penta_rate": float((penta == sim.rules.penta_points).mean()),
+        "penta_rate": float((penta > 0).mean()),
         "penta_bonus_distribution": {str(k): int(c) for k, c in enumerate(counts) if c},
+        "extra_turns_distribution": {
+            str(k): int(c)
+            for k, c in enumerate(np.bincount(np.clip(penta // sim.rules.penta_points - 1, 0, None)))
+            if c
+        },
         "seconds": sim.seconds,
         "games_per_second": n / sim.seconds if sim.seconds > 0 else float("inf"),
     }

@@ -155,8 +155,9 @@ class TerminalGame:
         game = self.game
         player = game.player
         if game.dice is None:
-            count = len(game.rules.boxes)
-            self.out(f"\n== {player.name}, turn {game.turn_number} of {count} ==")
+            count, n = len(game.rules.boxes), game.turn_number
+            of = f"of {count}" if n <= count else "(extra turn)"
+            self.out(f"\n== {player.name}, turn {n} {of} ==")
             game.roll()
         self.out(f"Roll {game.rolls_made}: {dice_text(game.dice)}")
         while game.player is player and game.dice is not None:

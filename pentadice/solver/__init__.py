@@ -1,5 +1,5 @@
 """The solver: exact expected final scores of every state between turns, by backward induction."""
 
-from pentadice.solver.induction import Solution, compile_kernels, solve
+from pentadice.solver.induction import Solution, compile_kernels, solve, stages
 
-__all__ = ["Solution", "compile_kernels", "solve"]
+__all__ = ["Solution", "compile_kernels", "solve", "stages"]

@@ -53,6 +53,11 @@ def compile_kernels(n_dice: int = 5) -> float:
     return time.perf_counter() - start
 
 
+def stages(rs: rules.RuleSet) -> int:
+    """How many groups of states a solve goes through: the length of its progress."""
+    return len(states.layers(rs))
+
+
 def solve_values(rs: rules.RuleSet, progress: ProgressFn | None = None) -> np.ndarray:
     """Values of every state of rule set ``rs`` (all 64 lanes, before unreachable states are blanked)."""
     k = _kernels()
