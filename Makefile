@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PENTADICE_DATA ?= $(CURDIR)/data
 export PENTADICE_DATA
 
-.PHONY: install test bench table lint clean
+.PHONY: install test bench table figures lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,9 +25,12 @@ bench: install  ## solver benchmark (median of several runs, ratio to yatzy-solv
 	$(BIN)/python benchmarks/bench_advise.py
 	$(BIN)/python benchmarks/bench_simulate.py
 
+figures: install  ## run the notebooks; regenerates notebooks/figures/*.png (shown in the README)
+	$(BIN)/python notebooks/execute.py
+
 lint: install
-	$(BIN)/ruff check pentadice tests benchmarks
-	$(BIN)/ruff format --check pentadice tests benchmarks
+	$(BIN)/ruff check pentadice tests benchmarks notebooks/execute.py
+	$(BIN)/ruff format --check pentadice tests benchmarks notebooks/execute.py
 
 clean:  ## build leftovers and Numba caches (needed after editing pentadice/rules.py: see README)
 	find pentadice -name __pycache__ -type d -exec rm -rf {} +
