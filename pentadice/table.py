@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from pentadice import __version__, rules
+from pentadice.atomic import write_temp
 
 FORMAT = "pentadice-table"
 FORMAT_VERSION = 1
@@ -148,27 +149,6 @@ def prepare_directory(directory: Path) -> None:
         raise TableError(f"cannot write tables to {directory}: {e.strerror or e}") from None
 
 
-def _write_temp(directory: Path, final: Path, write) -> Path:
-    """Write a file under a temporary name beside ``final``; the caller renames it."""
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{final.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return Path(tmp)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def save(rs: rules.RuleSet, values: np.ndarray, directory: Path) -> TableFiles:
     """Write the table of ``rs`` into ``directory`` atomically; returns where the files are."""
     import pyarrow.parquet as pq
@@ -181,13 +161,11 @@ def save(rs: rules.RuleSet, values: np.ndarray, directory: Path) -> TableFiles:
     temps: list[tuple[Path, Path]] = []
     try:
         with writer_lock(files):
-            temps.append((_write_temp(files.directory, files.values, lambda fh: np.save(fh, values)), files.values))
+            temps.append((write_temp(files.values, lambda fh: np.save(fh, values)), files.values))
             arrow = parquet_table(values, meta)
-            temps.append(
-                (_write_temp(files.directory, files.parquet, lambda fh: pq.write_table(arrow, fh)), files.parquet)
-            )
+            temps.append((write_temp(files.parquet, lambda fh: pq.write_table(arrow, fh)), files.parquet))
             text = json.dumps(meta, indent=2).encode()
-            temps.append((_write_temp(files.directory, files.meta, lambda fh: fh.write(text)), files.meta))
+            temps.append((write_temp(files.meta, lambda fh: fh.write(text)), files.meta))
             # The renames go through even if Ctrl-C arrives now: no mixed set of files is left.
             old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
             try:

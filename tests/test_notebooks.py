@@ -28,8 +28,9 @@ def test_notebook_runs_and_saves_its_figures(path, tmp_path, monkeypatch, penta_
     monkeypatch.setenv("PENTADICE_NOTEBOOK_GAMES", "2000")
     monkeypatch.setenv("PENTADICE_NOTEBOOK_DECISION_GAMES", "10")
     nb = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}}).execute()
+    nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     for name in FIGURES[path.name]:
         assert (tmp_path / name).stat().st_size > 10_000, name
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from pentadice import dice, rules
+from pentadice import rules
 from pentadice.cli import main
 from pentadice.game import simulate as sim
 from pentadice.game.engine import Game, Player
@@ -65,25 +65,11 @@ def test_simulated_games_make_the_advisors_moves(penta_advisor):
     rs = penta_advisor.rules
     rng = np.random.default_rng(99)
     rolls = rng.integers(1, 7, size=(12, 13, 3, 5), dtype=np.int8)
-    t = dice.tables(5)
     scores = np.empty((12, rules.N_BOXES), dtype=np.int16)
     bonus = np.empty(12, dtype=np.int64)
     from pentadice.game import kernel
 
-    kernel.play_games(
-        np.asarray(penta_advisor.table.values),
-        rs.params(),
-        5,
-        t.counts,
-        rules.score_table(rs),
-        t.size,
-        t.add,
-        t.subs,
-        t.subkeeps,
-        rolls,
-        scores,
-        bonus,
-    )
+    kernel.play_games(np.asarray(penta_advisor.table.values), *sim.kernel_tables(rs), rolls, scores, bonus)
     for g in range(12):
         player = replay(penta_advisor, rolls[g])
         assert {b: int(scores[g, rules.BOX_INDEX[b]]) for b in rules.BOX_IDS} == player.boxes

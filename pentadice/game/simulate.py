@@ -76,30 +76,15 @@ def simulate(
         raise ValueError(f"the number of games must be at least 1, not {games}")
     rs = tbl.rules
     V = strategy_values(strategy, tbl)
-    t = dice.tables(rs.dice)
     rng = np.random.default_rng(seed)
     max_turns = len(rs.boxes) + (EXTRA_TURNS if rs.penta_repeat else 0)
     scores = np.empty((games, rules.N_BOXES), dtype=np.int16)
     bonus = np.empty(games, dtype=np.int64)
-    p = rs.params()
     start = time.perf_counter()
     for lo in range(0, games, CHUNK):
         hi = min(games, lo + CHUNK)
         rolls = rng.integers(1, 7, size=(hi - lo, max_turns, rs.rolls, rs.dice), dtype=np.int8)
-        kernel.play_games(
-            V,
-            p,
-            rs.dice,
-            t.counts,
-            rules.score_table(rs),
-            t.size,
-            t.add,
-            t.subs,
-            t.subkeeps,
-            rolls,
-            scores[lo:hi],
-            bonus[lo:hi],
-        )
+        kernel.play_games(V, *kernel_tables(rs), rolls, scores[lo:hi], bonus[lo:hi])
         if (bonus[lo:hi] < 0).any():
             raise RuntimeError(f"a game needed more than {max_turns} turns; raise EXTRA_TURNS")
         if progress is not None:
@@ -107,29 +92,21 @@ def simulate(
     return Simulation(rs, strategy, seed, scores, bonus, time.perf_counter() - start)
 
 
+def kernel_tables(rs: rules.RuleSet) -> tuple:
+    """The rule set's arguments of ``kernel.play_games`` between the value table and the dice."""
+    t = dice.tables(rs.dice)
+    return rs.params(), rs.dice, t.counts, rules.score_table(rs), t.size, t.add, t.subs, t.subkeeps
+
+
 def compile_seconds() -> float:
     """Compile (or load from cache) the simulator's kernels; returns the seconds it took."""
-    from pentadice import rules as r
-
-    rs = r.PENTA_RULES
-    t = dice.tables(rs.dice)
     from pentadice.game import kernel
 
+    rs = rules.PENTA_RULES
     start = time.perf_counter()
-    V = np.zeros(table.SHAPE)
+    no_games = np.ones((0, len(rs.boxes), rs.rolls, rs.dice), dtype=np.int8)
     kernel.play_games(
-        V,
-        rs.params(),
-        rs.dice,
-        t.counts,
-        rules.score_table(rs),
-        t.size,
-        t.add,
-        t.subs,
-        t.subkeeps,
-        np.ones((0, 13, 3, 5), dtype=np.int8),
-        np.empty((0, 13), np.int16),
-        np.empty(0, np.int64),
+        np.zeros(table.SHAPE), *kernel_tables(rs), no_games, np.empty((0, 13), np.int16), np.empty(0, np.int64)
     )
     return time.perf_counter() - start
 
@@ -187,18 +164,9 @@ def arrow_table(sim: Simulation):
 
 def write_parquet(sim: Simulation, path) -> None:
     """Write the games to a Parquet file atomically (temporary file, then rename)."""
-    import os
-    import tempfile
-    from pathlib import Path
-
     import pyarrow.parquet as pq
 
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent if str(target.parent) else ".", prefix=f".{target.name}.")
-    os.close(fd)
-    try:
-        pq.write_table(arrow_table(sim), tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    from pentadice.atomic import write_file
+
+    games = arrow_table(sim)
+    write_file(path, lambda fh: pq.write_table(games, fh))

@@ -14,6 +14,7 @@ from pathlib import Path
 from pentadice import rules
 from pentadice.advisor import Advisor
 from pentadice.advisor.words import describe
+from pentadice.atomic import write_file
 from pentadice.game.engine import Game, GameError, Scored, computer_move
 
 HELP = """Commands:
@@ -274,10 +275,9 @@ class TerminalGame:
         target = path or self.save_path
         if target is None:
             return
-        tmp = target.with_name(f".{target.name}.tmp")
+        text = self.game.to_json().encode()
         try:
-            tmp.write_text(self.game.to_json())
-            os.replace(tmp, target)
+            write_file(target, lambda fh: fh.write(text))
         except OSError as e:
             raise GameError(f"cannot save the game to {target}: {e.strerror or e}") from None
 
