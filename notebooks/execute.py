@@ -22,7 +22,9 @@ HERE = Path(__file__).resolve().parent
 def execute(path: Path, inplace: bool = False, timeout: int = 600) -> None:
     """Run one notebook; raise on the first failing cell."""
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     if inplace:
         nbformat.write(nb, path)
 

@@ -48,7 +48,8 @@ class Option:
         }
 
     def sort_key(self) -> tuple:
-        """Best first; ties in the documented fixed order."""
+        """Best first; ties in the documented fixed order. (The advisor ranks on the points still to come,
+        with the same tie order.)"""
         if self.action == "score":
             return (-self.value, 0, rules.BOX_INDEX[self.box or ""], ())
         keep = self.keep or ()
@@ -216,17 +217,21 @@ class Advisor:
         keeps = []
         if situation.rolls_left > 0:
             keeps = [int(k) for k in t.subkeeps[t.keep_of(situation.dice)] if k >= 0]
-        values = [so_far + float(box_values[b]) for b in legal] + [so_far + float(v) for v in keep_values[: len(keeps)]]
-        best = max(values)
-        options = []
-        for b, value in zip(legal, values, strict=False):
+        # Options are ranked, and losses taken, on the points still to come: adding the score so far first
+        # could round two different values to one and break a tie otherwise than the simulator does.
+        to_go = [float(box_values[b]) for b in legal] + [float(v) for v in keep_values[: len(keeps)]]
+        best = max(to_go)
+        ranked = []
+        for b, rest in zip(legal, to_go, strict=False):
             pts = int(points[b])
             ub = rules.upper_bonus_earned(rs, sub, pts) if b < 6 else 0
-            box = rules.BOX_IDS[b]
-            options.append(Option("score", value, None, box, pts, bonus, ub, max(best - value, 0.0)))
-        for k, value in zip(keeps, values[len(legal) :], strict=True):
-            options.append(Option("keep", value, t.keep_faces[k], loss=max(best - value, 0.0)))
-        options.sort(key=Option.sort_key)
+            option = Option("score", so_far + rest, None, rules.BOX_IDS[b], pts, bonus, ub, best - rest)
+            ranked.append((-rest, *option.sort_key()[1:], option))
+        for k, rest in zip(keeps, to_go[len(legal) :], strict=True):
+            option = Option("keep", so_far + rest, t.keep_faces[k], loss=best - rest)
+            ranked.append((-rest, *option.sort_key()[1:], option))
+        ranked.sort(key=lambda entry: entry[:-1])
+        options = [entry[-1] for entry in ranked]
         scoring = [o for o in options if o.action == "score"]
         no_box_scores = all(o.points == 0 for o in scoring)
         return Advice(situation, options, so_far, _joker_note(rs, situation, scoring), no_box_scores)

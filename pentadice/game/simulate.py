@@ -16,7 +16,7 @@ import numpy as np
 from pentadice import dice, rules, table
 
 STRATEGIES = ("optimal", "greedy")
-CHUNK = 20_000
+CHUNK = 50_000
 EXTRA_TURNS = 20  # dice drawn for Kiriki's extra turns; a game needing more (odds below 1e-25) is an error
 
 
