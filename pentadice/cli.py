@@ -119,8 +119,7 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
         sheet = Sheet.parse(sheet_text) if sheet_text else Sheet.from_json(sheet_file.read()) if sheet_file else Sheet()
         rs = rules.get_rules(rules_name)
         situation = Situation.make(rs, list(dice), rolls_left, sheet)
-        bar = _progress(label=f"Solving {rs.name} (once)", length=_stages(rs), enabled=True)
-        with bar:
+        with _SolveOnceBar(rules_name) as bar:
             advisor = Advisor.load(rules_name, data, progress=lambda d, t: bar.update(1), compiled=False)
     except ValueError as e:  # a bad situation or sheet, or a wrong table (TableError)
         raise click.UsageError(str(e)) from None
@@ -164,7 +163,8 @@ def _advise_batch(stream, rules_name: str, top: int | None, data: str | None) ->
     rs = rules.get_rules(rules_name)
     situations, errors = parse_lines(rs, stream)
     try:
-        advisor = Advisor.load(rules_name, data)
+        with _SolveOnceBar(rules_name) as solving:
+            advisor = Advisor.load(rules_name, data, progress=lambda d, t: solving.update(1))
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     good = [s for s in situations if s is not None]
@@ -223,8 +223,7 @@ def play(players, seed, hints, rules_name, auto_commit, pause, save_path, resume
             save_path = save_path or resume
         else:
             game = Game(rules.get_rules(rules_name), parse_players(players), seed, auto_commit)
-        bar = _progress(label=f"Solving {game.rules.name} (once)", length=_stages(game.rules), enabled=True)
-        with bar:
+        with _SolveOnceBar(game.rules.name) as bar:
             advisor = Advisor.load(game.rules.name, data, progress=lambda d, t: bar.update(1), compiled=False)
     except (GameError, ValueError, OSError) as e:
         raise click.UsageError(str(e)) from None
@@ -261,7 +260,8 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
     from pentadice.game import simulate as sim
 
     try:
-        advisor = Advisor.load(rules_name, data)
+        with _SolveOnceBar(rules_name) as solving:
+            advisor = Advisor.load(rules_name, data, progress=lambda d, t: solving.update(1))
         bar = _progress(label=f"Playing {games:,} games", length=games, enabled=not as_json)
         with bar:
             result = sim.simulate(advisor.table, games, seed, strategy, progress=bar.update)
@@ -303,13 +303,6 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
         click.echo(f"Games written to {out}")
 
 
-def _stages(rs) -> int:
-    """Progress length of solving ``rs`` (states.layers is numpy-only: no Numba import here)."""
-    from pentadice import states
-
-    return len(states.layers(rs))
-
-
 class _NoBar:
     """Stands in for a progress bar where none is drawn."""
 
@@ -328,6 +321,26 @@ def _progress(label: str, length: int, enabled: bool):
     if enabled and sys.stderr.isatty():
         return click.progressbar(length=length, label=label, file=sys.stderr)
     return _NoBar()
+
+
+class _SolveOnceBar(_NoBar):
+    """The progress of solving a missing table: drawn only if a solve actually starts."""
+
+    def __init__(self, rules_name: str) -> None:
+        self.rules_name = rules_name
+        self.bar = None
+
+    def update(self, n: int) -> None:
+        if self.bar is None:
+            from pentadice import states
+
+            rs = rules.get_rules(self.rules_name)
+            self.bar = _progress(f"Solving {rs.name} (once)", len(states.layers(rs)), True).__enter__()
+        self.bar.update(n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 if __name__ == "__main__":
