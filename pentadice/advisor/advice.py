@@ -7,7 +7,6 @@ scoring before keeping, boxes in sheet order, keeps with more dice first, then b
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -257,11 +256,3 @@ def _joker_note(rs: rules.RuleSet, situation: Situation, scoring: list[Option]) 
     if allowed <= {rules.BOX_IDS[i] for i in range(6)}:
         return f"Joker: {why}; {name} and the whole lower section are filled, so an open upper box takes it at 0"
     return f"Joker: {why}; {name} is filled, so any open lower box takes it (Full house 25, straights 30 and 40)"
-
-
-def expected_start(advisor: Advisor, situation_sheet: Sheet | None = None) -> float:
-    """Expected final score at the start of a turn with this sheet: the table value plus the points so far."""
-    rs = advisor.rules
-    sheet = situation_sheet or Sheet()
-    value = advisor.table.value(sheet.open_mask(rs), sheet.upper_subtotal(rs), sheet.penta_full(rs))
-    return sheet.score(rs) + value if not math.isnan(value) else math.nan

@@ -198,8 +198,8 @@ class TerminalGame:
             prompt = f"{game.player.name}, keep, roll or score? "
         self.out(prompt, nl=False)
         line = self.read_choice(last)
-        if not self.inp.interactive:  # a script's commands stand in the transcript after their prompts
-            self.out(line if line is not None else "")
+        if line is None or not self.inp.interactive:  # a script's commands stand after their prompts
+            self.out(line or "")
         if line is None:
             self.out(scored_text(game, game.auto_commit(self.advisor)))
             self.save()
