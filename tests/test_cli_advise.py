@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from pentadice.cli import main
+from pentadice.rules import BOX_IDS
 
 
 @pytest.fixture
@@ -147,26 +148,7 @@ def test_bad_input_is_a_usage_error(advise, args, message):
 
 
 def test_full_sheet_is_refused(advise):
-    sheet = (
-        " ".join(
-            f"{b}=0"
-            for b in [
-                "ones",
-                "twos",
-                "threes",
-                "fours",
-                "fives",
-                "sixes",
-                "three_of_a_kind",
-                "four_of_a_kind",
-                "full_house",
-                "small_straight",
-                "large_straight",
-                "penta",
-            ]
-        )
-        + " chance=5"
-    )
+    sheet = " ".join(f"{b}=0" for b in BOX_IDS if b != "chance") + " chance=5"
     result = advise("1", "2", "3", "4", "5", "--sheet", sheet)
     assert result.exit_code == 2 and "every box is filled: the game is over" in result.output
 

@@ -138,50 +138,13 @@ def test_simulated_mean_agrees_with_the_solved_expectation(kiriki_advisor):
 def test_commands_accept_kiriki(kiriki_advisor, tmp_path):
     data = str(kiriki_advisor.table.files.directory)
     runner = CliRunner()
-    advise = runner.invoke(
-        main,
-        [
-            "advise",
-            "6",
-            "6",
-            "6",
-            "6",
-            "6",
-            "--rolls-left",
-            "0",
-            "--sheet",
-            "penta=50",
-            "--rules",
-            "kiriki",
-            "--json",
-            "--data",
-            data,
-        ],
-    )
+    args = ["advise", *"66666", "--rolls-left", "0", "--sheet", "penta=50", "--rules", "kiriki", "--data", data]
+    advise = runner.invoke(main, [*args, "--json"])
     assert advise.exit_code == 0, advise.output
     options = json.loads(advise.output)["options"]
-    assert {"action": "score", "box": "penta", "points": 50}.items() <= next(
-        o for o in options if o["box"] == "penta"
-    ).items()
-    human = runner.invoke(
-        main,
-        [
-            "advise",
-            "6",
-            "6",
-            "6",
-            "6",
-            "6",
-            "--rolls-left",
-            "0",
-            "--sheet",
-            "penta=50",
-            "--rules",
-            "kiriki",
-            "--data",
-            data,
-        ],
-    )
+    add = next(o for o in options if o["box"] == "penta")
+    assert {"action": "score", "box": "penta", "points": 50}.items() <= add.items()
+    human = runner.invoke(main, args)
     assert "Kiriki" in human.output and "Penta" not in human.output
     simulate = runner.invoke(main, ["simulate", "-n", "300", "--rules", "kiriki", "--seed", "1", "--data", data])
     assert simulate.exit_code == 0 and "Extra turns:" in simulate.output and "Kiriki rate:" in simulate.output
