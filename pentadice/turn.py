@@ -129,8 +129,9 @@ def keep_values(add, n_hands, K):
             out[u] = (r0[u] + r1[u] + r2[u] + r3[u] + r4[u] + r5[u]) / 6.0
 
 
-def best_subkeeps(subs, K, B):
-    """``B[k]``: the best value of any keep inside multiset ``k`` (itself included).
+def best_subkeeps(subs, n_hands, K, B):
+    """``B[k]`` for every keep smaller than a hand: the best value of any keep inside multiset ``k`` (itself
+    included); then each hand's row of ``K`` becomes the best of itself and of the keeps inside it.
 
     Every keep but the empty one has five entries in ``subs`` (repeats allowed), so each row is one
     fixed-length, vectorisable loop.
@@ -139,7 +140,7 @@ def best_subkeeps(subs, K, B):
     for u in range(W):
         B[last, u] = K[last, u]
     for k in range(last - 1, -1, -1):
-        out = B[k]
+        out = B[k] if k >= n_hands else K[k]
         own = K[k]
         b0 = B[subs[k, 0]]
         b1 = B[subs[k, 1]]
@@ -165,12 +166,7 @@ def add_roll(add, subs, n_hands, K, B):
     """One roll earlier: ``K`` held hand values with r rolls left; now the keeps hold their value when
     rerolled (r rolls after it) and the hands their value with r + 1 rolls left."""
     keep_values(add, n_hands, K)
-    best_subkeeps(subs, K, B)
-    for h in range(n_hands):
-        src = B[h]
-        dst = K[h]
-        for u in range(W):
-            dst[u] = src[u]
+    best_subkeeps(subs, n_hands, K, B)
 
 
 def repeats(p, open_mask, full):
