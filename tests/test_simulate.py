@@ -70,7 +70,7 @@ def test_simulated_games_make_the_advisors_moves(penta_advisor, games):
     bonus = np.empty(games, dtype=np.int64)
     from pentadice.game import kernel
 
-    kernel.play_games(np.asarray(penta_advisor.table.values), *sim.kernel_tables(rs), rolls, scores, bonus)
+    kernel.play_games(np.asarray(penta_advisor.table.values), *sim.kernel_tables(rs), rolls, scores, bonus, 2)
     for g in range(games):
         player = replay(penta_advisor, rolls[g])
         assert {b: int(scores[g, rules.BOX_INDEX[b]]) for b in rules.BOX_IDS} == player.boxes

@@ -2,9 +2,9 @@
 table stands for (the greedy one is a table of zeros: each turn then maximises its own points).
 
 The dice come from NumPy's generator, drawn before the games are played, so that a seed gives the same games
-whatever the number of threads. Early in the games many of them are in the same state, so the first turns
-are played in step: each state's turn values are computed once and shared. Once the games have spread out,
-each one plays its remaining turns on its own.
+whatever the number of threads. The games are played in step, turn by turn: the games whose sheets have the
+same open boxes (and Penta flag) share one computation of the turn's values for all 64 upper subtotals (the
+solver's wide kernels), and each game reads the lane of its own subtotal.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import numpy as np
 from numba import njit, prange
 
 from pentadice import rules, turn
-from pentadice.solver.kernels import drop_stale_cache, narrow
+from pentadice.solver.kernels import LANES, drop_stale_cache, narrow, wide
 
-last_roll_values = narrow.last_roll_values
-add_roll = narrow.add_roll
-keep_values = narrow.keep_values
+wide_last_roll_values = wide.last_roll_values
+wide_add_roll = wide.add_roll
+wide_keep_values = wide.keep_values
 score_values = narrow.score_values
 
 P_ROLLS = rules.P_ROLLS
@@ -26,47 +26,44 @@ P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
 N_BOXES = rules.N_BOXES
 PENTA = rules.PENTA
 N_ROWS = turn.N_ROWS
-SHARED_STATES = 4096  # at most this many distinct states in a turn played in step (tables: 11 kB each)
-SHARING = 4  # ... and only while there are at least this many games per distinct state
 
 
 @njit(cache=True)
-def turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, full, sub, K, B, rows, points, KL):
-    """What a turn's decisions need in one state: ``KL[0, h]`` the value of hand ``h`` after the last roll, and
-    for ``r >= 1`` ``KL[r, k]`` the value of keeping multiset ``k`` (not a whole hand) with ``r`` rerolls left."""
+def turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, full, K, B, rows, points, L):
+    """What a turn's decisions need in one state, for every subtotal lane: ``L[0, h, u]`` the value of hand
+    ``h`` after the last roll, and for ``r >= 1`` ``L[r, k, u]`` the value of keeping multiset ``k`` (not a
+    whole hand) with ``r`` rerolls left."""
     n_hands = scores.shape[0]
     n_keeps = counts.shape[0]
     n_rolls = p[P_ROLLS]
-    last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, full, sub, K, rows, points)
-    for h in range(n_hands):
-        KL[0, h] = K[h, 0]
+    wide_last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, full, 0, K, rows, points)
+    L[0, :n_hands] = K[:n_hands]
     for r in range(1, n_rolls):
         if r < n_rolls - 1:
-            add_roll(add, subs, n_hands, K, B)
+            wide_add_roll(add, subs, n_hands, K, B)
         else:  # the first roll's decision needs keep values only, not the hands' best keeps
-            keep_values(add, n_hands, K)
-        for k in range(n_hands, n_keeps):
-            KL[r, k] = K[k, 0]
+            wide_keep_values(add, n_hands, K)
+        L[r, n_hands:n_keeps] = K[n_hands:n_keeps]
 
 
 @njit(cache=True)
-def play_turn(V, p, n_dice, counts, size, add, subkeeps, KL, dice, open_mask, full, sub, points, box_values):
-    """Play one turn with the rolls ``dice[roll, i]`` and the turn values ``KL``: keep what the values say is
-    best, then fill the best box. Returns ``(box, points, penta_bonus)``."""
+def play_turn(V, p, n_dice, counts, size, add, subkeeps, L, dice, open_mask, full, sub, points, box_values):
+    """Play one turn with the rolls ``dice[roll, i]`` and the turn values ``L`` (lane ``sub``): keep what the
+    values say is best, then fill the best box. Returns ``(box, points, penta_bonus)``."""
     n_keeps = counts.shape[0]
     n_rolls = p[P_ROLLS]
     hand = n_keeps - 1  # the empty keep, then the first roll's dice added one by one
     for i in range(n_dice):
         hand = add[hand, dice[0, i] - 1]
     for r in range(n_rolls - 1, 0, -1):  # r rerolls left: score now, or keep the best sub-keep
-        best = KL[0, hand]
+        best = L[0, hand, sub]
         choice = -1
         for j in range(subkeeps.shape[1]):
             k = subkeeps[hand, j]
             if k < 0:
                 break
-            if KL[r, k] > best:
-                best = KL[r, k]
+            if L[r, k, sub] > best:
+                best = L[r, k, sub]
                 choice = k
         if choice < 0:
             break
@@ -84,7 +81,7 @@ def play_turn(V, p, n_dice, counts, size, add, subkeeps, KL, dice, open_mask, fu
 
 @njit(cache=True)
 def record(p, scores_out, open_mask, sub, box, pts):
-    """Write a scored box into a game's sheet; returns the state's new ``(open_mask, full, sub)`` parts."""
+    """Write a scored box into a game's sheet; returns the game's new ``(open_mask, sub)``."""
     if (open_mask >> box) & 1 == 1:
         scores_out[box] = pts
     else:  # Kiriki: five of a kind added to the Penta box, filling nothing
@@ -95,11 +92,12 @@ def record(p, scores_out, open_mask, sub, box, pts):
 
 
 @njit(cache=True, parallel=True)
-def play_games(V, p, n_dice, counts, scores, size, add, subs, subkeeps, dice, scores_out, bonus_out):
+def play_games(V, p, n_dice, counts, scores, size, add, subs, subkeeps, dice, scores_out, bonus_out, n_blocks):
     """Play ``dice.shape[0]`` solitaire games; ``dice[g, t, roll, i]`` are the faces game ``g`` rolls.
 
     Writes each game's box scores (``scores_out[g, b]``, -1 for a box the game lacks) and Penta bonus points
-    (-1 for a game that needed more turns than ``dice`` holds: Kiriki's extra turns).
+    (-1 for a game that needed more turns than ``dice`` holds: Kiriki's extra turns). The groups of each turn
+    are shared out in ``n_blocks`` blocks (one per thread), each with its own scratch.
     """
     n_games = dice.shape[0]
     n_keeps = counts.shape[0]
@@ -109,81 +107,54 @@ def play_games(V, p, n_dice, counts, scores, size, add, subs, subkeeps, dice, sc
     subtotals = np.zeros(n_games, dtype=np.int64)
     scores_out[:] = -1
     bonus_out[:] = 0
-    t = 0
-    while t < dice.shape[1]:  # turns in step, while games share states
-        keys = (masks * 2 + fulls) * 64 + subtotals
-        states = np.unique(keys)
-        if states.shape[0] > SHARED_STATES or states.shape[0] * SHARING > n_games or states[0] < 128:
-            break  # spread out, or some game is over
-        tables = np.empty((states.shape[0], n_rolls, n_keeps))
-        for s in prange(states.shape[0]):
-            K = np.empty((n_keeps, 1))
-            B = np.empty((n_keeps, 1))
-            rows = np.empty((N_ROWS, 1))
-            points = np.empty(N_BOXES, dtype=np.int64)
-            key = states[s]
-            turn_layers(
-                V,
-                p,
-                n_dice,
-                counts,
-                scores,
-                add,
-                subs,
-                key // 128,
-                (key // 64) % 2,
-                key % 64,
-                K,
-                B,
-                rows,
-                points,
-                tables[s],
-            )
-        where = np.searchsorted(states, keys)
-        for g in prange(n_games):
+    if n_games == 0:
+        return
+    for t in range(dice.shape[1]):
+        keys = masks * 2 + fulls
+        order = np.argsort(keys, kind="mergesort")
+        starts = np.flatnonzero(np.diff(keys[order])) + 1
+        bounds = np.concatenate((np.zeros(1, dtype=np.int64), starts, np.full(1, n_games, dtype=np.int64)))
+        n_groups = bounds.shape[0] - 1
+        for blk in prange(n_blocks):  # each block of groups with its own scratch
+            K = np.empty((n_keeps, LANES))
+            B = np.empty((n_keeps, LANES))
+            L = np.empty((n_rolls, n_keeps, LANES))
+            rows = np.empty((N_ROWS, LANES))
             points = np.empty(N_BOXES, dtype=np.int64)
             box_values = np.empty(N_BOXES)
-            box, pts, bonus = play_turn(
-                V,
-                p,
-                n_dice,
-                counts,
-                size,
-                add,
-                subkeeps,
-                tables[where[g]],
-                dice[g, t],
-                masks[g],
-                fulls[g],
-                subtotals[g],
-                points,
-                box_values,
-            )
-            bonus_out[g] += bonus
-            if box == PENTA:
-                fulls[g] = 1 if pts > 0 else 0
-            masks[g], subtotals[g] = record(p, scores_out[g], masks[g], subtotals[g], box, pts)
-        t += 1
-    for g in prange(n_games):  # the rest of each game on its own
-        K = np.empty((n_keeps, 1))
-        B = np.empty((n_keeps, 1))
-        KL = np.empty((n_rolls, n_keeps))
-        rows = np.empty((N_ROWS, 1))
-        points = np.empty(N_BOXES, dtype=np.int64)
-        box_values = np.empty(N_BOXES)
-        open_mask, full, sub = masks[g], fulls[g], subtotals[g]
-        u = t
-        while open_mask != 0 and u < dice.shape[1]:
-            turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, full, sub, K, B, rows, points, KL)
-            box, pts, bonus = play_turn(
-                V, p, n_dice, counts, size, add, subkeeps, KL, dice[g, u], open_mask, full, sub, points, box_values
-            )
-            bonus_out[g] += bonus
-            if box == PENTA:
-                full = 1 if pts > 0 else 0
-            open_mask, sub = record(p, scores_out[g], open_mask, sub, box, pts)
-            u += 1
-        if open_mask != 0:
+            for grp in range(blk * n_groups // n_blocks, (blk + 1) * n_groups // n_blocks):
+                first = order[bounds[grp]]
+                open_mask, full = masks[first], fulls[first]
+                if open_mask == 0:
+                    continue  # these games are over
+                turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, full, K, B, rows, points, L)
+                for i in range(bounds[grp], bounds[grp + 1]):
+                    g = order[i]
+                    sub = subtotals[g]
+                    box, pts, bonus = play_turn(
+                        V,
+                        p,
+                        n_dice,
+                        counts,
+                        size,
+                        add,
+                        subkeeps,
+                        L,
+                        dice[g, t],
+                        open_mask,
+                        full,
+                        sub,
+                        points,
+                        box_values,
+                    )
+                    bonus_out[g] += bonus
+                    if box == PENTA:
+                        fulls[g] = 1 if pts > 0 else 0
+                    masks[g], subtotals[g] = record(p, scores_out[g], open_mask, sub, box, pts)
+        if masks.max() == 0:
+            break
+    for g in range(n_games):
+        if masks[g] != 0:
             bonus_out[g] = -1
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from pentadice import dice, rules, table
 
 STRATEGIES = ("optimal", "greedy")
-CHUNK = 50_000
+CHUNK = 100_000
 EXTRA_TURNS = 20  # dice drawn for Kiriki's extra turns; a game needing more (odds below 1e-25) is an error
 
 
@@ -84,12 +84,19 @@ def simulate(
     for lo in range(0, games, CHUNK):
         hi = min(games, lo + CHUNK)
         rolls = rng.integers(1, 7, size=(hi - lo, max_turns, rs.rolls, rs.dice), dtype=np.int8)
-        kernel.play_games(V, *kernel_tables(rs), rolls, scores[lo:hi], bonus[lo:hi])
+        kernel.play_games(V, *kernel_tables(rs), rolls, scores[lo:hi], bonus[lo:hi], threads())
         if (bonus[lo:hi] < 0).any():
             raise RuntimeError(f"a game needed more than {max_turns} turns; raise EXTRA_TURNS")
         if progress is not None:
             progress(hi - lo)
     return Simulation(rs, strategy, seed, scores, bonus, time.perf_counter() - start)
+
+
+def threads() -> int:
+    """Numba's worker threads: the simulator shares each turn's work out in that many blocks."""
+    import numba
+
+    return numba.get_num_threads()
 
 
 def kernel_tables(rs: rules.RuleSet) -> tuple:
@@ -106,7 +113,7 @@ def compile_seconds() -> float:
     start = time.perf_counter()
     no_games = np.ones((0, len(rs.boxes), rs.rolls, rs.dice), dtype=np.int8)
     kernel.play_games(
-        np.zeros(table.SHAPE), *kernel_tables(rs), no_games, np.empty((0, 13), np.int16), np.empty(0, np.int64)
+        np.zeros(table.SHAPE), *kernel_tables(rs), no_games, np.empty((0, 13), np.int16), np.empty(0, np.int64), 1
     )
     return time.perf_counter() - start
 
