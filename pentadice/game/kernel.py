@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from pentadice import rules, turn
-from pentadice.solver.kernels import LANES, drop_stale_cache, narrow, wide
+from pentadice.solver.kernels import LANES, aligned_rows, drop_stale_cache, narrow, wide
 
 wide_last_roll_values = wide.last_roll_values
 wide_add_roll = wide.add_roll
@@ -116,10 +116,10 @@ def play_games(V, p, n_dice, counts, scores, size, add, subs, subkeeps, dice, sc
         bounds = np.concatenate((np.zeros(1, dtype=np.int64), starts, np.full(1, n_games, dtype=np.int64)))
         n_groups = bounds.shape[0] - 1
         for blk in prange(n_blocks):  # each block of groups with its own scratch
-            K = np.empty((n_keeps, LANES))
-            B = np.empty((n_keeps, LANES))
+            K = aligned_rows(n_keeps)
+            B = aligned_rows(n_keeps)
             L = np.empty((n_rolls, n_keeps, LANES))
-            rows = np.empty((N_ROWS, LANES))
+            rows = aligned_rows(N_ROWS)
             points = np.empty(N_BOXES, dtype=np.int64)
             box_values = np.empty(N_BOXES)
             for grp in range(blk * n_groups // n_blocks, (blk + 1) * n_groups // n_blocks):
