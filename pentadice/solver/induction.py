@@ -81,13 +81,17 @@ def solve(rs: rules.RuleSet, threads: int | None = None, progress: ProgressFn | 
     """
     import numba
 
-    if threads is not None:
-        if not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"--threads must be between 1 and {numba.config.NUMBA_NUM_THREADS}, not {threads}")
-        numba.set_num_threads(threads)
-    compile_seconds = compile_kernels(rs.dice)
-    start = time.perf_counter()
-    V = solve_values(rs, progress)
-    solve_seconds = time.perf_counter() - start
+    if threads is not None and not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
+        raise ValueError(f"--threads must be between 1 and {numba.config.NUMBA_NUM_THREADS}, not {threads}")
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads or before)
+    try:
+        compile_seconds = compile_kernels(rs.dice)
+        start = time.perf_counter()
+        V = solve_values(rs, progress)
+        solve_seconds = time.perf_counter() - start
+        used = numba.get_num_threads()
+    finally:
+        numba.set_num_threads(before)  # the cap holds for this solve only
     V = np.where(states.reachable(rs), V[:, :, : rs.upper_threshold + 1], np.nan)
-    return Solution(rs, V, compile_seconds, solve_seconds, numba.get_num_threads())
+    return Solution(rs, V, compile_seconds, solve_seconds, used)
