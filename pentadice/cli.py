@@ -48,8 +48,14 @@ def solve(rules_name: str, out: str | None, threads: int | None, as_json: bool) 
 
         table.prepare_directory(directory)
         bar = _progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
-        with bar:
-            solution = solver.solve(rs, threads=threads, progress=lambda done, total: bar.update(1))
+        with bar, _DeferredInterrupt() as interrupt:
+
+            def progress(done: int, total: int) -> None:
+                bar.update(1)
+                interrupt.check()
+
+            solution = solver.solve(rs, threads=threads, progress=progress)
+            interrupt.check()
         start = time.perf_counter()
         files = table.save(rs, solution.values, directory)
         write_seconds = time.perf_counter() - start
@@ -303,6 +309,35 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
         click.echo(f"Games written to {out}")
 
 
+class _DeferredInterrupt:
+    """Ctrl-C noted by a signal handler and raised at the next :meth:`check`, i.e. between stages of a solve.
+
+    Raised at once it could land inside Numba's compiler callbacks, which can only print it as an ignored
+    exception with a traceback and go on.
+    """
+
+    def __init__(self) -> None:
+        self.pending = False
+
+    def __enter__(self) -> _DeferredInterrupt:
+        import signal
+
+        self.previous = signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        signal.signal(signal.SIGINT, self.previous)
+
+    def _note(self, signum: int, frame: object) -> None:
+        self.pending = True
+
+    def check(self) -> None:
+        if self.pending:
+            raise KeyboardInterrupt
+
+
 class _NoBar:
     """Stands in for a progress bar where none is drawn."""
 
@@ -324,13 +359,20 @@ def _progress(label: str, length: int, enabled: bool):
 
 
 class _SolveOnceBar(_NoBar):
-    """The progress of solving a missing table: drawn only if a solve actually starts."""
+    """The progress of solving a missing table: drawn only if a solve actually starts. Ctrl-C while it is
+    open is raised between stages (see :class:`_DeferredInterrupt`)."""
 
     def __init__(self, rules_name: str) -> None:
         self.rules_name = rules_name
         self.bar = None
+        self.interrupt = _DeferredInterrupt()
+
+    def __enter__(self) -> _SolveOnceBar:
+        self.interrupt.__enter__()
+        return self
 
     def update(self, n: int) -> None:
+        self.interrupt.check()
         if self.bar is None:
             from pentadice import states
 
@@ -339,8 +381,10 @@ class _SolveOnceBar(_NoBar):
         self.bar.update(n)
 
     def __exit__(self, *exc: object) -> None:
+        self.interrupt.__exit__(*exc)
         if self.bar is not None:
             self.bar.__exit__(*exc)
+        self.interrupt.check()
 
 
 if __name__ == "__main__":

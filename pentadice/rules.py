@@ -94,11 +94,11 @@ JOKER_MODES = {"none": JOKER_NONE, "free": JOKER_FREE, "forced": JOKER_FORCED}
 class RuleSet:
     """One rule set: a definition with switches, never special cases in code.
 
-    ``penta_bonus`` is paid for each further five of a kind while the Penta box holds its full points.
+    ``penta_bonus`` is paid for each further five of a kind while the Penta box holds points (50).
     ``joker`` is ``"forced"`` (the Penta placement order: upper box of the face, else a lower box, else an
     upper box at 0), ``"free"`` (the lower-box scores apply when the upper box of the face is filled, and the
     roll may go in any open box) or ``"none"``. ``joker_needs_full`` makes the joker apply only while the
-    Penta box holds its full points (Penta); otherwise any filled Penta box (even at 0) is enough.
+    Penta box holds points (Penta); otherwise any filled Penta box (even at 0) is enough.
     ``penta_repeat`` (Kiriki): while the Penta box holds points, each further five of a kind may be added to
     it (``penta_points`` more) instead of filling a box; that turn fills nothing, so the game gains a turn.
     ``dice``, ``rolls`` and ``boxes`` shrink the game for the brute-force cross-checks.

@@ -1,8 +1,8 @@
 """The states between turns: open boxes, capped upper subtotal, and whether the Penta box holds its points.
 
-The table is indexed ``[full, open_mask, subtotal]``: ``full`` is 1 when the Penta box holds its full points
-(only meaningful once it is filled), ``open_mask`` has bit ``i`` set while box ``rules.BOX_IDS[i]`` is open,
-and ``subtotal`` is the upper section's total capped at the bonus threshold.
+The table is indexed ``[full, open_mask, subtotal]``: ``full`` is 1 when the Penta box holds points (50; in
+Kiriki 50 or more; only meaningful once the box is filled), ``open_mask`` has bit ``i`` set while box
+``rules.BOX_IDS[i]`` is open, and ``subtotal`` is the upper section's total capped at the bonus threshold.
 """
 
 from __future__ import annotations
