@@ -374,10 +374,10 @@ class _SolveOnceBar(_NoBar):
     def update(self, n: int) -> None:
         self.interrupt.check()
         if self.bar is None:
-            from pentadice import states
+            from pentadice import solver  # no Numba at import: the kernels load when a solve starts
 
             rs = rules.get_rules(self.rules_name)
-            self.bar = _progress(f"Solving {rs.name} (once)", len(states.layers(rs)), True).__enter__()
+            self.bar = _progress(f"Solving {rs.name} (once)", solver.stages(rs), True).__enter__()
         self.bar.update(n)
 
     def __exit__(self, *exc: object) -> None:

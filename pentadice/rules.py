@@ -205,6 +205,11 @@ def get_rules(name: str) -> RuleSet:
         raise UnknownRules(f"unknown rule set {name!r}; known: {known}") from None
 
 
+def penta_filled(p: np.ndarray, open_mask: int) -> bool:
+    """Whether the game has a Penta box and it is filled (with any score)."""
+    return (open_mask >> PENTA) & 1 == 0 and (p[P_BOXES] >> PENTA) & 1 == 1
+
+
 def joker_applies(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int) -> bool:
     """Whether these dice are a joker: all alike, with the Penta box filled as the rule set requires.
 
@@ -214,8 +219,7 @@ def joker_applies(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int) 
     for f in range(6):
         if counts[f] == p[P_DICE]:
             face = f
-    penta_filled = (open_mask >> PENTA) & 1 == 0 and (p[P_BOXES] >> PENTA) & 1 == 1
-    if face < 0 or not penta_filled or p[P_JOKER] == JOKER_NONE:
+    if face < 0 or not penta_filled(p, open_mask) or p[P_JOKER] == JOKER_NONE:
         return False
     if full == 0 and p[P_JOKER_NEEDS_FULL] == 1:
         return False
@@ -226,10 +230,10 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, 
     """Which boxes may take these dice now, and for how many points.
 
     ``p`` is :meth:`RuleSet.params`, ``counts[f]`` the number of dice showing face ``f + 1``, ``open_mask``
-    the open boxes, ``full`` 1 when the Penta box holds points (50; in Kiriki 50 or more). Fills ``points[b]`` with the
-    points of box ``b`` (the upper bonus excluded) or -1 where the box may not take the roll; returns the
-    Penta bonus earned by the roll. Plain Python that Numba compiles: the solver, the advisor and the game
-    all call this one function.
+    the open boxes, ``full`` 1 when the Penta box holds points (50; in Kiriki 50 or more). Fills
+    ``points[b]`` with the points of box ``b`` (the upper bonus excluded) or -1 where the box may not take the
+    roll; returns the Penta bonus earned by the roll. Plain Python that Numba compiles: the solver, the
+    advisor and the game all call this one function.
     """
     n = p[P_DICE]
     total = 0
@@ -256,9 +260,9 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, 
         else:
             run = 0
     all_same = top == n
-    penta_filled = (open_mask >> PENTA) & 1 == 0 and (p[P_BOXES] >> PENTA) & 1 == 1
+    holds_points = full == 1 and penta_filled(p, open_mask)
 
-    bonus = p[P_PENTA_BONUS] if all_same and penta_filled and full == 1 else 0
+    bonus = p[P_PENTA_BONUS] if all_same and holds_points else 0
     joker = joker_applies(p, counts, open_mask, full)
 
     # Normal scores.
@@ -284,7 +288,7 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, 
                 allowed = open_mask & LOWER_MASK
             else:
                 allowed = open_mask & UPPER_MASK  # they score 0: the face's own box is filled
-    if all_same and penta_filled and full == 1 and p[P_PENTA_REPEAT] == 1:
+    if all_same and holds_points and p[P_PENTA_REPEAT] == 1:
         allowed |= 1 << PENTA  # Kiriki: add this five of a kind to the box, filling nothing
     for b in range(N_BOXES):
         if (allowed >> b) & 1 == 0:

@@ -28,6 +28,7 @@ from pentadice.rules import (
     P_ROLLS,
     P_UPPER_THRESHOLD,
     PENTA,
+    penta_filled,
     score_options,
     upper_bonus,
 )
@@ -171,7 +172,7 @@ def add_roll(add, subs, n_hands, K, B):
 
 def repeats(p, open_mask, full):
     """Whether a turn in this state can lead back to it (Kiriki: five of a kind added to the Penta box)."""
-    return p[P_PENTA_REPEAT] == 1 and full == 1 and (open_mask >> PENTA) & 1 == 0 and open_mask != 0
+    return p[P_PENTA_REPEAT] == 1 and full == 1 and penta_filled(p, open_mask) and open_mask != 0
 
 
 def turn_value(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points):

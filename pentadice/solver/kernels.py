@@ -33,6 +33,7 @@ def _compile(fn, compiled: dict, lanes: int):
 
 
 TURN_FUNCTIONS = (
+    rules.penta_filled,
     rules.joker_applies,
     rules.score_options,
     rules.upper_bonus,
