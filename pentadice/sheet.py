@@ -102,8 +102,9 @@ class Sheet:
                 boxes[key] = points
         return cls(boxes, bonus or 0)
 
-    def validate(self, rs: rules.RuleSet) -> Sheet:
-        """Check that this sheet can occur in a game of ``rs`` and is not finished; returns it."""
+    def validate(self, rs: rules.RuleSet, finished_ok: bool = False) -> Sheet:
+        """Check that this sheet can occur in a game of ``rs`` and, unless ``finished_ok`` (a saved game's
+        sheets), that it is not finished; returns it."""
         possible = possible_points(rs)
         for box, points in self.boxes.items():
             if box not in possible:
@@ -128,7 +129,7 @@ class Sheet:
                     f"{BONUS_KEY}={bonus} is impossible: each bonus comes with another filled box, "
                     f"and only {len(self.boxes) - 1} are filled besides Penta"
                 )
-        if len(self.boxes) == len(rs.boxes):
+        if len(self.boxes) == len(rs.boxes) and not finished_ok:
             raise SheetError("every box is filled: the game is over")
         return self
 

@@ -1,0 +1,95 @@
+"""How a ``pentadice`` command ends: one convention for every command.
+
+- 0: done.
+- 1: a failure that is not the user's typing: a damaged or unreadable table, a file that cannot be written,
+  standard output closed or full. One line ``Error: ...``, no usage banner.
+- 2: a usage error: a bad option, dice, sheet or input file. Click's usage banner and one line.
+- 130: interrupted (Ctrl-C, or SIGTERM, which is handled like it). One line saying what was kept.
+
+No traceback in any of them. :class:`Command` group applies it to every subcommand.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sys
+
+import click
+
+INTERRUPTED = 130
+
+
+class Failure(click.ClickException):
+    """Exit 1 with ``Error: message`` and no usage banner."""
+
+    exit_code = 1
+
+
+class Interrupted(click.ClickException):
+    """Exit 130 with one line: ``Interrupted: message`` (what was kept, or that nothing was written)."""
+
+    exit_code = INTERRUPTED
+
+    def __init__(self, message: str = "nothing was written") -> None:
+        super().__init__(message)
+
+    def show(self, file=None) -> None:
+        click.echo(f"Interrupted: {self.message}", err=True)
+
+
+def output_failure(e: OSError) -> Failure:
+    """The failure of writing to standard output: closed (a pipe whose reader is gone) or full."""
+    if e.errno == errno.EPIPE:
+        reason = "the reader closed the pipe"
+    elif e.errno == errno.ENOSPC:
+        reason = "no space left on the device"
+    else:
+        reason = e.strerror or str(e)
+    return Failure(f"cannot write to standard output: {reason}")
+
+
+def _quiet_stdout() -> None:
+    """After standard output failed, point it at /dev/null so that Python's own flush at exit stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
+def _sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+class Command(click.Group):
+    """The ``pentadice`` group: Ctrl-C and SIGTERM end a command with exit 130 and one line; a failing standard
+    output (closed, full, a closed pipe) with exit 1 and one line, never a traceback or a silent exit 0."""
+
+    def invoke(self, ctx: click.Context):
+        if sys.stdout is None:  # started with standard output closed (`>&-`): nothing could be shown
+            raise Failure("standard output is closed")
+        previous = None
+        try:
+            previous = signal.signal(signal.SIGTERM, _sigterm)
+        except ValueError:  # not the main thread (e.g. a test runner's worker): leave SIGTERM alone
+            pass
+        try:
+            result = super().invoke(ctx)
+            sys.stdout.flush()
+            return result
+        except KeyboardInterrupt:
+            raise Interrupted() from None
+        except click.exceptions.Exit:
+            sys.stdout.flush()
+            raise
+        except OSError as e:  # a command's own files are reported by the command; this is the last net
+            if e.filename is None and e.errno in (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO):
+                _quiet_stdout()
+                raise output_failure(e) from None
+            where = f"{e.filename}: " if e.filename else ""
+            raise Failure(f"{where}{e.strerror or e}") from None
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
