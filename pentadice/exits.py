@@ -11,6 +11,7 @@ No traceback in any of them. :class:`Command` group applies it to every subcomma
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -71,10 +72,8 @@ class Command(click.Group):
         if sys.stdout is None:  # started with standard output closed (`>&-`): nothing could be shown
             raise Failure("standard output is closed")
         previous = None
-        try:
+        with contextlib.suppress(ValueError):  # not the main thread (e.g. a test runner's): leave SIGTERM alone
             previous = signal.signal(signal.SIGTERM, _sigterm)
-        except ValueError:  # not the main thread (e.g. a test runner's worker): leave SIGTERM alone
-            pass
         try:
             result = super().invoke(ctx)
             sys.stdout.flush()

@@ -7,15 +7,17 @@ Text notation: ``"ones=3 threes=9 penta=50 penta_bonus=100"`` (box ids of :data:
 from __future__ import annotations
 
 import functools
-import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from pentadice import dice, rules
+from pentadice import dice, inputs, rules
 
 BONUS_KEY = "penta_bonus"
+POINTS = re.compile(r"-?[0-9]{1,9}", re.ASCII)  # plain ASCII digits: no "0_9", no other scripts' digits
+MAX_REPEATS = 100  # Kiriki: five of a kind added to its box at most this many times (20 has odds below 1e-25)
 
 
 class SheetError(ValueError):
@@ -64,14 +66,14 @@ class Sheet:
 
     @classmethod
     def from_json(cls, text: str) -> Sheet:
-        """A sheet from a JSON object of ``box: points`` pairs."""
+        """A sheet from a JSON object of ``box: points`` pairs (strict JSON: see :mod:`pentadice.inputs`)."""
         try:
-            pairs = json.loads(text, object_pairs_hook=lambda kv: kv)
-        except json.JSONDecodeError as e:
-            raise SheetError(f"the sheet is not valid JSON: {e}") from None
-        if not isinstance(pairs, list):
-            raise SheetError("the sheet must be a JSON object of box: points pairs")
-        return cls.from_pairs(pairs)
+            data = inputs.loads(text, "the sheet")
+        except inputs.InputError as e:
+            raise SheetError(str(e)) from None
+        if not isinstance(data, dict):
+            raise SheetError(f"the sheet must be a JSON object of box: points pairs, not {_json_kind(data)}")
+        return cls.from_pairs(list(data.items()))
 
     @classmethod
     def from_mapping(cls, data: object) -> Sheet:
@@ -92,10 +94,9 @@ class Sheet:
                 raise SheetError(f"box {key!r} is given twice")
             if isinstance(value, bool) or not isinstance(value, int | str):
                 raise SheetError(f"{key}={value!r}: points must be a whole number")
-            try:
-                points = int(value)
-            except ValueError:
-                raise SheetError(f"{key}={value!r}: points must be a whole number") from None
+            if isinstance(value, str) and not POINTS.fullmatch(value):
+                raise SheetError(f"{key}={value!r}: points must be a whole number (digits 0-9, at most 9 of them)")
+            points = int(value)
             if key == BONUS_KEY:
                 bonus = points
             else:
@@ -110,18 +111,24 @@ class Sheet:
             if box not in possible:
                 raise SheetError(f"{rs.title} has no {box!r} box")
             if box == "penta" and rs.penta_repeat and points > 0 and points % rs.penta_points == 0:
+                most = rs.penta_points * (1 + MAX_REPEATS)
+                if points > most:
+                    raise SheetError(
+                        f"{box}={points} is beyond belief: {rs.box_name(box)} holds at most {most} here "
+                        f"({MAX_REPEATS} more five of a kinds added to it)"
+                    )
                 continue  # Kiriki: the box grows by 50 with each five of a kind added to it
             if points not in possible[box]:
-                allowed = sorted(possible[box])
-                shown = ", ".join(map(str, allowed)) if len(allowed) <= 8 else f"0 or {allowed[1]} to {allowed[-1]}"
-                raise SheetError(f"{box}={points} is impossible: {rs.box_name(box)} scores {shown}")
+                raise SheetError(f"{box}={points} is impossible: {rs.box_name(box)} scores {_spans(possible[box])}")
         bonus = self.penta_bonus
         if bonus:
             step = rs.penta_bonus
             if step == 0:
                 raise SheetError(f"{rs.title} has no Penta bonus, yet {BONUS_KEY}={bonus}")
-            if bonus < 0 or bonus % step:
-                raise SheetError(f"{BONUS_KEY}={bonus} is impossible: it is a multiple of {step}")
+            if bonus < 0:
+                raise SheetError(f"{BONUS_KEY}={bonus} is impossible: a bonus is never negative")
+            if bonus % step:
+                raise SheetError(f"{BONUS_KEY}={bonus} is impossible: the bonus comes in steps of {step}")
             if not self.penta_full(rs):
                 raise SheetError(f"{BONUS_KEY}={bonus} is impossible without penta={rs.penta_points}")
             if bonus // step > len(self.boxes) - 1:
@@ -164,3 +171,22 @@ class Sheet:
         if self.penta_bonus:
             out[BONUS_KEY] = self.penta_bonus
         return out
+
+
+def _spans(values: frozenset[int]) -> str:
+    """Allowed scores in words: ``0, 5 to 30`` for runs of consecutive numbers, ``0 or 25`` for a few."""
+    ordered = sorted(values)
+    runs: list[list[int]] = []
+    for v in ordered:
+        if runs and v == runs[-1][-1] + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    words = [str(r[0]) if len(r) == 1 else f"{r[0]} to {r[-1]}" for r in runs]
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
+
+
+def _json_kind(data: object) -> str:
+    return {list: "a list", str: "a string", int: "a number", float: "a number", bool: "true or false"}.get(
+        type(data), "null"
+    )

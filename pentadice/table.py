@@ -7,10 +7,13 @@ For a rule set ``NAME`` the table directory holds
 - ``NAME.parquet``: one row per reachable state, columns ``open_mask``, ``open_boxes``, ``open_count``,
   ``upper_subtotal``, ``penta_50``, ``value``, with the metadata in the schema under ``pentadice``;
 - ``NAME.json``: the metadata: rule set and its definition, solver version, expected score at game start,
-  states, and the SHA-256 of the values.
+  states, the SHA-256 of the values and the SHA-256 of the Parquet file.
 
-Each file is written to a temporary name and renamed into place; the metadata goes last, so a reader never
-pairs a new value file with old metadata without the checksum telling it.
+Each file is written to a temporary name and renamed into place (Ctrl-C and SIGTERM held back while the renames
+run); the metadata goes last, so a reader never pairs a new value file with old metadata without the checksum
+telling it. A lock file keeps two writers of one table apart; a process that needs a missing table waits for
+the one solving it (:func:`load_or_solve`). What a loaded table reports (its expected score, its states) is
+read from the checked values, never from the metadata alone.
 """
 
 from __future__ import annotations
@@ -22,18 +25,18 @@ import fcntl
 import hashlib
 import json
 import os
-import signal
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
-from pentadice import __version__, rules
-from pentadice.atomic import write_temp
+from pentadice import __version__, inputs, rules
+from pentadice.atomic import deferred_signals, write_temp
 
 FORMAT = "pentadice-table"
 FORMAT_VERSION = 1
+META_LIMIT = 1 << 20  # bytes: the metadata is about 2 KB
 SOLVER_VERSION = f"pentadice {__version__}"
 SHAPE = (2, 1 << rules.N_BOXES, 64)
 
@@ -78,6 +81,25 @@ def checksum(values: np.ndarray) -> str:
     return "sha256:" + hashlib.sha256(np.ascontiguousarray(values).data).hexdigest()
 
 
+def file_checksum(path: Path) -> str:
+    """SHA-256 of a file's bytes, as ``sha256:HEX`` (what ``sha256sum`` prints)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
+def expected_score(rs: rules.RuleSet, values: np.ndarray) -> float:
+    """Expected final score at game start under optimal play: the value of the state with every box open."""
+    return float(values[0, rs.box_mask, 0])
+
+
+def states(values: np.ndarray) -> int:
+    """Number of reachable states (values that are not NaN)."""
+    return int(np.count_nonzero(~np.isnan(values)))
+
+
 def metadata(rs: rules.RuleSet, values: np.ndarray) -> dict:
     """The metadata that travels with a table."""
     return {
@@ -86,8 +108,8 @@ def metadata(rs: rules.RuleSet, values: np.ndarray) -> dict:
         "rules": rs.name,
         "rules_definition": rules_definition(rs),
         "solver_version": SOLVER_VERSION,
-        "expected_score": float(values[0, rs.box_mask, 0]),
-        "states": int(np.count_nonzero(~np.isnan(values))),
+        "expected_score": expected_score(rs, values),
+        "states": states(values),
         "shape": list(values.shape),
         "dtype": "float64",
         "index": ["penta_50", "open_mask", "upper_subtotal"],
@@ -123,17 +145,24 @@ def parquet_table(values: np.ndarray, meta: dict):
 
 
 @contextlib.contextmanager
-def writer_lock(files: TableFiles) -> Iterator[None]:
-    """Hold the table's lock file, or fail at once if another solve is writing the same table."""
-    fd = os.open(files.lock, os.O_RDWR | os.O_CREAT, 0o644)
+def writer_lock(files: TableFiles, wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the table's lock file. If another process holds it: fail at once, or, given ``wait``, call it (to
+    say so) and wait for that process to finish."""
+    try:
+        fd = os.open(files.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as e:
+        raise TableError(f"cannot lock the {files.rules} table in {files.directory}: {e.strerror or e}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise TableError(
-                f"another pentadice solve is writing the {files.rules} table in {files.directory}; "
-                "wait for it to finish"
-            ) from None
+            if wait is None:
+                raise TableError(
+                    f"another pentadice process is writing the {files.rules} table in {files.directory}; "
+                    "wait for it to finish"
+                ) from None
+            wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)
@@ -150,30 +179,61 @@ def prepare_directory(directory: Path) -> None:
 
 
 def save(rs: rules.RuleSet, values: np.ndarray, directory: Path) -> TableFiles:
-    """Write the table of ``rs`` into ``directory`` atomically; returns where the files are."""
+    """Write the table of ``rs`` into ``directory`` atomically; returns where the files are. Fails at once if
+    another process is writing the same table.
+
+    Ctrl-C or SIGTERM while the files are renamed into place is raised after the renames, as
+    :class:`pentadice.atomic.CommittedInterrupt`: the new table is then there, whole."""
+    files = TableFiles(Path(directory), rs.name)
+    prepare_directory(files.directory)
+    with writer_lock(files):
+        _write(rs, values, files)
+    return files
+
+
+def load_or_solve(
+    rs: rules.RuleSet,
+    directory: Path,
+    solve: Callable[[], np.ndarray],
+    on_wait: Callable[[Path], None] | None = None,
+) -> Table:
+    """The table of ``rs`` from ``directory``; a missing one is solved by ``solve()`` and saved first. Several
+    processes may ask at once: one solves, the others wait for it (``on_wait`` says so) and load its table.
+    The directory is checked for writing before any solving."""
+    try:
+        return load(rs, directory)
+    except TableMissing:
+        pass
+    files = TableFiles(Path(directory), rs.name)
+    prepare_directory(files.directory)
+    with writer_lock(files, wait=lambda: on_wait(files.directory) if on_wait else None):
+        try:
+            return load(rs, directory)  # written by the process we waited for
+        except TableMissing:
+            pass
+        _write(rs, solve(), files)
+    return load(rs, directory)
+
+
+def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
+    """Write the three files under temporary names, then rename them into place, metadata last."""
     import pyarrow.parquet as pq
 
     if values.shape != SHAPE or values.dtype != np.float64:
         raise TableError(f"a table is float64 shaped {SHAPE}, not {values.dtype} {values.shape}")
-    files = TableFiles(Path(directory), rs.name)
-    prepare_directory(files.directory)
     meta = metadata(rs, values)
     temps: list[tuple[Path, Path]] = []
     try:
-        with writer_lock(files):
-            temps.append((write_temp(files.values, lambda fh: np.save(fh, values)), files.values))
-            arrow = parquet_table(values, meta)
-            temps.append((write_temp(files.parquet, lambda fh: pq.write_table(arrow, fh)), files.parquet))
-            text = json.dumps(meta, indent=2).encode()
-            temps.append((write_temp(files.meta, lambda fh: fh.write(text)), files.meta))
-            # The renames go through even if Ctrl-C arrives now: no mixed set of files is left.
-            old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-            try:
-                for tmp, final in temps:
-                    os.replace(tmp, final)
-                temps.clear()
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        temps.append((write_temp(files.values, lambda fh: np.save(fh, values)), files.values))
+        arrow = parquet_table(values, meta)
+        parquet = write_temp(files.parquet, lambda fh: pq.write_table(arrow, fh, write_page_checksum=True))
+        temps.append((parquet, files.parquet))
+        text = json.dumps({**meta, "parquet_checksum": file_checksum(parquet)}, indent=2).encode()
+        temps.append((write_temp(files.meta, lambda fh: fh.write(text)), files.meta))
+        with deferred_signals():  # the renames go through even if Ctrl-C comes now: no mixed set of files
+            for tmp, final in temps:
+                os.replace(tmp, final)
+            temps.clear()
     except OSError as e:
         reason = "the disk is full" if e.errno == errno.ENOSPC else (e.strerror or str(e))
         raise TableError(f"cannot write the {rs.name} table to {files.directory}: {reason}") from None
@@ -181,7 +241,6 @@ def save(rs: rules.RuleSet, values: np.ndarray, directory: Path) -> TableFiles:
         for tmp, _ in temps:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-    return files
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,8 +254,8 @@ class Table:
 
     @property
     def expected_score(self) -> float:
-        """Expected final score at game start under optimal play."""
-        return float(self.meta["expected_score"])
+        """Expected final score at game start under optimal play (from the values, not the metadata)."""
+        return expected_score(self.rules, self.values)
 
     def value(self, open_mask: int, upper_subtotal: int, penta_50: bool) -> float:
         """Expected score still to come from the start of a turn in this state (NaN if it cannot occur)."""
@@ -209,8 +268,11 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
     hint = f"run `pentadice solve --rules {rs.name} --out {files.directory}`"
     if not files.meta.exists() or not files.values.exists():
         raise TableMissing(f"no {rs.name} table in {files.directory}; {hint}")
+    for path in (files.meta, files.values):
+        if not path.is_file():
+            raise TableError(f"{path} is not a regular file; {hint}")
     try:
-        meta = json.loads(files.meta.read_text())
+        meta = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
         values = np.load(files.values, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as e:
         raise TableError(f"the {rs.name} table in {files.directory} cannot be read ({e}); {hint}") from None
@@ -224,6 +286,50 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
         raise TableError(f"the {rs.name} table in {files.directory} has an old format; {hint}")
     if values.shape != SHAPE or values.dtype != np.float64:
         raise TableError(f"{files.values} has shape {values.shape} {values.dtype}, not {SHAPE} float64; {hint}")
-    if verify and checksum(values) != meta.get("checksum"):
-        raise TableError(f"{files.values} does not match its checksum: the table is damaged; {hint}")
+    if verify:
+        if checksum(values) != meta.get("checksum"):
+            raise TableError(f"{files.values} does not match its checksum: the table is damaged; {hint}")
+        if meta.get("expected_score") != expected_score(rs, values) or meta.get("states") != states(values):
+            raise TableError(f"{files.meta} does not agree with the values it describes: it was edited; {hint}")
     return Table(rs, values, meta, files)
+
+
+def read_parquet(path: str | os.PathLike[str]) -> tuple[np.ndarray, dict]:
+    """The values and metadata of a table's Parquet export, checked: every page's CRC, and the SHA-256 of the
+    values rebuilt from the rows against the checksum in the file's metadata. TableError if anything fails."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        arrow = pq.read_table(path, page_checksum_verification=True)
+        meta = inputs.loads((arrow.schema.metadata or {}).get(b"pentadice", b"null"), f"{path}'s metadata")
+    except (OSError, ValueError, pa.ArrowException) as e:
+        raise TableError(f"{path} cannot be read as a pentadice table: {e}") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise TableError(f"{path} is not a pentadice table's Parquet export")
+    try:
+        values = np.full(SHAPE, np.nan)
+        full = arrow.column("penta_50").to_numpy().astype(np.intp)
+        mask = arrow.column("open_mask").to_numpy().astype(np.intp)
+        sub = arrow.column("upper_subtotal").to_numpy().astype(np.intp)
+        values[full, mask, sub] = arrow.column("value").to_numpy()
+    except (KeyError, IndexError, ValueError, pa.ArrowException) as e:
+        raise TableError(f"{path} does not hold a pentadice table's columns: {e}") from None
+    if checksum(values) != meta.get("checksum"):
+        raise TableError(f"{path} does not match its checksum: the file is damaged")
+    return values, meta
+
+
+def verify(rs: rules.RuleSet, directory: Path) -> TableFiles:
+    """Check every file of a table: the values against their checksum, the metadata against the values, the
+    Parquet file's SHA-256 against the metadata and its rows against the values. TableError if one fails."""
+    tbl = load(rs, directory, verify=True)
+    files = tbl.files
+    if not files.parquet.exists():
+        raise TableError(f"{files.parquet} is missing")
+    if file_checksum(files.parquet) != tbl.meta.get("parquet_checksum"):
+        raise TableError(f"{files.parquet} does not match the SHA-256 in {files.meta}: the file is damaged")
+    values, _ = read_parquet(files.parquet)
+    if not np.array_equal(values, tbl.values, equal_nan=True):
+        raise TableError(f"{files.parquet} holds other values than {files.values}")
+    return files

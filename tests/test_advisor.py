@@ -173,7 +173,7 @@ def test_compiled_python_and_batch_paths_agree_exactly(penta_advisor):
         ((1, 2, 3, 4, 5), 0, "full_house=20", "full_house=20 is impossible"),
         ((1, 2, 3, 4, 5), 0, "ones=2 penta_bonus=100", "penta_bonus=100 is impossible without penta=50"),
         ((1, 2, 3, 4, 5), 0, "penta=50 penta_bonus=100", "each bonus comes with another filled box"),
-        ((1, 2, 3, 4, 5), 0, "penta=50 ones=1 penta_bonus=150", "multiple of 100"),
+        ((1, 2, 3, 4, 5), 0, "penta=50 ones=1 penta_bonus=150", "in steps of 100"),
     ],
 )
 def test_impossible_situations_are_refused(penta_advisor, dice_, rolls, text, message):

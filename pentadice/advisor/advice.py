@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -130,22 +131,22 @@ class Advisor:
         solve_missing: bool = True,
         progress: Callable[[int, int], None] | None = None,
         compiled: bool = True,
+        on_wait: Callable[[Path], None] | None = None,
     ) -> Advisor:
         """The advisor of a rule set, its table loaded memory-mapped from the table directory; a missing table
-        is solved once (with ``progress``) and saved there for next time."""
+        is solved once (with ``progress``) and saved there for next time. Processes asking at once for a
+        missing table wait (``on_wait`` says so) for the one solving it."""
         rs = rules.get_rules(rules_name)
         where = paths.data_dir(directory)
-        try:
-            tbl = table.load(rs, where)
-        except table.TableMissing:
-            if not solve_missing:
-                raise
+        if not solve_missing:
+            return cls(table.load(rs, where), compiled=compiled)
+
+        def solve():
             from pentadice import solver
 
-            solution = solver.solve(rs, progress=progress)
-            table.save(rs, solution.values, where)
-            tbl = table.load(rs, where)
-        return cls(tbl, compiled=compiled)
+            return solver.solve(rs, progress=progress).values
+
+        return cls(table.load_or_solve(rs, where, solve, on_wait), compiled=compiled)
 
     def situation(self, dice: Sequence[int], rolls_left: int = 2, sheet: Sheet | None = None) -> Situation:
         """A checked situation of this advisor's rule set."""

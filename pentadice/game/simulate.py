@@ -170,10 +170,37 @@ def arrow_table(sim: Simulation):
 
 
 def write_parquet(sim: Simulation, path) -> None:
-    """Write the games to a Parquet file atomically (temporary file, then rename)."""
+    """Write the games to a Parquet file atomically (temporary file, then rename), or stream them to ``-`` or a
+    pipe (a checked :class:`pentadice.atomic.Target` may be given); each page carries its CRC checksum."""
     import pyarrow.parquet as pq
 
-    from pentadice.atomic import write_file
+    from pentadice import atomic
 
+    where = path if isinstance(path, atomic.Target) else atomic.target(path, stream_ok=True)
     games = arrow_table(sim)
-    write_file(path, lambda fh: pq.write_table(games, fh))
+    atomic.write_file(where, lambda fh: pq.write_table(games, fh, write_page_checksum=True))
+
+
+BYTES_PER_GAME = rules.N_BOXES * 2 + 8  # int16 box scores and the int64 Penta bonus
+
+
+def check_memory(games: int) -> None:
+    """Refuse, before any work, a run whose games would not fit in the memory available now."""
+    need = games * BYTES_PER_GAME
+    available = _available_memory()
+    if available is not None and need > available:
+        raise ValueError(
+            f"{games:,} games need {need / 2**30:.1f} GiB to hold their scores, and {available / 2**30:.1f} GiB "
+            "of memory is available: simulate fewer"
+        )
+
+
+def _available_memory() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
