@@ -10,8 +10,8 @@ A target is checked first (:func:`target`), before any work that could be lost:
 
 Temporary files are named ``.NAME.PID-RANDOM.tmp``, and the writer holds a lock on its own while it writes, so
 that the next writer of the same file can tell a temporary whose writer died (``kill -9``, a power cut) from
-one being written, and removes it. Signals that end a command (SIGINT, SIGTERM) are held back while files
-are renamed into place (:func:`deferred_signals`), in whichever thread they arrive.
+one being written, and removes it. Signals that end a command (SIGINT, SIGTERM) are held back while a file is
+renamed into place (:class:`pentadice.interrupts.Held`).
 """
 
 from __future__ import annotations
@@ -20,14 +20,16 @@ import contextlib
 import dataclasses
 import fcntl
 import os
-import signal
 import stat
 import sys
 import tempfile
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
+
+from pentadice.interrupts import CommittedInterrupt, Held
+
+__all__ = ["CommittedInterrupt", "Target", "TargetError", "remove_stale_temps", "target", "write_file", "write_temp"]
 
 STDOUT = "-"
 TEMP_SUFFIX = ".tmp"
@@ -35,11 +37,6 @@ TEMP_SUFFIX = ".tmp"
 
 class TargetError(OSError):
     """A path that cannot be written: not a regular file, a missing or unwritable directory."""
-
-
-class CommittedInterrupt(KeyboardInterrupt):
-    """Ctrl-C (or SIGTERM) arrived while files were renamed into place: the renames were finished first, so
-    the new files are there, whole."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,7 +190,7 @@ def write_file(path: str | os.PathLike[str] | Target, write: Callable[[BinaryIO]
     assert where.path is not None
     tmp = write_temp(where.path, write)
     try:
-        with deferred_signals():
+        with Held(committed=True):
             os.replace(tmp, where.path)
     except CommittedInterrupt:
         raise
@@ -202,28 +199,6 @@ def write_file(path: str | os.PathLike[str] | Target, write: Callable[[BinaryIO]
             os.unlink(tmp)
         raise
     return where
-
-
-@contextlib.contextmanager
-def deferred_signals() -> Iterator[None]:
-    """Hold back SIGINT and SIGTERM for the block; one that arrived is raised after it as
-    :class:`CommittedInterrupt` (the block's work was done). Python runs signal handlers in the main thread
-    whichever thread the signal hit, so this holds against signals delivered to worker threads too."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    arrived: list[int] = []
-    previous = {s: signal.signal(s, lambda signum, frame: arrived.append(signum)) for s in _SIGNALS}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-    if arrived:
-        raise CommittedInterrupt
-
-
-_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _umask() -> int:

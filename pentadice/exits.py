@@ -60,6 +60,9 @@ def _quiet_stdout() -> None:
         pass
 
 
+_OUTPUT_ERRORS = (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO)
+
+
 def _sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -68,9 +71,20 @@ class Command(click.Group):
     """The ``pentadice`` group: Ctrl-C and SIGTERM end a command with exit 130 and one line; a failing standard
     output (closed, full, a closed pipe) with exit 1 and one line, never a traceback or a silent exit 0."""
 
-    def invoke(self, ctx: click.Context):
+    def main(self, *args, **kwargs):
         if sys.stdout is None:  # started with standard output closed (`>&-`): nothing could be shown
-            raise Failure("standard output is closed")
+            Failure("standard output is closed").show()
+            sys.exit(Failure.exit_code)
+        try:
+            return super().main(*args, **kwargs)
+        except OSError as e:  # writing help or a usage message to a full standard output
+            if e.filename is not None or e.errno not in _OUTPUT_ERRORS:
+                raise
+            _quiet_stdout()
+            output_failure(e).show()
+            sys.exit(Failure.exit_code)
+
+    def invoke(self, ctx: click.Context):
         previous = None
         with contextlib.suppress(ValueError):  # not the main thread (e.g. a test runner's): leave SIGTERM alone
             previous = signal.signal(signal.SIGTERM, _sigterm)
@@ -84,7 +98,7 @@ class Command(click.Group):
             sys.stdout.flush()
             raise
         except OSError as e:  # a command's own files are reported by the command; this is the last net
-            if e.filename is None and e.errno in (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO):
+            if e.filename is None and e.errno in _OUTPUT_ERRORS:
                 _quiet_stdout()
                 raise output_failure(e) from None
             where = f"{e.filename}: " if e.filename else ""

@@ -26,13 +26,15 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
 from pentadice import __version__, inputs, rules
-from pentadice.atomic import deferred_signals, write_temp
+from pentadice.atomic import write_temp
+from pentadice.interrupts import Held
 
 FORMAT = "pentadice-table"
 FORMAT_VERSION = 1
@@ -146,8 +148,8 @@ def parquet_table(values: np.ndarray, meta: dict):
 
 @contextlib.contextmanager
 def writer_lock(files: TableFiles, wait: Callable[[], None] | None = None) -> Iterator[None]:
-    """Hold the table's lock file. If another process holds it: fail at once, or, given ``wait``, call it (to
-    say so) and wait for that process to finish."""
+    """Hold the table's lock file. If another process holds it: fail at once, or, given ``wait``, wait for that
+    process to finish, calling ``wait()`` every tenth of a second meanwhile (to say so; it may raise to stop)."""
     try:
         fd = os.open(files.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as e:
@@ -161,8 +163,14 @@ def writer_lock(files: TableFiles, wait: Callable[[], None] | None = None) -> It
                     f"another pentadice process is writing the {files.rules} table in {files.directory}; "
                     "wait for it to finish"
                 ) from None
-            wait()
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            while True:
+                wait()
+                time.sleep(0.1)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    continue
         yield
     finally:
         os.close(fd)
@@ -230,7 +238,7 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
         temps.append((parquet, files.parquet))
         text = json.dumps({**meta, "parquet_checksum": file_checksum(parquet)}, indent=2).encode()
         temps.append((write_temp(files.meta, lambda fh: fh.write(text)), files.meta))
-        with deferred_signals():  # the renames go through even if Ctrl-C comes now: no mixed set of files
+        with Held(committed=True):  # the renames go through even if Ctrl-C comes now: no mixed set of files
             for tmp, final in temps:
                 os.replace(tmp, final)
             temps.clear()

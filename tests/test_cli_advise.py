@@ -69,7 +69,24 @@ def test_sacrifice_message(advise):
     sheet = "ones=2 threes=6 fours=8 sixes=12 chance=20 three_of_a_kind=0 four_of_a_kind=0 small_straight=0"
     result = advise("1", "1", "3", "4", "6", "--rolls-left", "0", "--sheet", sheet)
     assert result.exit_code == 0, result.output
-    assert "No open box scores: you must sacrifice one. Best sacrifice: Score " in result.output
+    lines = result.output.splitlines()
+    assert lines[2].startswith("Best: Score ") and "(sacrifice)" in lines[2]
+    assert lines[3] == "No open box scores: you must sacrifice one."
+    assert result.output.count("Score ") == 1  # the best sacrifice is named once
+    assert json.loads(advise("1", "1", "3", "4", "6", "--rolls-left", "0", "--sheet", sheet, "--json").output)[
+        "message"
+    ] == ("No open box scores: you must sacrifice one")
+
+
+def test_sacrifice_message_waits_for_the_last_roll(advise):
+    """With rerolls left the player need not sacrifice yet: no message (it used to stand under 'keep nothing')."""
+    sheet = "ones=2 threes=6 fours=8 sixes=12 chance=20 three_of_a_kind=0 four_of_a_kind=0 small_straight=0"
+    for rolls_left in ("1", "2"):
+        result = advise("1", "1", "3", "4", "6", "--rolls-left", rolls_left, "--sheet", sheet)
+        assert result.exit_code == 0, result.output
+        assert "No open box scores" not in result.output
+        data = json.loads(advise("1", "1", "3", "4", "6", "--rolls-left", rolls_left, "--sheet", sheet, "--json").output)
+        assert "message" not in data
 
 
 def test_sheet_file_and_top(advise, tmp_path):

@@ -71,6 +71,11 @@ class Advice:
         return self.options[0]
 
     @property
+    def warning(self) -> str | None:
+        """The rules' sacrifice message: on the last roll only, when every box that may take it scores 0."""
+        return NO_SCORE_MESSAGE if self.no_box_scores and self.situation.rolls_left == 0 else None
+
+    @property
     def best_keep(self) -> Option | None:
         """The best keep, or None on the last roll."""
         return next((o for o in self.options if o.action == "keep"), None)
@@ -104,8 +109,8 @@ class Advice:
         }
         if self.joker:
             out["joker"] = self.joker
-        if self.no_box_scores:
-            out["message"] = NO_SCORE_MESSAGE
+        if self.warning:
+            out["message"] = self.warning
         return out
 
 
@@ -147,6 +152,13 @@ class Advisor:
             return solver.solve(rs, progress=progress).values
 
         return cls(table.load_or_solve(rs, where, solve, on_wait), compiled=compiled)
+
+    def compile(self) -> None:
+        """Compile (or load from Numba's cache) the kernels this advisor runs, now rather than at first use."""
+        if self.compiled:
+            from pentadice.advisor import batch
+
+            batch.evaluate(self, [])
 
     def situation(self, dice: Sequence[int], rolls_left: int = 2, sheet: Sheet | None = None) -> Situation:
         """A checked situation of this advisor's rule set."""

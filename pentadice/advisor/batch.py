@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit, prange
 
 from pentadice import rules, turn
+from pentadice.compiled import jit, prange
 from pentadice.solver.kernels import drop_stale_cache, narrow
 
 situation_values = narrow.situation_values
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def evaluate_arrays(
     V,
     p,

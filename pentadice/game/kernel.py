@@ -10,9 +10,9 @@ solver's wide kernels), and each game reads the lane of its own subtotal.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
 
 from pentadice import rules, turn
+from pentadice.compiled import jit, prange
 from pentadice.solver.kernels import LANES, aligned_rows, drop_stale_cache, narrow, wide
 
 wide_last_roll_values = wide.last_roll_values
@@ -28,7 +28,7 @@ PENTA = rules.PENTA
 N_ROWS = turn.N_ROWS
 
 
-@njit(cache=True)
+@jit
 def turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, full, K, B, rows, points, L):
     """What a turn's decisions need in one state, for every subtotal lane: ``L[0, h, u]`` the value of hand
     ``h`` after the last roll, and for ``r >= 1`` ``L[r, k, u]`` the value of keeping multiset ``k`` (not a
@@ -46,7 +46,7 @@ def turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, full, K, B, 
         L[r, n_hands:n_keeps] = K[n_hands:n_keeps]
 
 
-@njit(cache=True)
+@jit
 def play_turn(V, p, n_dice, counts, size, add, subkeeps, L, dice, open_mask, full, sub, points, box_values):
     """Play one turn with the rolls ``dice[roll, i]`` and the turn values ``L`` (lane ``sub``): keep what the
     values say is best, then fill the best box. Returns ``(box, points, penta_bonus)``."""
@@ -79,7 +79,7 @@ def play_turn(V, p, n_dice, counts, size, add, subkeeps, L, dice, open_mask, ful
     return box, points[box], bonus
 
 
-@njit(cache=True)
+@jit
 def record(p, scores_out, open_mask, sub, box, pts):
     """Write a scored box into a game's sheet; returns the game's new ``(open_mask, sub)``."""
     if (open_mask >> box) & 1 == 1:
@@ -91,7 +91,7 @@ def record(p, scores_out, open_mask, sub, box, pts):
     return open_mask & ~(1 << box), sub
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def play_games(V, p, n_dice, counts, scores, size, add, subs, subkeeps, dice, scores_out, bonus_out, n_blocks):
     """Play ``dice.shape[0]`` solitaire games; ``dice[g, t, roll, i]`` are the faces game ``g`` rolls.
 

@@ -11,16 +11,16 @@ import types
 from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
 
 from pentadice import rules, turn
+from pentadice.compiled import jit, prange
 
 LANES = turn.LANES
 N_ROWS = turn.N_ROWS
 
 
 def _compile(fn, compiled: dict, lanes: int):
-    """``fn`` compiled with ``njit(cache=True)`` for rows of ``lanes`` lanes, its compiled callees rebound."""
+    """``fn`` compiled (:func:`pentadice.compiled.jit`) for rows of ``lanes`` lanes, its compiled callees rebound."""
     scope = dict(fn.__globals__)
     scope.update(compiled)
     scope["W"] = lanes
@@ -29,7 +29,7 @@ def _compile(fn, compiled: dict, lanes: int):
     clone.__qualname__ = f"{fn.__qualname__}_w{lanes}"
     clone.__module__ = fn.__module__
     clone.__doc__ = fn.__doc__
-    return njit(cache=True)(clone)
+    return jit(clone)
 
 
 TURN_FUNCTIONS = (
@@ -66,7 +66,7 @@ narrow = _compile_all(1)  # the advisor: one situation's subtotal
 turn_value = wide.turn_value
 
 
-@njit(cache=True)
+@jit
 def aligned_rows(n_rows):
     """An uninitialised ``(n_rows, LANES)`` float64 array starting on a 64-byte boundary (a cache line), so that
     no 512-bit load of a row straddles two lines."""
@@ -75,7 +75,7 @@ def aligned_rows(n_rows):
     return buf[skip : skip + n_rows * LANES].reshape((n_rows, LANES))
 
 
-@njit(cache=True, parallel=True)
+@jit(parallel=True)
 def solve_layer(V, p, n_dice, counts, scores, add, subs, weight, masks, fulls):
     """Solve the independent states ``(masks[i], fulls[i])`` of one layer, in parallel."""
     n_keeps = counts.shape[0]

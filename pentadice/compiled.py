@@ -1,0 +1,88 @@
+"""Numba for pentadice: where compiled code is cached, and the decorator every kernel is compiled with.
+
+Numba caches compiled functions beside their sources (``__pycache__``), else in the user's cache directory
+(``$XDG_CACHE_HOME/numba``, ``~/.cache/numba``), and fails at import when it can write to neither: a package
+installed read-only and run by a user without a writable home. Here that case caches in a private directory
+of the temporary directory instead, and where even that cannot be had, compiles without caching, saying so
+once on standard error. ``NUMBA_CACHE_DIR``, when set, is the user's choice and is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+import numba
+
+PACKAGE = Path(__file__).parent
+KERNEL_DIRS = (PACKAGE, PACKAGE / "solver", PACKAGE / "game", PACKAGE / "advisor")
+
+
+def _writable(directory: Path) -> bool:
+    """Whether files can be created in ``directory`` (created if missing), as Numba's own check does."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=directory).close()
+    except OSError:
+        return False
+    return True
+
+
+def _private(directory: Path) -> bool:
+    """Whether ``directory`` is ours alone (created 0700 if missing): a cache there cannot be planted by
+    another user, which matters since Numba's cache files are loaded as code."""
+    try:
+        directory.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(directory)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022 and _writable(directory)
+
+
+def _user_cache() -> Path | None:
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        return Path(base) / "numba"
+    try:
+        return Path.home() / ".cache" / "numba"
+    except (KeyError, RuntimeError):  # no home at all
+        return None
+
+
+def choose_cache() -> tuple[bool, str | None]:
+    """``(cache, directory)``: whether to cache compiled code, and the directory to give Numba (None: its own
+    choice works)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return True, None
+    if all(_writable(d / "__pycache__") for d in KERNEL_DIRS):
+        return True, None
+    user = _user_cache()
+    if user is not None and _writable(user):
+        return True, None
+    fallback = Path(tempfile.gettempdir()) / f"pentadice-numba-{os.getuid()}"
+    if _private(fallback):
+        return True, str(fallback)
+    return False, None
+
+
+CACHE, CACHE_DIR = choose_cache()
+if CACHE_DIR is not None:
+    numba.config.CACHE_DIR = CACHE_DIR
+if not CACHE:
+    print(
+        "pentadice: no writable directory for compiled code (the install, ~/.cache and the temporary directory "
+        "are not writable): it is compiled again on each run; set NUMBA_CACHE_DIR to keep it",
+        file=sys.stderr,
+    )
+
+
+def jit(fn=None, **options):
+    """``numba.njit`` with caching wherever it can be had (see the module's docstring)."""
+    decorate = numba.njit(cache=CACHE, **options)
+    return decorate if fn is None else decorate(fn)
+
+
+prange = numba.prange

@@ -1,0 +1,165 @@
+"""How commands end, as a user meets them in a real process: one convention (0 done, 1 failure, 2 usage error,
+130 interrupted), one line, never a traceback; and what can be checked is checked before any work."""
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from pentadice.cli import main
+
+CLI = [sys.executable, "-m", "pentadice.cli"]
+
+
+def start(*args, data, **kwargs):
+    return subprocess.Popen(
+        [*CLI, *args, "--data", str(data)],
+        stdin=kwargs.pop("stdin", subprocess.DEVNULL),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kwargs,
+    )
+
+
+def wait_for_start(proc, seconds: float = 2.0) -> None:
+    """Give the command time to be at work (past Python's start-up and the table's loading)."""
+    time.sleep(seconds)
+    assert proc.poll() is None, proc.communicate()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_simulate_exits_130_with_one_line(penta_table_dir, sig):
+    proc = start("simulate", "-n", "50000000", data=penta_table_dir)
+    wait_for_start(proc, 3.0)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.decode().strip().splitlines()[-1].startswith("Interrupted: ")
+    assert b"Traceback" not in err and b"Aborted" not in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupted_batch_exits_130_and_keeps_the_answers_given(penta_table_dir, sig):
+    proc = start("advise", "--batch", "-", data=penta_table_dir, stdin=subprocess.PIPE)
+    proc.stdin.write(b'{"dice": [1, 1, 3, 4, 6]}\n')
+    proc.stdin.flush()
+    wait_for_start(proc)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err and b"Aborted" not in err
+    assert err.decode().strip().startswith("Interrupted: ")
+
+
+def test_damaged_table_is_a_failure_not_a_usage_error(tmp_path, penta_table_dir):
+    for p in penta_table_dir.iterdir():
+        if not p.name.startswith("."):
+            shutil.copy(p, tmp_path / p.name)
+    with open(tmp_path / "penta.npy", "r+b") as fh:
+        fh.seek(4000)
+        fh.write(b"\x01\x02\x03")
+    for args in (["advise", "1", "1", "3", "4", "6"], ["simulate", "-n", "10"]):
+        proc = subprocess.run([*CLI, *args, "--data", str(tmp_path)], capture_output=True, text=True)
+        assert proc.returncode == 1, proc.stderr
+        assert "Usage:" not in proc.stderr and "Traceback" not in proc.stderr
+        assert "does not match its checksum" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["advise", "1", "1", "3", "4", "6"], ["advise", "--batch", "-"], ["simulate", "-n", "10"], ["--help"]],
+)
+def test_full_or_closed_standard_output_is_a_failure(penta_table_dir, args):
+    extra = [] if args == ["--help"] else ["--data", str(penta_table_dir)]
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run(
+            [*CLI, *args, *extra], input=b'{"dice": [1, 1, 3, 4, 6]}\n', stdout=full, stderr=subprocess.PIPE
+        )
+    err = proc.stderr.decode()
+    if args != ["--help"]:  # click prints its own help; the commands are ours
+        assert proc.returncode == 1, err
+        assert "cannot write to standard output: no space left" in err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    closed = subprocess.run(
+        ["bash", "-c", 'exec "$@" >&-', "_", *CLI, *args, *extra],
+        input=b'{"dice": [1, 1, 3, 4, 6]}\n',
+        stderr=subprocess.PIPE,
+    )
+    assert closed.returncode == 1 and b"standard output is closed" in closed.stderr
+    assert b"Traceback" not in closed.stderr
+
+
+def test_a_reader_that_goes_away_ends_the_batch_quietly(penta_table_dir):
+    lines = b'{"dice": [1, 1, 3, 4, 6]}\n' * 20000
+    proc = subprocess.run(
+        ["bash", "-c", '"$@" | head -c 10 > /dev/null; exit "${PIPESTATUS[0]}"', "_", *CLI, "advise", "--batch", "-"]
+        + ["--data", str(penta_table_dir)],
+        input=lines,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.returncode == 1
+    assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr
+
+
+def test_simulate_checks_its_output_before_playing(penta_table_dir, tmp_path, monkeypatch):
+    played = []
+    monkeypatch.setattr("pentadice.game.simulate.simulate", lambda *a, **k: played.append(1))
+    run = CliRunner().invoke
+    data = ["--data", str(penta_table_dir)]
+    for out, message in [
+        (tmp_path / "missing" / "games.parquet", "does not exist"),
+        (tmp_path, "is a directory"),
+        ("/dev/null", "is a device"),
+    ]:
+        result = run(main, ["simulate", "-n", "10", "--out", str(out), *data])
+        assert result.exit_code == 2 and message in result.output, result.output
+    result = run(main, ["simulate", "-n", "10000000000000", *data])
+    assert result.exit_code == 2 and "simulate fewer" in result.output
+    assert played == []
+
+
+def test_simulate_streams_parquet_to_standard_output_and_follows_symlinks(penta_table_dir, tmp_path):
+    proc = subprocess.run(
+        [*CLI, "simulate", "-n", "50", "--seed", "3", "--out", "-", "--data", str(penta_table_dir)],
+        capture_output=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    games = pq.read_table(io.BytesIO(proc.stdout), page_checksum_verification=True)
+    assert games.num_rows == 50 and b"Mean score" in proc.stderr  # the summary goes to standard error
+    real = tmp_path / "real.parquet"
+    real.write_bytes(b"old")
+    real.chmod(0o600)
+    link = tmp_path / "link.parquet"
+    link.symlink_to(real)
+    result = CliRunner().invoke(
+        main, ["simulate", "-n", "50", "--seed", "3", "--out", str(link), "--data", str(penta_table_dir)]
+    )
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and pq.read_table(real).num_rows == 50
+    assert oct(real.stat().st_mode & 0o777) == "0o600"
+
+
+def test_advise_checks_the_table_directory_before_solving(tmp_path, monkeypatch):
+    solved = []
+    monkeypatch.setattr("pentadice.solver.solve", lambda *a, **k: solved.append(1))
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = CliRunner().invoke(main, ["advise", "1", "1", "3", "4", "6", "--data", str(blocker / "tables")])
+    assert result.exit_code == 1 and "cannot write tables to" in result.output
+    assert "Usage:" not in result.output and solved == []
+
+
+def test_solve_json_and_errors_never_print_a_traceback(tmp_path):
+    proc = subprocess.run([*CLI, "solve", "--out", "/proc/pentadice-tables"], capture_output=True, text=True)
+    assert proc.returncode == 1 and proc.stderr.startswith("Error: cannot write tables to")
+    assert "Traceback" not in proc.stderr
+    assert json.loads(subprocess.check_output([*CLI, "solve", "--json", "--out", str(tmp_path)]))["rules"] == "penta"
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
