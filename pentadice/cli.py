@@ -5,13 +5,14 @@ Heavy imports (Numba, pyarrow) happen inside the commands that need them, so qui
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
 
 import click
 
-from pentadice import paths, rules
+from pentadice import exits, interrupts, paths, rules
 
 RULES_OPTION = click.option(
     "--rules",
@@ -23,7 +24,7 @@ RULES_OPTION = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=exits.Command, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="pentadice")
 def main() -> None:
     """Exact optimal strategy for Penta and the Yahtzee family of dice games."""
@@ -41,14 +42,14 @@ def main() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 def solve(rules_name: str, out: str | None, threads: int | None, as_json: bool) -> None:
     """Solve a rule set exactly and write its table (NumPy .npy, Parquet, JSON metadata)."""
+    from pentadice import solver, table
+
     rs = rules.get_rules(rules_name)
     directory = paths.data_dir(out)
     try:
-        from pentadice import solver, table
-
-        table.prepare_directory(directory)
+        table.prepare_directory(directory, rs.name)
         bar = _progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
-        with bar, _DeferredInterrupt() as interrupt:
+        with bar, interrupts.Held() as interrupt:
 
             def progress(done: int, total: int) -> None:
                 bar.update(1)
@@ -59,11 +60,14 @@ def solve(rules_name: str, out: str | None, threads: int | None, as_json: bool) 
         start = time.perf_counter()
         files = table.save(rs, solution.values, directory)
         write_seconds = time.perf_counter() - start
-    except ValueError as e:  # TableError is one too
-        raise click.ClickException(str(e)) from None
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    except interrupts.CommittedInterrupt:
+        raise exits.Interrupted(f"the {rs.name} table had been written whole to {directory} already") from None
     except KeyboardInterrupt:
-        click.echo("Interrupted: no table was written.", err=True)
-        sys.exit(130)
+        raise exits.Interrupted("no table was written; the old one, if any, is as it was") from None
     summary = {
         "rules": rs.name,
         "expected_score": solution.expected_score,
@@ -96,13 +100,18 @@ def solve(rules_name: str, out: str | None, threads: int | None, as_json: bool) 
 @click.option(
     "--sheet", "sheet_text", default=None, help='Filled boxes, e.g. "ones=3 threes=9 penta=50 penta_bonus=100".'
 )
-@click.option("--sheet-file", type=click.File("r"), default=None, help="The sheet as a JSON object of box: points.")
+@click.option(
+    "--sheet-file",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    help="The sheet as a JSON object of box: points ('-': standard input).",
+)
 @RULES_OPTION
 @click.option(
     "--top", type=click.IntRange(min=1), default=None, help="Show the best N options [default: 10; JSON: all]."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--batch", type=click.File("r"), default=None, help="JSON lines of situations ('-': standard input).")
+@click.option("--batch", type=click.File("rb"), default=None, help="JSON lines of situations ('-': standard input).")
 @click.option(
     "--data", default=None, help=f"Table directory [default: ${paths.ENV_VAR}, else ~/.local/share/pentadice]."
 )
@@ -111,7 +120,7 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
 
     DICE are the five dice showing, e.g. `pentadice advise 1 1 3 4 6` (the start of a game, first roll).
     """
-    from pentadice.advisor import Advisor, Situation
+    from pentadice.advisor import Situation
     from pentadice.sheet import Sheet
 
     if batch is not None:
@@ -121,14 +130,17 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
         return
     if sheet_text is not None and sheet_file is not None:
         raise click.UsageError("give the sheet with --sheet or --sheet-file, not both")
+    rs = rules.get_rules(rules_name)
     try:
-        sheet = Sheet.parse(sheet_text) if sheet_text else Sheet.from_json(sheet_file.read()) if sheet_file else Sheet()
-        rs = rules.get_rules(rules_name)
+        sheet = _read_sheet_file(sheet_file) if sheet_file else Sheet()
+    except ValueError as e:  # the file is at fault, not the command line
+        raise exits.BadInput(str(e)) from None
+    try:
+        sheet = Sheet.parse(sheet_text) if sheet_text else sheet
         situation = Situation.make(rs, list(dice), rolls_left, sheet)
-        with _SolveOnceBar(rules_name) as bar:
-            advisor = Advisor.load(rules_name, data, progress=lambda d, t: bar.update(1), compiled=False)
-    except ValueError as e:  # a bad situation or sheet, or a wrong table (TableError)
+    except ValueError as e:  # a bad situation or sheet
         raise click.UsageError(str(e)) from None
+    advisor = _load_advisor(rules_name, data, compiled=False)
     advice = advisor.advise(situation)
     if as_json:
         click.echo(json.dumps(advice.as_dict(rs, top)))
@@ -136,9 +148,42 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
         click.echo(_advice_text(advice, rs, top or 10))
 
 
+SHEET_FILE_LIMIT = 64 * 1024
+
+
+def _read_sheet_file(path: str):
+    from pentadice import inputs
+    from pentadice.sheet import Sheet
+
+    if path == "-":
+        data = sys.stdin.buffer.read(SHEET_FILE_LIMIT + 1)
+        if len(data) > SHEET_FILE_LIMIT:
+            raise inputs.InputError(f"the sheet on standard input is larger than {SHEET_FILE_LIMIT:,} bytes")
+        return Sheet.from_json(data)
+    return Sheet.from_json(inputs.read_text(path, "the sheet file", SHEET_FILE_LIMIT))
+
+
+def _load_advisor(rules_name: str, data: str | None, compiled: bool = True):
+    """The advisor of a rule set, solving its missing table once (with a progress bar, waiting for another
+    process already solving it) and, if ``compiled``, its kernels compiled or loaded; a damaged table or an
+    unwritable directory ends the command with exit 1. Ctrl-C in all this is raised at a safe point."""
+    from pentadice import table
+    from pentadice.advisor import Advisor
+
+    try:
+        with _SolveOnceBar(rules_name) as bar:
+            advisor = Advisor.load(
+                rules_name, data, progress=lambda d, t: bar.update(1), compiled=compiled, on_wait=bar.wait
+            )
+            if compiled:
+                advisor.compile()
+            return advisor
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+
+
 def _advice_text(advice, rs, top: int) -> str:
     """The advice for people: the recommendation, the rules' notes, then the ranked options."""
-    from pentadice.advisor import NO_SCORE_MESSAGE
     from pentadice.advisor.words import describe, short
 
     best = advice.best
@@ -146,9 +191,8 @@ def _advice_text(advice, rs, top: int) -> str:
     lines.append(f"Best: {describe(best, rs)} (expected final score {best.value:.3f})")
     if advice.joker:
         lines.append(advice.joker + ".")
-    if advice.no_box_scores:
-        sacrifice = advice.best_box
-        lines.append(f"{NO_SCORE_MESSAGE}. Best sacrifice: {describe(sacrifice, rs)} (expected {sacrifice.value:.3f})")
+    if advice.warning:  # the last roll: the best option is then the best sacrifice, shown just above
+        lines.append(advice.warning + ".")
     elif best.action == "keep":
         box = advice.best_box
         lines.append(f"Best box if you score now: {describe(box, rs)} (expected {box.value:.3f})")
@@ -161,48 +205,48 @@ def _advice_text(advice, rs, top: int) -> str:
 
 
 def _advise_batch(stream, rules_name: str, top: int | None, data: str | None) -> None:
-    """One JSON situation a line in, one JSON advice a line out, in order; a bad line is reported with its
-    number (on standard error, and as an error object in its place) and the run goes on."""
-    from pentadice.advisor import Advisor
-    from pentadice.advisor.batch_io import parse_lines
+    """One JSON situation a line in, one JSON advice a line out, in order, as they come; a bad line is reported
+    with its number (on standard error, and as an error object in its place) and the run goes on."""
+    from pentadice.advisor.batch_io import answers, read_lines
 
-    rs = rules.get_rules(rules_name)
-    situations, errors = parse_lines(rs, stream)
-    try:
-        with _SolveOnceBar(rules_name) as solving:
-            advisor = Advisor.load(rules_name, data, progress=lambda d, t: solving.update(1))
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    good = [s for s in situations if s is not None]
-    advices = iter(advisor.advise_many(good)) if good else iter(())
+    advisor = _load_advisor(rules_name, data)
     out = sys.stdout
-    for number, s in enumerate(situations, 1):
-        if s is None:
-            out.write(json.dumps({"line": number, "error": errors[number]}) + "\n")
-        else:
-            out.write(json.dumps(next(advices).as_dict(rs, top)) + "\n")
+    failed = 0
+    for answer, error in answers(advisor, read_lines(stream), top):
+        out.write(json.dumps(answer) + "\n")
+        if error is not None:
+            failed += 1
+            out.flush()
+            click.echo(f"line {answer['line']}: {error}", err=True)
     out.flush()
-    for number, message in errors.items():
-        click.echo(f"line {number}: {message}", err=True)
-    if errors:
+    if failed:
         sys.exit(2)
 
 
 @main.command()
 @click.option("--players", default="You,cpu", show_default=True, help='Players: names are people, "cpu" the computer.')
-@click.option("--seed", type=int, default=None, help="Seed of the dice: the same seed and input give the same game.")
-@click.option("--hints", is_flag=True, help="Show the advisor's recommendation and what each choice cost.")
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the dice: the same seed and input give the same game.",
+)
+@click.option(
+    "--hints/--no-hints",
+    default=False,
+    help="Show the advisor's recommendation and what each choice cost [default: off, or as saved].",
+)
 @RULES_OPTION
 @click.option(
     "--auto-commit",
-    type=click.FloatRange(min=0),
-    default=3.0,
+    default="3",
     show_default=True,
-    help="Seconds after the last roll before the computer fills the box.",
+    metavar="SECONDS|off",
+    help="Seconds after the last roll before the computer fills the box (0: at once; off: never).",
 )
 @click.option(
     "--pause",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, max=60),
     default=None,
     help="Seconds between the computer's moves [default: 0.6 on a terminal, else 0].",
 )
@@ -211,42 +255,91 @@ def _advise_batch(stream, rules_name: str, top: int | None, data: str | None) ->
     "save_path",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Save the game to this file after every box (resume it with --resume).",
+    help="Save the game to this file after every box, and when it stops (resume it with --resume).",
 )
-@click.option("--resume", type=click.Path(dir_okay=False, exists=True), default=None, help="Resume a saved game.")
+@click.option(
+    "--resume",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Resume a saved game (its players, rules and dice; it goes on saving to that file).",
+)
 @click.option("--data", default=None, help="Table directory (see solve).")
-def play(players, seed, hints, rules_name, auto_commit, pause, save_path, resume, data) -> None:
+@click.pass_context
+def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, resume, data) -> None:
     """Play Penta in the terminal, against the computer or each other."""
+    import contextlib
+    import signal
     from pathlib import Path
 
-    from pentadice.advisor import Advisor
-    from pentadice.game.engine import Game, GameError, parse_players
-    from pentadice.game.terminal import LineInput, TerminalGame
+    from click.core import ParameterSource
 
+    from pentadice.game.engine import Game, GameError, clean, parse_auto_commit, parse_players
+    from pentadice.game.terminal import LineInput, TerminalGame, check_save_path, load_game
+
+    def given(name: str) -> bool:
+        return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)
+
+    with contextlib.suppress(AttributeError, ValueError):  # names the terminal cannot show come out as '?'
+        sys.stdout.reconfigure(errors="replace")
     try:
-        if resume:
-            game = Game.from_json(Path(resume).read_text())
-            save_path = save_path or resume
-        else:
-            game = Game(rules.get_rules(rules_name), parse_players(players), seed, auto_commit)
-        with _SolveOnceBar(game.rules.name) as bar:
-            advisor = Advisor.load(game.rules.name, data, progress=lambda d, t: bar.update(1), compiled=False)
-    except (GameError, ValueError, OSError) as e:
-        raise click.UsageError(str(e)) from None
+        seconds = parse_auto_commit(auto_commit)
+    except GameError as e:
+        raise click.BadParameter(str(e), param_hint="--auto-commit") from None
+    if pause is not None and not 0 <= pause <= 60:  # NaN passes click's range check
+        raise click.BadParameter(f"{pause} is not a number of seconds from 0 to 60", param_hint="--pause")
+    save = Path(save_path).expanduser() if save_path else None
+    resumed = Path(resume).expanduser() if resume else None
+    if resumed is not None:
+        fixed = [f"--{n}" for n, p in (("players", "players"), ("rules", "rules_name"), ("seed", "seed")) if given(p)]
+        if fixed:
+            raise click.UsageError(
+                f"{', '.join(fixed)}: a resumed game's players, rules and dice come from the save file; "
+                "give none with --resume"
+            )
+        try:
+            game = load_game(resumed)
+        except GameError as e:  # one line, no usage banner: the file is at fault, not the command line
+            raise exits.BadInput(clean(str(e))) from None
+        if given("auto_commit"):
+            game.auto_commit_seconds = seconds
+        if not given("hints"):
+            hints = game.hints
+        save = save or resumed
+    else:
+        try:
+            game = Game(rules.get_rules(rules_name), parse_players(players), seed, seconds)
+        except ValueError as e:  # GameError is one
+            raise click.UsageError(str(e)) from None
+    if save is not None:
+        try:
+            check_save_path(save)
+        except GameError as e:
+            raise click.BadParameter(str(e), param_hint="--save") from None
+    advisor = _load_advisor(game.rules.name, data, compiled=False)
     if pause is None:
         pause = 0.6 if sys.stdout.isatty() else 0.0
-    front = TerminalGame(
-        game, advisor, LineInput(sys.stdin), click.echo, hints, pause, Path(save_path) if save_path else None
-    )
+    front = TerminalGame(game, advisor, LineInput(sys.stdin, echo=sys.stdout), click.echo, hints, pause, save, resumed)
+
+    def hang_up(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # the terminal was closed: saved as for Ctrl-C
+
+    hup = None
+    with contextlib.suppress(ValueError):  # only the main thread may set a handler
+        hup = signal.signal(signal.SIGHUP, hang_up)
     try:
         front.run()
-    except GameError as e:  # saving failed
-        raise click.ClickException(str(e)) from None
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the game as it stood at the last prompt is kept
+        raise exits.Interrupted(front.save_interrupted()) from None
+    except GameError as e:  # the final save failed
+        raise exits.Failure(str(e)) from None
+    finally:
+        if hup is not None:
+            signal.signal(signal.SIGHUP, hup)
 
 
 @main.command()
 @click.option("-n", "--games", type=click.IntRange(min=1), required=True, help="Number of games.")
-@click.option("--seed", type=int, default=None, help="Seed: the same seed gives the same games.")
+@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed: the same seed gives the same games.")
 @click.option(
     "--strategy",
     type=click.Choice(["optimal", "greedy"]),
@@ -262,80 +355,80 @@ def play(players, seed, hints, rules_name, auto_commit, pause, save_path, resume
 @click.option("--data", default=None, help="Table directory (see solve).")
 def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
     """Play N solitaire games with a strategy and summarise the scores."""
-    from pentadice.advisor import Advisor
+    from pentadice import atomic
     from pentadice.game import simulate as sim
 
+    try:  # what can fail before the games is checked before them
+        target = atomic.target(out, stream_ok=True) if out else None
+        sim.check_memory(games)
+    except (atomic.TargetError, ValueError) as e:
+        raise click.UsageError(str(e)) from None
+    advisor = _load_advisor(rules_name, data)
+    with interrupts.Held():
+        sim.compile_seconds()
+    bar = _progress(label=f"Playing {games:,} games", length=games, enabled=not as_json)
     try:
-        with _SolveOnceBar(rules_name) as solving:
-            advisor = Advisor.load(rules_name, data, progress=lambda d, t: solving.update(1))
-        bar = _progress(label=f"Playing {games:,} games", length=games, enabled=not as_json)
         with bar:
             result = sim.simulate(advisor.table, games, seed, strategy, progress=bar.update)
-        if out:
-            sim.write_parquet(result, out)
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    except OSError as e:
-        raise click.ClickException(f"cannot write {out}: {e.strerror or e}") from None
+    except MemoryError:
+        raise exits.Failure(f"not enough memory for {games:,} games; simulate fewer") from None
+    if target is not None:
+        try:
+            sim.write_parquet(result, target)
+        except interrupts.CommittedInterrupt:
+            raise exits.Interrupted(f"the games had been written to {out} already") from None
+        except OSError as e:
+            raise exits.Failure(f"cannot write {out}: {e.strerror or e}") from None
+    # With the games on standard output, the summary goes to standard error.
+    echo = functools.partial(click.echo, err=target is not None and target.path is None)
     st = result.stats
     if as_json:
-        click.echo(json.dumps({"rules": rules_name, "strategy": strategy, "seed": seed, **st}))
+        echo(json.dumps({"rules": rules_name, "strategy": strategy, "seed": seed, **st}))
         return
-    click.echo(f"{result.rules.title}, {strategy} strategy, {st['games']:,} games (seed {seed})")
-    click.echo(f"Mean score:        {st['mean']:.3f}  (std {st['std']:.2f}, standard error {st['stderr']:.3f})")
+    echo(f"{result.rules.title}, {strategy} strategy, {st['games']:,} games (seed {seed})")
+    echo(f"Mean score:        {st['mean']:.3f}  (std {st['std']:.2f}, standard error {st['stderr']:.3f})")
     if strategy == "optimal":
-        click.echo(f"Solved expectation:{advisor.table.expected_score:>10.3f}")
+        echo(f"Solved expectation:{advisor.table.expected_score:>10.3f}")
     pct = st["percentiles"]
-    click.echo(
-        "Percentiles:       " + "  ".join(f"{q}%: {pct[q]:g}" for q in ("1", "10", "25", "50", "75", "90", "99"))
-    )
-    click.echo(f"Min / max:         {st['min']} / {st['max']}")
-    click.echo(f"Upper bonus rate:  {st['upper_bonus_rate']:.2%}")
+    echo("Percentiles:       " + "  ".join(f"{q}%: {pct[q]:g}" for q in ("1", "10", "25", "50", "75", "90", "99")))
+    echo(f"Min / max:         {st['min']} / {st['max']}")
+    echo(f"Upper bonus rate:  {st['upper_bonus_rate']:.2%}")
     penta = result.rules.box_name("penta")
-    click.echo(f"{penta + ' rate:':<19}{st['penta_rate']:.2%}  (games with points in the {penta} box)")
+    echo(f"{penta + ' rate:':<19}{st['penta_rate']:.2%}  (games with points in the {penta} box)")
     if result.rules.penta_bonus:
         dist = ", ".join(f"{k}: {v:,}" for k, v in st["penta_bonus_distribution"].items())
-        click.echo(f"{penta + ' bonuses:':<19}{dist}")
+        echo(f"{penta + ' bonuses:':<19}{dist}")
     if result.rules.penta_repeat:
         dist = ", ".join(f"{k}: {v:,}" for k, v in st["extra_turns_distribution"].items())
-        click.echo(f"{'Extra turns:':<19}{dist}")
-    click.echo(f"Speed:             {st['games_per_second']:,.0f} games/s ({st['seconds']:.2f} s)")
-    click.echo("Final scores:")
+        echo(f"{'Extra turns:':<19}{dist}")
+    echo(f"Speed:             {st['games_per_second']:,.0f} games/s ({st['seconds']:.2f} s)")
+    echo("Final scores:")
     hist = sim.histogram(result.totals)
     peak = max(c for _, _, c in hist)
     for lo, hi, c in hist:
-        click.echo(f"  {lo:>4}-{hi:<4} {'#' * round(40 * c / peak):<40} {c:,}")
+        echo(f"  {lo:>4}-{hi:<4} {'#' * round(40 * c / peak):<40} {c:,}")
     if out:
-        click.echo(f"Games written to {out}")
+        echo(f"Games written to {out}")
 
 
-class _DeferredInterrupt:
-    """Ctrl-C noted by a signal handler and raised at the next :meth:`check`, i.e. between stages of a solve.
+@main.command()
+@RULES_OPTION
+@click.option("--data", default=None, help="Table directory (see solve).")
+def verify(rules_name: str, data: str | None) -> None:
+    """Check a table's files: the values against their SHA-256, the metadata against the values, and the
+    Parquet export (each page's checksum, its SHA-256, and its rows against the values)."""
+    from pentadice import table
 
-    Raised at once it could land inside Numba's compiler callbacks, which can only print it as an ignored
-    exception with a traceback and go on.
-    """
-
-    def __init__(self) -> None:
-        self.pending = False
-
-    def __enter__(self) -> _DeferredInterrupt:
-        import signal
-
-        self.previous = signal.signal(signal.SIGINT, self._note)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        import signal
-
-        signal.signal(signal.SIGINT, self.previous)
-
-    def _note(self, signum: int, frame: object) -> None:
-        self.pending = True
-
-    def check(self) -> None:
-        if self.pending:
-            raise KeyboardInterrupt
+    rs = rules.get_rules(rules_name)
+    try:
+        files = table.verify(rs, paths.data_dir(data))
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+    meta = json.loads(files.meta.read_text())
+    click.echo(f"The {rs.name} table in {files.directory} is whole:")
+    click.echo(f"  {files.values.name:<16}{meta['checksum']} (of the values)")
+    click.echo(f"  {files.parquet.name:<16}{meta['parquet_checksum']} (of the file: compare with sha256sum)")
+    click.echo(f"  {files.meta.name:<16}agrees with the values (expected score {meta['expected_score']:.10f})")
 
 
 class _NoBar:
@@ -360,12 +453,20 @@ def _progress(label: str, length: int, enabled: bool):
 
 class _SolveOnceBar(_NoBar):
     """The progress of solving a missing table: drawn only if a solve actually starts. Ctrl-C while it is
-    open is raised between stages (see :class:`_DeferredInterrupt`)."""
+    open is raised between stages, or while waiting for another process (see :class:`interrupts.Held`)."""
 
     def __init__(self, rules_name: str) -> None:
         self.rules_name = rules_name
         self.bar = None
-        self.interrupt = _DeferredInterrupt()
+        self.interrupt = interrupts.Held()
+        self.waiting = False
+
+    def wait(self, directory) -> None:
+        """Called while another process solves the table: say so once, and stop on Ctrl-C."""
+        if not self.waiting:
+            self.waiting = True
+            click.echo(f"Waiting for another pentadice process that is solving the table in {directory}...", err=True)
+        self.interrupt.check()
 
     def __enter__(self) -> _SolveOnceBar:
         self.interrupt.__enter__()
@@ -380,11 +481,10 @@ class _SolveOnceBar(_NoBar):
             self.bar = _progress(f"Solving {rs.name} (once)", solver.stages(rs), True).__enter__()
         self.bar.update(n)
 
-    def __exit__(self, *exc: object) -> None:
-        self.interrupt.__exit__(*exc)
+    def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
-        self.interrupt.check()
+        self.interrupt.__exit__(*exc)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 - 0: done.
 - 1: a failure that is not the user's typing: a damaged or unreadable table, a file that cannot be written,
   standard output closed or full. One line ``Error: ...``, no usage banner.
-- 2: a usage error: a bad option, dice, sheet or input file. Click's usage banner and one line.
+- 2: a usage error: a bad option, dice or sheet (Click's usage banner and one line), or a bad input file
+  (one line ``Error: ...`` naming the file: the file is at fault, not the command line).
 - 130: interrupted (Ctrl-C, or SIGTERM, which is handled like it). One line saying what was kept.
 
 No traceback in any of them. :class:`Command` group applies it to every subcommand.
@@ -26,6 +27,12 @@ class Failure(click.ClickException):
     """Exit 1 with ``Error: message`` and no usage banner."""
 
     exit_code = 1
+
+
+class BadInput(click.ClickException):
+    """Exit 2 with ``Error: message`` and no usage banner: an input file (sheet, saved game) that is wrong."""
+
+    exit_code = 2
 
 
 class Interrupted(click.ClickException):

@@ -43,9 +43,7 @@ class Held:
         if self.arrived:
             raise KeyboardInterrupt
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         for s, handler in self.previous.items():
             signal.signal(s, handler)
         if self.arrived and kind is None:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pentadice import __version__, inputs, rules
+from pentadice import __version__, atomic, inputs, rules
 from pentadice.atomic import write_temp
 from pentadice.interrupts import Held
 
@@ -176,14 +176,26 @@ def writer_lock(files: TableFiles, wait: Callable[[], None] | None = None) -> It
         os.close(fd)
 
 
-def prepare_directory(directory: Path) -> None:
-    """Create the table directory and check that files can be written there, before any solving."""
+def prepare_directory(directory: Path, rules_name: str | None = None) -> None:
+    """Create the table directory and check that files can be written there, before any solving; given a rule
+    set's name, check too that its files are regular files or missing (symbolic links are followed)."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=directory):
             pass
     except OSError as e:
         raise TableError(f"cannot write tables to {directory}: {e.strerror or e}") from None
+    if rules_name is not None:
+        _targets(TableFiles(directory, rules_name))
+
+
+def _targets(files: TableFiles) -> list[Path]:
+    """Where the values, Parquet and metadata files are written (links followed); TableError if one of them is
+    not a regular file: it is never renamed over."""
+    try:
+        return [atomic.target(p).path for p in (files.values, files.parquet, files.meta)]
+    except atomic.TargetError as e:
+        raise TableError(f"cannot write the {files.rules} table: {e}") from None
 
 
 def save(rs: rules.RuleSet, values: np.ndarray, directory: Path) -> TableFiles:
@@ -193,7 +205,7 @@ def save(rs: rules.RuleSet, values: np.ndarray, directory: Path) -> TableFiles:
     Ctrl-C or SIGTERM while the files are renamed into place is raised after the renames, as
     :class:`pentadice.atomic.CommittedInterrupt`: the new table is then there, whole."""
     files = TableFiles(Path(directory), rs.name)
-    prepare_directory(files.directory)
+    prepare_directory(files.directory, rs.name)
     with writer_lock(files):
         _write(rs, values, files)
     return files
@@ -213,7 +225,7 @@ def load_or_solve(
     except TableMissing:
         pass
     files = TableFiles(Path(directory), rs.name)
-    prepare_directory(files.directory)
+    prepare_directory(files.directory, rs.name)
     with writer_lock(files, wait=lambda: on_wait(files.directory) if on_wait else None):
         try:
             return load(rs, directory)  # written by the process we waited for
@@ -230,14 +242,15 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
     if values.shape != SHAPE or values.dtype != np.float64:
         raise TableError(f"a table is float64 shaped {SHAPE}, not {values.dtype} {values.shape}")
     meta = metadata(rs, values)
+    values_path, parquet_path, meta_path = _targets(files)
     temps: list[tuple[Path, Path]] = []
     try:
-        temps.append((write_temp(files.values, lambda fh: np.save(fh, values)), files.values))
+        temps.append((write_temp(values_path, lambda fh: np.save(fh, values)), values_path))
         arrow = parquet_table(values, meta)
-        parquet = write_temp(files.parquet, lambda fh: pq.write_table(arrow, fh, write_page_checksum=True))
-        temps.append((parquet, files.parquet))
+        parquet = write_temp(parquet_path, lambda fh: pq.write_table(arrow, fh, write_page_checksum=True))
+        temps.append((parquet, parquet_path))
         text = json.dumps({**meta, "parquet_checksum": file_checksum(parquet)}, indent=2).encode()
-        temps.append((write_temp(files.meta, lambda fh: fh.write(text)), files.meta))
+        temps.append((write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
         with Held(committed=True):  # the renames go through even if Ctrl-C comes now: no mixed set of files
             for tmp, final in temps:
                 os.replace(tmp, final)

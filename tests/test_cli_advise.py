@@ -85,7 +85,9 @@ def test_sacrifice_message_waits_for_the_last_roll(advise):
         result = advise("1", "1", "3", "4", "6", "--rolls-left", rolls_left, "--sheet", sheet)
         assert result.exit_code == 0, result.output
         assert "No open box scores" not in result.output
-        data = json.loads(advise("1", "1", "3", "4", "6", "--rolls-left", rolls_left, "--sheet", sheet, "--json").output)
+        data = json.loads(
+            advise("1", "1", "3", "4", "6", "--rolls-left", rolls_left, "--sheet", sheet, "--json").output
+        )
         assert "message" not in data
 
 

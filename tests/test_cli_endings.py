@@ -40,7 +40,7 @@ def test_interrupted_simulate_exits_130_with_one_line(penta_table_dir, sig):
     proc = start("simulate", "-n", "50000000", data=penta_table_dir)
     wait_for_start(proc, 3.0)
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err.decode().strip().splitlines()[-1].startswith("Interrupted: ")
     assert b"Traceback" not in err and b"Aborted" not in err
@@ -53,7 +53,7 @@ def test_interrupted_batch_exits_130_and_keeps_the_answers_given(penta_table_dir
     proc.stdin.flush()
     wait_for_start(proc)
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert b"Traceback" not in err and b"Aborted" not in err
     assert err.decode().strip().startswith("Interrupted: ")
@@ -100,8 +100,18 @@ def test_full_or_closed_standard_output_is_a_failure(penta_table_dir, args):
 def test_a_reader_that_goes_away_ends_the_batch_quietly(penta_table_dir):
     lines = b'{"dice": [1, 1, 3, 4, 6]}\n' * 20000
     proc = subprocess.run(
-        ["bash", "-c", '"$@" | head -c 10 > /dev/null; exit "${PIPESTATUS[0]}"', "_", *CLI, "advise", "--batch", "-"]
-        + ["--data", str(penta_table_dir)],
+        [
+            "bash",
+            "-c",
+            '"$@" | head -c 10 > /dev/null; exit "${PIPESTATUS[0]}"',
+            "_",
+            *CLI,
+            "advise",
+            "--batch",
+            "-",
+            "--data",
+            str(penta_table_dir),
+        ],
         input=lines,
         stderr=subprocess.PIPE,
     )
@@ -163,3 +173,8 @@ def test_solve_json_and_errors_never_print_a_traceback(tmp_path):
     assert "Traceback" not in proc.stderr
     assert json.loads(subprocess.check_output([*CLI, "solve", "--json", "--out", str(tmp_path)]))["rules"] == "penta"
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_negative_seed_is_a_usage_error(penta_table_dir):
+    result = CliRunner().invoke(main, ["simulate", "-n", "5", "--seed", "-1", "--data", str(penta_table_dir)])
+    assert result.exit_code == 2 and "--seed" in result.output

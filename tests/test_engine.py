@@ -213,3 +213,233 @@ def test_bad_players_are_refused(spec, message):
 def test_players_are_people_or_computers():
     players = parse_players("Ana, cpu ,cpu:Deep Blue")
     assert [(p.name, p.computer) for p in players] == [("Ana", False), ("cpu 1", True), ("Deep Blue", True)]
+
+
+# Issue 9: the sacrifice warning on the last roll only; clearer keep messages; the auto-commit time checked;
+# names printable; saved games checked as strictly as a sheet on the command line.
+
+NO_SCORE_SHEET = {
+    "ones": 2,
+    "threes": 6,
+    "fours": 8,
+    "sixes": 12,
+    "chance": 20,
+    "three_of_a_kind": 0,
+    "four_of_a_kind": 0,
+    "small_straight": 0,
+}
+
+
+@pytest.mark.parametrize("rolls_made", [1, 2])
+def test_the_sacrifice_warning_waits_for_the_last_roll(rolls_made):
+    g = game_at(NO_SCORE_SHEET, (1, 1, 3, 4, 6), rolls_made=rolls_made)
+    assert g.no_box_scores and g.warning is None  # rerolls are left: there is still a choice
+    assert game_at(NO_SCORE_SHEET, (1, 1, 3, 4, 6), rolls_made=3).warning == NO_SCORE_MESSAGE
+
+
+def test_keeping_more_of_a_face_than_shows_says_which_dice_show():
+    g = game_at({}, (1, 3, 3, 4, 5), rolls_made=1)
+    with pytest.raises(GameError, match=r"^cannot keep 3 3 3: the dice show 1 3 3 4 5 \(only two 3s\)$"):
+        g.roll([3, 3, 3])
+    with pytest.raises(GameError, match=r"^cannot keep 2 6: the dice show 1 3 3 4 5 \(no 2, no 6\)$"):
+        g.roll([6, 2])
+
+
+@pytest.mark.parametrize("text", ["inf", "-inf", "1e300", "nan", "-1", "86401", "3s", "", "1_0", "\u0663", "0x10"])
+def test_auto_commit_times_that_are_refused(text):
+    from pentadice.game.engine import parse_auto_commit
+
+    with pytest.raises(GameError, match="is not a number of seconds from 0 to 86400, or off"):
+        parse_auto_commit(text)
+
+
+def test_auto_commit_times_that_are_taken():
+    from pentadice.game.engine import parse_auto_commit
+
+    assert [parse_auto_commit(t) for t in ["0", "3", " 2.5 ", ".5", "OFF", "86400"]] == [0, 3, 2.5, 0.5, None, 86400]
+    for bad in [float("inf"), float("nan"), 1e300, 10**400, -1, True, "3"]:
+        with pytest.raises(GameError, match="auto-commit time"):
+            Game(PENTA, [Player("a")], auto_commit_seconds=bad)
+    off = Game(PENTA, [Player("a")], seed=1, auto_commit_seconds=None)
+    assert json.loads(off.to_json())["auto_commit_seconds"] is None
+    assert Game.from_json(off.to_json()).auto_commit_seconds is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("\x1b]0;pwned\x07Ana", "control character"),
+        ("Ana,cpu:\x1b[2J", "control character"),
+        ("Ana\u202eoB", "control character"),  # a right-to-left override
+        ("Ana\x9b31m", "control character"),  # a C1 control (CSI)
+        ("x" * 33, "longer than 32 characters"),
+    ],
+)
+def test_names_that_could_hurt_a_terminal_are_refused(spec, message):
+    with pytest.raises(GameError, match=message):
+        parse_players(spec)
+
+
+def test_clean_replaces_every_control_character():
+    from pentadice.game.engine import clean
+
+    assert clean("\x1b]0;pwned\x07Ana") == "?]0;pwned?Ana"
+    assert clean("a\x9bb\u202ec\x00d\x7fe\u2028f\ud800") == "a?b?c?d?e?f?"
+    assert clean("José 李 ☃ cpu 1") == "José 李 ☃ cpu 1"
+
+
+def saved(count=2, rolls=1, seed=3, **changes):
+    """A valid saved game as JSON data, with top-level ``changes``."""
+    g = Game(PENTA, [Player(n) for n in "ab"[:count]], seed=seed)
+    for _ in range(rolls):
+        g.roll()
+    return {**json.loads(g.to_json()), **changes}
+
+
+def with_player(data, i=0, **changes):
+    players = [dict(p) for p in data["players"]]
+    players[i] = {**players[i], **changes}
+    return {**data, "players": players}
+
+
+FULL_SHEET = {b: 0 for b in rules.BOX_IDS} | {"chance": 22}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (with_player(saved(), computer="false"), "computer must be true or false, not 'false'"),
+        (with_player(saved(), computer=0), "computer must be true or false"),
+        (with_player(saved(), name=""), "empty player name"),
+        (with_player(saved(), name=7), "a player's name is text"),
+        (with_player(saved(), name="\x1b]0;pwned\x07Ana"), "control character"),
+        (with_player(saved(), turns="0"), "turns must be a whole number"),
+        (with_player(saved(), turns=0.0), "turns must be a whole number"),
+        (with_player(saved(), turns=-1), "turns must be 0 to"),
+        (with_player(saved(), sheet={"ones": "3"}, turns=1), "must be a whole number"),
+        (with_player(saved(), sheet={"ones": True}, turns=1), "must be a whole number"),
+        (with_player(saved(), sheet={"ones": 999}, turns=1), "ones=999 is impossible"),
+        (with_player(saved(), sheet={"ones": 3, "penta": 50, "penta_bonus": -7}, turns=2), "penta_bonus=-7"),
+        (with_player(saved(), sheet=FULL_SHEET | {"ones": 999}, turns=13), "ones=999 is impossible"),
+        (with_player(saved(), sheet=[["ones", 3]], turns=1), "the sheet must be an object"),
+        (with_player(saved(), sheet={"ones": 3}, turns=5), "1 boxes filled after 5 turns"),
+        (with_player(saved(), extra=1), "unknown field 'extra'"),
+        (with_player(saved(), sheet=FULL_SHEET, turns=13), "full sheet"),  # the current player, dice showing
+        (
+            with_player(with_player(saved(), sheet=FULL_SHEET, turns=13), 1, sheet=FULL_SHEET, turns=13),
+            "every sheet is full, yet dice are showing",
+        ),
+        (with_player(saved(), 1, sheet={"ones": 3}, turns=1), "not the order of play"),
+        (saved(current=True), "no such current player"),
+        (saved(current="0"), "no such current player"),
+        (saved(current=0.0), "no such current player"),
+        (saved(rolls_made="1"), "impossible number of rolls"),
+        (saved(dice=["1", 2, 3, 4, 5]), "a die must be a whole number"),
+        (saved(dice=[1, 2, 3, 4, 7]), "a die must be 1 to 6"),
+        (saved(dice=[1, 2, 3, 4, True]), "a die must be a whole number"),
+        (saved(dice=[1, 2, 3, 4, 5, 6]), "impossible dice"),
+        (saved(dice="12345"), "impossible dice"),
+        (saved(auto_commit_seconds=1e300), "auto-commit time is 0 to 86400"),
+        (saved(auto_commit_seconds=-1), "auto-commit time is 0 to 86400"),
+        (saved(auto_commit_seconds="3"), "auto-commit time is a number"),
+        (saved(auto_commit_seconds=10**400), "auto-commit time is 0 to 86400"),
+        (saved(hints="yes"), "hints must be true or false"),
+        (saved(save_path=""), "save_path must be a file name"),
+        (saved(rules=["penta"]), "unknown rule set"),
+        (saved(players=[]), "a list of 1 to 6 players"),
+        (saved(players={"name": "a"}), "a list of 1 to 6 players"),
+        (saved(rng=[]), "rng must be an object"),
+        (saved(rng={"bit_generator": "MT19937"}), "the generator is PCG64"),
+        (saved(extra=1), "unknown field 'extra'"),
+    ],
+)
+def test_saved_games_are_checked_strictly(data, message):
+    with pytest.raises(GameError, match=message):
+        Game.from_json(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({"state": -1}, "rng state must be 0 to"),
+        ({"state": 2**128}, "rng state must be 0 to"),
+        ({"state": "12"}, "rng state must be a whole number"),
+        ({"inc": 2}, "rng inc must be odd"),
+        ({"inc": -3}, "rng inc must be 0 to"),
+        ({"inc": None}, "rng inc must be a whole number"),
+    ],
+)
+def test_a_damaged_generator_state_is_refused(state, message):
+    data = saved()
+    data["rng"] = {**data["rng"], "state": {**data["rng"]["state"], **state}}
+    with pytest.raises(GameError, match=message):
+        Game.from_json(json.dumps(data))
+    for key, value, msg in [("has_uint32", 2, "has_uint32"), ("uinteger", -1, "uinteger"), ("state", 5, "object")]:
+        bad = {**saved(), "rng": {**saved()["rng"], key: value}}
+        with pytest.raises(GameError, match=msg):
+            Game.from_json(json.dumps(bad))
+    with pytest.raises(GameError, match="rng has no 'uinteger'"):
+        Game.from_json(json.dumps({**saved(), "rng": {k: v for k, v in saved()["rng"].items() if k != "uinteger"}}))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"format": "pentadice-game", "auto_commit_seconds": Infinity}', "Infinity is not a number"),
+        ('{"format": "pentadice-game", "auto_commit_seconds": NaN}', "NaN is not a number"),
+        ('{"format": "pentadice-game", "format": "pentadice-game"}', "the key 'format' is given twice"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"a": ' * 100_000 + "1" + "}" * 100_000, "nested too deeply"),
+        ("9" * 5000, "not valid JSON"),  # an integer too long for Python to read
+        (" " * (2 << 20), "larger than 1 MB"),
+        (b'{"format": "pentadice-game\xff"}', "not UTF-8 text"),
+        ("[1, 2]", "not a saved pentadice game"),
+        ("", "not valid JSON"),
+    ],
+)
+def test_files_that_are_not_saved_games_are_refused(text, message):
+    with pytest.raises(GameError, match=message):
+        Game.from_json(text)
+
+
+def test_the_front_end_settings_are_saved_and_old_saves_still_load():
+    g = Game(PENTA, [Player("Ana"), Player("cpu 1", computer=True)], seed=4, auto_commit_seconds=1.5)
+    g.hints, g.save_path = True, "/tmp/game.json"
+    g.roll()
+    copy = Game.from_json(g.to_json())
+    assert (copy.hints, copy.save_path, copy.auto_commit_seconds) == (True, "/tmp/game.json", 1.5)
+    assert copy.to_json() == g.to_json()
+    old = {k: v for k, v in json.loads(g.to_json()).items() if k not in ("hints", "save_path")}
+    assert Game.from_json(json.dumps(old)).hints is False
+
+
+@pytest.mark.parametrize("name", ["penta", "kiriki", "yahtzee"])
+def test_every_moment_of_real_games_loads_back(name):
+    import numpy as np
+
+    rs = rules.get_rules(name)
+    rng = np.random.default_rng(len(name))
+    for players in (1, 3):
+        g = Game(rs, [Player(f"p{i}") for i in range(players)], seed=players)
+        while not g.over:
+            assert Game.from_json(g.to_json()).to_json() == g.to_json()
+            if g.dice is None or (g.rolls_left and rng.random() < 0.5):
+                g.roll()
+                continue
+            legal, _ = g.legal_boxes()
+            g.score(str(rng.choice(sorted(legal))))
+        assert Game.from_json(g.to_json()).over
+
+
+def test_kiriki_extra_turns_load_back():
+    kiriki = rules.get_rules("kiriki")
+    g = Game(kiriki, [Player("a"), Player("b")], seed=1)
+    for box in ["penta", "chance", "penta", "sixes", "penta", "ones"]:  # a: Kiriki three times
+        g.dice, g.rolls_made = (6,) * 5, 1
+        g.score(box)
+        assert Game.from_json(g.to_json()).to_json() == g.to_json()
+    assert (g.players[0].boxes["penta"], g.players[0].turns, len(g.players[0].boxes)) == (150, 3, 1)
+    data = json.loads(g.to_json())
+    data["players"][0]["turns"] = 1  # Kiriki 150 is three turns, not one
+    with pytest.raises(GameError, match="1 boxes filled after 1 turns"):
+        Game.from_json(json.dumps(data))

@@ -135,3 +135,38 @@ def test_processes_needing_a_missing_table_wait_for_the_one_solving_it(tmp_path)
         assert json.loads(out)["best"]["action"] == "keep"
         assert "Traceback" not in err
     assert table.load(PENTA, tmp_path).meta["states"] == 536_448
+
+
+def test_table_files_that_are_not_regular_files_are_refused_before_solving(tmp_path, penta_solution):
+    os.mkfifo(tmp_path / "penta.parquet")
+    with pytest.raises(table.TableError, match="not a regular file"):
+        table.save(PENTA, penta_solution.values, tmp_path)
+    assert (tmp_path / "penta.parquet").is_fifo() and not (tmp_path / "penta.npy").exists()
+    with pytest.raises(table.TableError, match="not a regular file"):
+        table.load_or_solve(PENTA, tmp_path, lambda: pytest.fail("solved before the check"))
+
+
+def test_table_files_behind_symlinks_are_written_through_them(tmp_path, penta_solution):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    (tables / "penta.npy").symlink_to(elsewhere / "penta.npy")
+    table.save(PENTA, penta_solution.values, tables)
+    assert (tables / "penta.npy").is_symlink() and (elsewhere / "penta.npy").is_file()
+    assert table.load(PENTA, tables).expected_score == penta_solution.expected_score
+
+
+def test_verify_command_checks_every_file(copy):
+    from click.testing import CliRunner
+
+    from pentadice.cli import main
+
+    ok = CliRunner().invoke(main, ["verify", "--data", str(copy)])
+    assert ok.exit_code == 0, ok.output
+    assert "is whole" in ok.output and "sha256:" in ok.output
+    data = bytearray((copy / "penta.parquet").read_bytes())
+    data[-100] ^= 0x01
+    (copy / "penta.parquet").write_bytes(bytes(data))
+    bad = CliRunner().invoke(main, ["verify", "--data", str(copy)])
+    assert bad.exit_code == 1 and "Usage:" not in bad.output and "penta.parquet" in bad.output

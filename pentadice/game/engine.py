@@ -4,12 +4,17 @@ A front end drives it: :meth:`Game.roll` (keeping some dice), :meth:`Game.score`
 roll, when the player picks nothing within :attr:`Game.auto_commit_seconds`, :meth:`Game.auto_commit`, which
 fills the box the computer would choose (the advisor's best box). :func:`computer_move` plays one step for a
 computer player. A game saves to JSON (:meth:`Game.to_json`) and loads from it (:meth:`Game.from_json`),
-random generator included, so that a resumed game rolls what the original would have rolled.
+random generator included, so that a resumed game rolls what the original would have rolled. A saved game is
+checked as strictly as a sheet typed on the command line: anything wrong in it is a :class:`GameError` naming
+what, never another exception.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,11 +26,74 @@ from pentadice.advisor import NO_SCORE_MESSAGE, Option, Situation
 from pentadice.sheet import Sheet, SheetError
 
 MAX_PLAYERS = 6
+_COUNT_WORDS = ("no", "one", "two", "three", "four", "five")
+MAX_NAME = 32  # characters in a player's name
+MAX_AUTO_COMMIT = 86400.0  # seconds: a day; longer is "off"
+MAX_SAVE_BYTES = 1 << 20  # a saved game is a few kilobytes; anything over a megabyte is not one
+MAX_TURNS = 10_000  # far beyond any game (Kiriki's extra turns included)
 SAVE_FORMAT = "pentadice-game"
+SAVE_KEYS = {"format", "rules", "players", "current", "dice", "rolls_made", "auto_commit_seconds", "rng"}
+SAVE_OPTIONAL_KEYS = {"hints", "save_path"}  # absent from saves of earlier versions
+PLAYER_KEYS = {"name", "computer", "turns", "sheet"}
+RNG_KEYS = {"bit_generator", "state", "has_uint32", "uinteger"}
+# Characters never printed raw: they could move the cursor, retitle the terminal or reorder the text shown.
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 
 
 class GameError(ValueError):
     """A move the rules do not allow now, or a saved game that cannot be loaded."""
+
+
+def unsafe_char(c: str) -> bool:
+    """Whether ``c`` is a control character (C0, DEL, C1, ESC), a lone surrogate, a line or paragraph separator
+    or a bidirectional control: characters that must never reach a terminal raw."""
+    return c in _BIDI or unicodedata.category(c) in _UNSAFE_CATEGORIES
+
+
+def clean(text: str) -> str:
+    """``text`` fit to print: every unsafe character (see :func:`unsafe_char`) replaced by ``?``."""
+    return "".join("?" if unsafe_char(c) else c for c in text)
+
+
+def check_name(name: object) -> str:
+    """A player's name: 1 to :data:`MAX_NAME` printable characters, no surrounding spaces; GameError if not."""
+    if not isinstance(name, str):
+        raise GameError(f"a player's name is text, not {name!r}")
+    if not name.strip():
+        raise GameError("empty player name")
+    if any(unsafe_char(c) for c in name):
+        raise GameError(f"player name {name!r} holds a control character: names are printable text")
+    if name != name.strip():
+        raise GameError(f"player name {name!r} starts or ends with spaces")
+    if len(name) > MAX_NAME:
+        raise GameError(f"player name {name[:MAX_NAME]!r}... is longer than {MAX_NAME} characters")
+    return name
+
+
+def check_auto_commit(seconds: object) -> float | None:
+    """The auto-commit time: a finite number of seconds from 0 (at once) to :data:`MAX_AUTO_COMMIT`, or None
+    (off); GameError if not."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise GameError(f"the auto-commit time is a number of seconds or off, not {_short(seconds)}")
+    # The comparisons come first: an integer too large for a float must not reach float().
+    if not (0 <= seconds <= MAX_AUTO_COMMIT and math.isfinite(seconds)):
+        raise GameError(f"the auto-commit time is 0 to {MAX_AUTO_COMMIT:g} seconds or off, not {_short(seconds)}")
+    return abs(float(seconds))  # -0.0 is 0
+
+
+def parse_auto_commit(text: str) -> float | None:
+    """``--auto-commit``: seconds (0: at once) or ``off``; GameError for anything else (inf, nan, negative,
+    more than a day)."""
+    word = text.strip().lower()
+    if word == "off":
+        return None
+    seconds = float(word) if re.fullmatch(r"[0-9]{1,9}(\.[0-9]*)?|\.[0-9]+", word) else math.nan
+    if not 0 <= seconds <= MAX_AUTO_COMMIT:  # NaN too
+        raise GameError(f"{_short(text)} is not a number of seconds from 0 to {MAX_AUTO_COMMIT:g}, or off")
+    return seconds
 
 
 @dataclass
@@ -75,8 +143,11 @@ def parse_players(spec: str) -> list[Player]:
 
 
 def check_players(players: Sequence[Player]) -> None:
+    """1 to :data:`MAX_PLAYERS` players with distinct, printable names (see :func:`check_name`)."""
     if not 1 <= len(players) <= MAX_PLAYERS:
         raise GameError(f"a game has 1 to {MAX_PLAYERS} players, not {len(players)}")
+    for p in players:
+        check_name(p.name)
     names = [p.name for p in players]
     twice = [n for n, c in Counter(names).items() if c > 1]
     if twice:
@@ -91,16 +162,19 @@ class Game:
         rs: rules.RuleSet,
         players: Sequence[Player],
         seed: int | None = None,
-        auto_commit_seconds: float = 3.0,
+        auto_commit_seconds: float | None = 3.0,
     ) -> None:
         check_players(players)
         self.rules = rs
         self.players = list(players)
         self.rng = np.random.default_rng(seed)
-        self.auto_commit_seconds = auto_commit_seconds
+        self.auto_commit_seconds = check_auto_commit(auto_commit_seconds)  # None: off
         self.current = 0
         self.dice: tuple[int, ...] | None = None
         self.rolls_made = 0
+        # The front end's settings, kept with a saved game.
+        self.hints = False
+        self.save_path: str | None = None
 
     # What the front end reads.
 
@@ -143,7 +217,10 @@ class Game:
 
     @property
     def warning(self) -> str | None:
-        return NO_SCORE_MESSAGE if self.dice is not None and self.no_box_scores else None
+        """The rules' sacrifice warning: only on the last roll (with rerolls left there is still a choice)."""
+        if self.dice is None or self.rolls_left > 0:
+            return None
+        return NO_SCORE_MESSAGE if self.no_box_scores else None
 
     def totals(self, player: Player) -> dict[str, int]:
         """Upper section, its bonus, lower section, Penta bonuses and TOTAL."""
@@ -173,11 +250,16 @@ class Game:
             if keep:
                 raise GameError("there are no dice to keep before the first roll")
         else:
-            missing = Counter(keep) - Counter(self.dice)
+            showing = Counter(self.dice)
+            missing = Counter(keep) - showing
             if missing:
-                showing = " ".join(map(str, self.dice))
+                faces = []
+                for face in sorted(missing):
+                    n = showing[face]
+                    faces.append(f"no {face}" if n == 0 else f"only {_COUNT_WORDS[n]} {face}{'s' if n > 1 else ''}")
                 raise GameError(
-                    f"cannot keep {' '.join(map(str, sorted(missing.elements())))}: the dice show {showing}"
+                    f"cannot keep {' '.join(map(str, keep))}: the dice show {' '.join(map(str, self.dice))} "
+                    f"({', '.join(faces)})"
                 )
         rolled = self.rng.integers(1, 7, size=self.rules.dice - len(keep))
         self.dice = tuple(sorted(keep + tuple(int(d) for d in rolled)))
@@ -226,7 +308,7 @@ class Game:
     # Saving and loading.
 
     def to_json(self) -> str:
-        """The whole game, random generator included."""
+        """The whole game, random generator and the front end's settings included."""
         return json.dumps(
             {
                 "format": SAVE_FORMAT,
@@ -239,51 +321,185 @@ class Game:
                 "dice": list(self.dice) if self.dice is not None else None,
                 "rolls_made": self.rolls_made,
                 "auto_commit_seconds": self.auto_commit_seconds,
+                "hints": self.hints,
+                "save_path": self.save_path,
                 "rng": self.rng.bit_generator.state,
             },
             indent=1,
         )
 
     @classmethod
-    def from_json(cls, text: str) -> Game:
-        """A saved game; GameError naming what is wrong with a malformed one."""
+    def from_json(cls, text: str | bytes) -> Game:
+        """A saved game; GameError naming what is wrong with a malformed one (and never another exception)."""
+        if not isinstance(text, str | bytes | bytearray):
+            raise GameError("a saved game is JSON text")
+        if len(text) > MAX_SAVE_BYTES:
+            raise GameError(f"the file is larger than {MAX_SAVE_BYTES >> 20} MB: not a saved pentadice game")
+        if not isinstance(text, str):
+            try:
+                text = bytes(text).decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise GameError(f"the saved game is not UTF-8 text (byte {e.start})") from None
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
+            data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        except RecursionError:
+            raise GameError("the saved game is not valid JSON: nested too deeply") from None
+        except ValueError as e:  # JSONDecodeError, a repeated key, NaN or Infinity, an integer too long
             raise GameError(f"the saved game is not valid JSON: {e}") from None
         if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
             raise GameError("this is not a saved pentadice game")
         try:
-            rs = rules.get_rules(data["rules"])
-            players = []
-            for p in data["players"]:
-                sheet = Sheet.from_mapping(p["sheet"])
-                if len(sheet.boxes) < len(rs.boxes):
-                    sheet.validate(rs)
-                turns = int(p["turns"])
-                if turns < len(sheet.boxes):
-                    raise ValueError(f"player {p['name']!r} has {len(sheet.boxes)} boxes after {turns} turns")
-                players.append(Player(str(p["name"]), bool(p["computer"]), dict(sheet.boxes), sheet.penta_bonus, turns))
-            game = cls(rs, players, auto_commit_seconds=float(data["auto_commit_seconds"]))
-            game.rng.bit_generator.state = data["rng"]
-            game.current = int(data["current"])
-            game.rolls_made = int(data["rolls_made"])
-            dice = data["dice"]
-            game.dice = None if dice is None else tuple(sorted(int(d) for d in dice))
-        except (KeyError, TypeError, ValueError, SheetError) as e:
+            return cls._load(data)
+        except (GameError, SheetError) as e:
             raise GameError(f"the saved game is damaged: {e}") from None
+
+    @classmethod
+    def _load(cls, data: dict) -> Game:
+        _check_keys(data, SAVE_KEYS, SAVE_OPTIONAL_KEYS, "the game")
+        name = _field(data, "rules", "the game")
+        if not isinstance(name, str) or name not in rules.REGISTRY:
+            raise GameError(f"unknown rule set {_short(name)}; known: {', '.join(rules.REGISTRY)}")
+        rs = rules.get_rules(name)
+        saved_players = _field(data, "players", "the game")
+        if not isinstance(saved_players, list) or not 1 <= len(saved_players) <= MAX_PLAYERS:
+            raise GameError(f"players must be a list of 1 to {MAX_PLAYERS} players")
+        players = [_load_player(rs, p) for p in saved_players]
+        game = cls(
+            rs, players, seed=0, auto_commit_seconds=check_auto_commit(_field(data, "auto_commit_seconds", "the game"))
+        )
+        current = _field(data, "current", "the game")
+        if isinstance(current, bool) or not isinstance(current, int) or not 0 <= current < len(players):
+            raise GameError(f"no such current player: {_short(current)} (players 0 to {len(players) - 1})")
+        game.current = current
+        rolls_made = _field(data, "rolls_made", "the game")
+        if isinstance(rolls_made, bool) or not isinstance(rolls_made, int) or not 0 <= rolls_made <= rs.rolls:
+            raise GameError(f"impossible number of rolls: {_short(rolls_made)} (0 to {rs.rolls})")
+        game.rolls_made = rolls_made
+        dice = _field(data, "dice", "the game")
+        if dice is not None:
+            if not isinstance(dice, list) or len(dice) != rs.dice:
+                raise GameError(f"impossible dice {_short(dice)}: {rs.dice} dice, or null")
+            game.dice = tuple(sorted(_whole(d, "a die", 1, 6) for d in dice))
+        hints = data.get("hints", False)
+        if not isinstance(hints, bool):
+            raise GameError(f"hints must be true or false, not {_short(hints)}")
+        game.hints = hints
+        game.save_path = _load_path(data.get("save_path"))
+        game._load_rng(_field(data, "rng", "the game"))
         game._check_loaded()
         return game
 
+    def _load_rng(self, state: object) -> None:
+        """The generator's state, checked field by field: a PCG64 state of 128-bit numbers (odd increment)."""
+        if not isinstance(state, dict):
+            raise GameError("rng must be an object")
+        _check_keys(state, RNG_KEYS, set(), "rng")
+        if _field(state, "bit_generator", "rng") != "PCG64":
+            raise GameError(f"rng: the generator is PCG64, not {_short(state['bit_generator'])}")
+        inner = _field(state, "state", "rng")
+        if not isinstance(inner, dict):
+            raise GameError("rng: state must be an object")
+        _check_keys(inner, {"state", "inc"}, set(), "rng state")
+        _whole(_field(inner, "state", "rng state"), "rng state", 0, 2**128 - 1)
+        if _whole(_field(inner, "inc", "rng state"), "rng inc", 0, 2**128 - 1) % 2 == 0:
+            raise GameError("rng inc must be odd")
+        _whole(_field(state, "has_uint32", "rng"), "rng has_uint32", 0, 1)
+        _whole(_field(state, "uinteger", "rng"), "rng uinteger", 0, 2**32 - 1)
+        try:
+            self.rng.bit_generator.state = state
+        except (TypeError, ValueError, OverflowError) as e:
+            raise GameError(f"rng: {e}") from None
+
     def _check_loaded(self) -> None:
-        if not 0 <= self.current < len(self.players):
-            raise GameError("the saved game is damaged: no such current player")
-        if not 0 <= self.rolls_made <= self.rules.rolls:
-            raise GameError("the saved game is damaged: impossible number of rolls")
+        """The parts agree: dice and rolls, the current player and the order of play."""
         if (self.dice is None) != (self.rolls_made == 0):
-            raise GameError("the saved game is damaged: dice and rolls disagree")
-        if self.dice is not None and (len(self.dice) != self.rules.dice or not all(1 <= d <= 6 for d in self.dice)):
-            raise GameError("the saved game is damaged: impossible dice")
+            raise GameError("dice and rolls disagree")
+        full = len(self.rules.boxes)
+        if self.over:
+            if self.dice is not None:
+                raise GameError("every sheet is full, yet dice are showing")
+            return
+        current = self.player
+        if len(current.boxes) == full:
+            raise GameError(f"the current player, {current.name!r}, has a full sheet")
+        for i, p in enumerate(self.players):
+            expected = current.turns + (1 if i < self.current else 0)  # the order of play
+            if p.turns > expected or (p.turns < expected and len(p.boxes) < full):
+                raise GameError(
+                    f"{p.name!r} has played {p.turns} turns and {current.name!r}, whose turn it is, "
+                    f"{current.turns}: not the order of play"
+                )
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} is given twice")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a number a saved game holds")
+
+
+def _check_keys(data: dict, required: set[str], optional: set[str], what: str) -> None:
+    """Refuses fields not known; a missing field is refused where it is read (:func:`_field`)."""
+    unknown = sorted(data.keys() - required - optional)
+    if unknown:
+        raise GameError(f"{what} has an unknown field {_short(unknown[0])}")
+
+
+def _field(data: dict, key: str, what: str) -> object:
+    if key not in data:
+        raise GameError(f"{what} has no {key!r}")
+    return data[key]
+
+
+def _whole(value: object, what: str, lo: int, hi: int) -> int:
+    """An integer (a JSON number without a fraction, not true or false) from ``lo`` to ``hi``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise GameError(f"{what} must be a whole number, not {_short(value)}")
+    if not lo <= value <= hi:
+        raise GameError(f"{what} must be {lo} to {hi}, not {_short(value)}")
+    return value
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _load_player(rs: rules.RuleSet, data: object) -> Player:
+    if not isinstance(data, dict):
+        raise GameError("a player must be an object")
+    _check_keys(data, PLAYER_KEYS, set(), "a player")
+    name = check_name(_field(data, "name", "a player"))
+    computer = _field(data, "computer", f"player {name!r}")
+    if not isinstance(computer, bool):
+        raise GameError(f"player {name!r}: computer must be true or false, not {_short(computer)}")
+    points = _field(data, "sheet", f"player {name!r}")
+    if not isinstance(points, dict):
+        raise GameError(f"player {name!r}: the sheet must be an object of box: points pairs")
+    for key, value in points.items():
+        _whole(value, f"player {name!r}: {_short(key)}", -(2**63), 2**63 - 1)
+    sheet = Sheet.from_mapping(points).validate(rs, finished_ok=True)
+    turns = _whole(_field(data, "turns", f"player {name!r}"), f"player {name!r}: turns", 0, MAX_TURNS)
+    extra = 0
+    if rs.penta_repeat and sheet.boxes.get("penta", 0) > 0:
+        extra = sheet.boxes["penta"] // rs.penta_points - 1  # a turn for each five of a kind added to the box
+    if turns != len(sheet.boxes) + extra:
+        raise GameError(f"player {name!r} has {len(sheet.boxes)} boxes filled after {turns} turns")
+    return Player(name, computer, dict(sheet.boxes), sheet.penta_bonus, turns)
+
+
+def _load_path(path: object) -> str | None:
+    if path is None:
+        return None
+    if not isinstance(path, str) or not path or len(path) > 4096:
+        raise GameError(f"save_path must be a file name or null, not {_short(path)}")
+    return path  # only ever shown (cleaned), never written to: a save file does not choose where games go
 
 
 def computer_move(game: Game, advisor) -> tuple[Option, Scored | None]:

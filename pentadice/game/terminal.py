@@ -1,70 +1,420 @@
 """The terminal front end of the game: draws dice and sheets, reads the players' commands, and plays the
 computer. It talks through two small objects, so that a script (or a test) can drive a whole game:
 an input source (:class:`LineInput`) and an output function.
+
+Piped input is a script, read line by line. At a terminal the game reads what the player means:
+
+- input typed before a prompt opens (during the computer's turns, or as the auto-commit fires) is discarded,
+  so that it never applies to a roll not yet seen;
+- when standard output is a terminal too, the line is edited here (the terminal is put in non-canonical mode,
+  without echo, for the game): the prompt shows the auto-commit countdown, second by second; typing pauses it,
+  and an emptied line starts it again.
+
+Every line is at most :data:`MAX_LINE` bytes of UTF-8 text; another line is refused with a message, and the
+game goes on. Names and paths are printed without control characters (see :func:`engine.clean`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import math
 import os
 import select
+import shlex
+import signal
+import stat
 import time
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pentadice import rules
 from pentadice.advisor import Advisor
 from pentadice.advisor.words import describe
 from pentadice.atomic import write_file
-from pentadice.game.engine import Game, GameError, Scored, computer_move
+from pentadice.game.engine import MAX_SAVE_BYTES, Game, GameError, Scored, clean, computer_move
+
+MAX_LINE = 4096  # bytes in a command line
+NOT_UTF8 = "that line is not UTF-8 text"
+TOO_LONG = f"that line is longer than {MAX_LINE} bytes"
 
 HELP = """Commands:
   keep 1 1 4   keep these dice and reroll the others (also: k 1 1 4, or just 1 1 4)
   roll         reroll all the dice (also: r)
   score fours  fill a box (also: s fours, or just the box: fours, "full house", ...)
+               a box that scores 0 while rerolls are left asks first: type it again, or yes
   best         play the computer's choice (its best keep or box)
   sheet        show the score sheets
-  save FILE    save the game, to resume it with `pentadice play --resume FILE`
-  quit         stop playing
-After the last roll the box is filled for you if you choose nothing within the auto-commit time."""
+  save [FILE]  save the game (to FILE, or to the --save file), to resume it with `pentadice play --resume FILE`;
+               the game is saved there after every box from then on
+  quit         stop playing (the game is saved if it has a file; Ctrl-D and Ctrl-C too)
+After the last roll the box is filled for you if you choose nothing within the auto-commit time
+(at a terminal the prompt counts down; typing pauses it)."""
+
+
+class InputRefused(GameError):
+    """A line that is not read as a command: not UTF-8 text, or longer than :data:`MAX_LINE` bytes."""
+
+
+def _decode(raw: bytes) -> str:
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    if len(raw) > MAX_LINE:
+        raise InputRefused(TOO_LONG)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputRefused(NOT_UTF8) from None
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _width(text: str) -> int:
+    """Columns the text takes at a terminal (wide East Asian characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 class LineInput:
     """Lines from a file descriptor or a stream, with an optional time limit for each line.
 
-    On a descriptor it keeps its own buffer, so that a line already read from the pipe is never waited for.
+    On a descriptor it keeps its own buffer, so that a line already read from the pipe is never waited for;
+    reading is linear in the input, and a line longer than :data:`MAX_LINE` bytes is skipped (refused) without
+    being kept. ``echo``: where to draw the line being edited when the input is a terminal; given a terminal,
+    :meth:`session` puts the input in non-canonical mode and :meth:`edit` reads lines key by key.
     """
 
-    def __init__(self, stream) -> None:
+    def __init__(self, stream, echo=None) -> None:
         self.stream = stream
-        self.buffer = b""
         try:
             self.fd: int | None = stream.fileno()
         except (AttributeError, OSError, ValueError):
             self.fd = None
         self.interactive = self.fd is not None and os.isatty(self.fd)
+        self.echo = echo if self.interactive and echo is not None and _isatty(echo) else None
+        self._buf = bytearray()
+        self._pos = 0  # start of the next line in _buf
+        self._scan = 0  # where the search for a newline goes on
+        self._skipping = False  # in a line too long: dropped until its newline
+        self._esc = 0  # in an escape sequence typed at the terminal (arrow keys ...): 1 ESC, 2 CSI, 3 SS3
+        self._wake: int | None = None  # read end of the pipe that signals (SIGCONT, SIGWINCH) write to
+        self._editing = False
+        self._raw: list | None = None  # the terminal settings of the session
+
+    @property
+    def editing(self) -> bool:
+        """Whether lines are edited here, key by key (:meth:`edit`): inside :meth:`session` at a terminal."""
+        return self._editing
+
+    # Scripts: line by line.
 
     def readline(self, timeout: float | None = None) -> str | None:
-        """The next line, None when ``timeout`` seconds pass without one; EOFError at the end of input."""
+        """The next line, None when ``timeout`` seconds pass without one; EOFError at the end of input;
+        :class:`InputRefused` for a line that is too long or not UTF-8 (the next line is read next time)."""
         if self.fd is None:
-            line = self.stream.readline()
-            if not line:
+            if self.stream is None:  # standard input closed (`<&-`)
                 raise EOFError
-            return (line.decode() if isinstance(line, bytes) else line).rstrip("\r\n")
+            return self._readline_stream()
         deadline = None if timeout is None else time.monotonic() + timeout
-        while b"\n" not in self.buffer:
+        while True:
+            line = self._take_line()
+            if line is not None:
+                return line
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             ready, _, _ = select.select([self.fd], [], [], wait)
             if not ready:
                 return None
-            chunk = os.read(self.fd, 4096)
+            chunk = self._read(65536)
             if not chunk:
-                if self.buffer:
-                    line, self.buffer = self.buffer, b""
-                    return line.decode().rstrip("\r")
+                if self._pos < len(self._buf) or self._skipping:
+                    self._buf += b"\n"  # the last line, without its newline
+                    continue
                 raise EOFError
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return line.decode().rstrip("\r")
+            self._buf += chunk
+
+    def _take_line(self) -> str | None:
+        """A whole line from the buffer, or None (the buffer keeps the start of the next one)."""
+        nl = self._buf.find(b"\n", self._scan)
+        if nl < 0:
+            del self._buf[: self._pos]  # at most one line's start is moved: linear
+            self._pos = 0
+            self._scan = len(self._buf)
+            if len(self._buf) > MAX_LINE + 1:
+                self._skipping = True
+                self._buf.clear()
+                self._scan = 0
+            return None
+        raw = bytes(self._buf[self._pos : nl])
+        self._pos = self._scan = nl + 1
+        if self._skipping:
+            self._skipping = False
+            raise InputRefused(TOO_LONG)
+        return _decode(raw)
+
+    def _readline_stream(self) -> str:
+        """A line from a stream without a descriptor (a test's input): bytes when it has them."""
+        source = getattr(self.stream, "buffer", None) or self.stream
+        limit = MAX_LINE + 2  # the line, "\r" and "\n"
+        line = source.readline(limit)
+        if not line:
+            raise EOFError
+        newline = b"\n" if isinstance(line, bytes) else "\n"
+        too_long = False
+        while not line.endswith(newline) and len(line) >= limit:
+            too_long = True
+            line = source.readline(65536)  # the rest of the line is dropped, a piece at a time
+            if not line:
+                break
+        if too_long:
+            raise InputRefused(TOO_LONG)
+        line = line[: -len(newline)] if line.endswith(newline) else line
+        if isinstance(line, bytes):
+            return _decode(line)
+        line = line.removesuffix("\r")
+        if len(line.encode("utf-8", "surrogatepass")) > MAX_LINE:
+            raise InputRefused(TOO_LONG)
+        return line
+
+    def discard_pending(self) -> None:
+        """At a terminal: drop whatever was typed before now (type-ahead), in the terminal and in the buffer.
+        A script (piped input) keeps every line."""
+        if not self.interactive:
+            return
+        import termios
+
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcflush(self.fd, termios.TCIFLUSH)
+        self._buf.clear()
+        self._pos = self._scan = 0
+        self._skipping = False
+        self._esc = 0
+
+    # A terminal: key by key.
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        """For the whole game at a terminal (input and output): non-canonical input without echo, so that
+        :meth:`edit` sees each key; Ctrl-C still interrupts. The terminal's settings are restored after (also
+        after Ctrl-Z and ``fg``, which set them again). Elsewhere it does nothing."""
+        if self.echo is None or self.fd is None:
+            yield
+            return
+        import termios
+
+        fd = self.fd
+        try:
+            old = termios.tcgetattr(fd)
+        except termios.error:
+            yield
+            return
+        new = termios.tcgetattr(fd)
+        new[3] &= ~(termios.ICANON | termios.ECHO | termios.IEXTEN)
+        new[6][termios.VMIN] = 1
+        new[6][termios.VTIME] = 0
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(wake_w, False)
+
+        def on_signal(signum: int, frame: object) -> None:
+            if signum == signal.SIGCONT:  # back from Ctrl-Z: the shell has set its own settings
+                with contextlib.suppress(termios.error):
+                    termios.tcsetattr(fd, termios.TCSANOW, new)
+            with contextlib.suppress(OSError):
+                os.write(wake_w, b"!")  # the line is drawn again
+
+        previous = {}
+        for sig in (signal.SIGCONT, signal.SIGWINCH):
+            with contextlib.suppress(ValueError, OSError):  # only the main thread may set handlers
+                previous[sig] = signal.signal(sig, on_signal)
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, new)
+            self._wake, self._editing, self._raw = wake_r, True, new
+            yield
+        finally:
+            self._wake, self._editing, self._raw = None, False, None
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(fd, termios.TCSAFLUSH, old)  # what was typed for the game stays here
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            os.close(wake_r)
+            os.close(wake_w)
+
+    def edit(self, prompt: str, seconds: float | None = None) -> str | None:
+        """A line typed at the terminal after ``prompt``, edited here (Backspace, Ctrl-U, Ctrl-W). With
+        ``seconds``, the prompt counts them down and None is returned when they run out with the line empty;
+        typing pauses the count, and emptying the line starts it again. EOFError: Ctrl-D on an empty line, or
+        the terminal is gone. :class:`InputRefused`: the line is not UTF-8."""
+        assert self.fd is not None
+        text = bytearray()
+        deadline = None if seconds is None else time.monotonic() + seconds
+        shown: tuple[str, bytes] | None = None
+        while True:
+            wait = None
+            if deadline is None:
+                status = ""
+            elif text:
+                status = "(auto-commit paused) "
+            else:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self._draw(prompt, "", text, end="\n")
+                    return None
+                whole = math.ceil(remaining)
+                status = f"(auto-commit in {whole} s) "
+                wait = remaining - (whole - 1)  # until the number shown changes
+            if shown != (status, bytes(text)):
+                self._draw(prompt, status, text)
+                shown = (status, bytes(text))
+            if self._settings_lost():
+                shown = None
+            watched = [self.fd] if self._wake is None else [self.fd, self._wake]
+            # Every half second at most: the settings are checked again (a shell may set its own after fg).
+            ready, _, _ = select.select(watched, [], [], 0.5 if wait is None else min(wait, 0.5))
+            if self._wake is not None and self._wake in ready:
+                with contextlib.suppress(OSError):
+                    os.read(self._wake, 1024)
+                shown = None
+            if self.fd not in ready:
+                continue
+            chunk = self._read(1024)
+            if not chunk:
+                raise EOFError
+            had_text = bool(text)
+            if self._keys(chunk, text):
+                self._draw(prompt, "", text, end="\n")
+                return _decode(bytes(text))
+            if had_text and not text and seconds is not None:
+                deadline = time.monotonic() + seconds
+
+    def _read(self, size: int) -> bytes:
+        """Bytes from the descriptor; b"" (the end) also when the terminal is gone (EIO after a hang-up)."""
+        try:
+            return os.read(self.fd, size)
+        except OSError as e:
+            if e.errno == errno.EIO:
+                return b""
+            raise
+
+    def _settings_lost(self) -> bool:
+        """Put the session's terminal settings back if something changed them (a shell after Ctrl-Z and fg);
+        True if it did."""
+        if self._raw is None:
+            return False
+        import termios
+
+        try:
+            if termios.tcgetattr(self.fd)[3] & (termios.ICANON | termios.ECHO) == 0:
+                return False
+            termios.tcsetattr(self.fd, termios.TCSANOW, self._raw)
+        except termios.error:
+            return False
+        return True
+
+    def _keys(self, chunk: bytes, text: bytearray) -> bool:
+        """Apply the keys of ``chunk`` to ``text``; True at Enter (what follows it is dropped: type-ahead)."""
+        for b in chunk:
+            if self._esc == 1:  # ESC [ ... (CSI), ESC O x (SS3), or ESC and one key (Alt-x)
+                self._esc = 2 if b == 0x5B else 3 if b == 0x4F else 0
+            elif self._esc == 2:
+                if 0x40 <= b <= 0x7E:
+                    self._esc = 0
+            elif self._esc == 3:
+                self._esc = 0
+            elif b == 0x1B:
+                self._esc = 1
+            elif b in (0x0D, 0x0A):
+                return True
+            elif b in (0x7F, 0x08):  # Backspace: one character, all its UTF-8 bytes
+                while text and text[-1] & 0xC0 == 0x80:
+                    text.pop()
+                if text:
+                    text.pop()
+            elif b == 0x15:  # Ctrl-U
+                text.clear()
+            elif b == 0x17:  # Ctrl-W: the last word
+                while text and text[-1] == 0x20:
+                    text.pop()
+                while text and text[-1] != 0x20:
+                    text.pop()
+            elif b == 0x04:  # Ctrl-D
+                if not text:
+                    raise EOFError
+            elif b < 0x20:
+                pass  # other control keys do nothing
+            elif len(text) < MAX_LINE:
+                text.append(b)
+            else:
+                self._write("\a")
+        return False
+
+    def _draw(self, prompt: str, status: str, text: bytearray, end: str = "") -> None:
+        """The prompt line again, from its start: the end of a long line when it does not fit."""
+        typed = clean(bytes(text).decode("utf-8", "replace"))
+        head = prompt + status
+        try:
+            columns = os.get_terminal_size(self.echo.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, OSError, ValueError):
+            columns = 80
+        room = max(columns - 1 - _width(head), 8)
+        if _width(typed) > room:
+            while typed and _width(typed) > room - 1:
+                typed = typed[1:]
+            typed = "<" + typed
+        self._write("\r\x1b[K" + head + typed + end)
+
+    def _write(self, text: str) -> None:
+        assert self.echo is not None
+        self.echo.write(text)
+        self.echo.flush()
+
+
+def check_save_path(path: Path) -> None:
+    """Refuse, before the game starts, a save file that could never be written: a directory, a device, a pipe,
+    a file in a directory that does not exist. (A symbolic link is followed.)"""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise GameError(f"cannot save the game to {clean(str(path))}: {e.strerror or e}") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise GameError(f"cannot save the game to {clean(str(path))}: it is not a regular file")
+    parent = Path(os.path.realpath(path)).parent
+    if not parent.is_dir():
+        raise GameError(f"cannot save the game to {clean(str(path))}: no directory {clean(str(parent))}")
+
+
+def load_game(path: Path) -> Game:
+    """The game saved in ``path``: a regular file of at most a megabyte (read no further), checked whole by
+    :meth:`Game.from_json`; GameError naming what is wrong."""
+    shown = clean(str(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a pipe given by mistake must not hang
+    except OSError as e:
+        raise GameError(f"cannot read the saved game {shown}: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise GameError(f"{shown} is not a regular file: not a saved game")
+        if st.st_size > MAX_SAVE_BYTES:
+            raise GameError(f"{shown} is larger than {MAX_SAVE_BYTES >> 20} MB: not a saved pentadice game")
+        chunks, size = [], 0
+        while size <= MAX_SAVE_BYTES:
+            chunk = os.read(fd, MAX_SAVE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as e:
+        raise GameError(f"cannot read the saved game {shown}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    return Game.from_json(b"".join(chunks))
 
 
 def dice_text(dice: tuple[int, ...]) -> str:
@@ -74,8 +424,9 @@ def dice_text(dice: tuple[int, ...]) -> str:
 def sheet_text(game: Game) -> str:
     """All players' sheets side by side, with the totals."""
     rs = game.rules
-    width = max(10, *(len(p.name) + 2 for p in game.players))
-    head = f"{'':<18}" + "".join(f"{p.name:>{width}}" for p in game.players)
+    names = [clean(p.name) for p in game.players]
+    width = max(10, *(len(n) + 2 for n in names))
+    head = f"{'':<18}" + "".join(f"{n:>{width}}" for n in names)
     lines = [head, "-" * len(head)]
 
     def row(label: str, cells: list[str]) -> None:
@@ -93,18 +444,27 @@ def sheet_text(game: Game) -> str:
     return "\n".join(lines)
 
 
+def _key(text: str) -> str:
+    return "".join(c for c in text.lower() if c not in " _-")
+
+
 def parse_box(rs: rules.RuleSet, text: str) -> str:
-    """A box from its id or its name, any case, spaces or underscores."""
-    key = text.strip().lower().replace(" ", "_")
+    """A box from its id or its name, any case, with or without spaces, underscores or hyphens."""
+    key = _key(text.strip())
     for box in rs.boxes:
-        if key in (box, rs.box_name(box).lower().replace(" ", "_")):
+        if key in (_key(box), _key(rs.box_name(box))):
             return box
-    raise GameError(f"unknown box {text.strip()!r}; boxes: {' '.join(rs.boxes)}")
+    raise GameError(f"unknown box {_shown(text.strip())}; boxes: {' '.join(rs.boxes)}")
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """Typed text in a message: quoted, escaped, cut short."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
 def scored_text(game: Game, s: Scored) -> str:
     rs = game.rules
-    text = f"{s.player} scores {rs.box_name(s.box)}: {s.points} point{'s' if s.points != 1 else ''}"
+    text = f"{clean(s.player)} scores {rs.box_name(s.box)}: {s.points} point{'s' if s.points != 1 else ''}"
     if s.penta_bonus:
         text += f" + {s.penta_bonus} {rs.box_name('penta')} bonus"
     if s.upper_bonus:
@@ -112,10 +472,26 @@ def scored_text(game: Game, s: Scored) -> str:
     return text + (" (auto-commit)" if s.auto else "")
 
 
+@contextlib.contextmanager
+def _signals_ignored() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP ignored for the block (a second Ctrl-C while the game is saved after the
+    first)."""
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            previous[sig] = signal.signal(sig, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 class TerminalGame:
     """One game in a terminal: ``run()`` plays it to the end, or until the input ends or a player quits.
 
-    ``out(text, nl=True)`` writes (``click.echo`` fits).
+    ``out(text, nl=True)`` writes (``click.echo`` fits). After Ctrl-C (KeyboardInterrupt out of ``run``),
+    :meth:`save_interrupted` saves the game as it stood at the last prompt.
     """
 
     def __init__(
@@ -127,43 +503,122 @@ class TerminalGame:
         hints: bool = False,
         pause: float = 0.0,
         save_path: Path | None = None,
+        resumed_from: Path | None = None,
     ) -> None:
         self.game, self.advisor, self.inp, self.out = game, advisor, inp, out
-        self.hints, self.pause, self.save_path = hints, pause, save_path
+        self.hints, self.pause, self.resumed_from = hints, pause, resumed_from
+        self.recorded_save_path = game.save_path  # where a resumed game says it was saved
+        self.save_path: Path | None = None
+        self._set_save_path(save_path)
+        game.hints = hints
+        self.checkpoint = game.to_json()  # the game at the last prompt: what Ctrl-C saves
+        self.confirm: str | None = None  # a box scoring 0 with rerolls left, typed once
+        self._headed = False  # the current turn's header is shown
+        self._fresh = False  # the dice on show are new: the warning is not shown yet
+        self._hint_due = False
+        self._prompt_open = False  # a prompt waits on its line
+
+    def _set_save_path(self, path: Path | None) -> None:
+        self.save_path = path
+        self.game.save_path = None if path is None else os.path.abspath(path)
 
     def run(self) -> bool:
         """Play until the game is over (True) or stops early (False)."""
         game = self.game
-        self.out(f"{game.rules.title}: {', '.join(p.name for p in game.players)}. Type 'help' for the commands.")
-        try:
-            while not game.over:
-                self.turn()
-        except (EOFError, _Quit) as stop:
-            self.out("" if isinstance(stop, _Quit) else "\nInput ended: the game stops here.")
-            self.save()
-            return False
+        names = ", ".join(clean(p.name) for p in game.players)
+        self.out(f"{game.rules.title}: {names}. Type 'help' for the commands.")
+        if self.resumed_from is not None:
+            self.out(self._resumed_text())
+        with self.inp.session():
+            try:
+                while not game.over:
+                    self.turn()
+            except (EOFError, _Quit) as stop:
+                saved = self._stop_text()  # saved first: the terminal may be gone
+                self.out("" if isinstance(stop, _Quit) else "\nInput ended: the game stops here.")
+                self.out(saved)
+                return False
         self.out("\n" + sheet_text(game))
         winners = game.winners()
         best = game.totals(winners[0])["total"]
         if len(winners) == 1:
-            self.out(f"{winners[0].name} wins with {best} points.")
+            self.out(f"{clean(winners[0].name)} wins with {best} points.")
         else:
-            self.out(f"Tie at {best} points: {' and '.join(p.name for p in winners)}.")
-        self.save()
+            self.out(f"Tie at {best} points: {' and '.join(clean(p.name) for p in winners)}.")
+        if self.save_path is not None:
+            self.save(self.save_path)
         return True
+
+    def _resumed_text(self) -> str:
+        game = self.game
+        where = clean(str(self.resumed_from))
+        if game.over:
+            return f"Resumed the game saved in {where}: it is over."
+        text = f"Resumed the game saved in {where}: {clean(game.player.name)} to play"
+        text += f", roll {game.rolls_made} of {game.rules.rolls}." if game.dice is not None else "."
+        recorded, now = self.recorded_save_path, self.game.save_path
+        if recorded is not None and now is not None and recorded != now:
+            text += f" It was saved to {clean(recorded)}; from now on it is saved to {clean(now)}."
+        return text
+
+    def _stop_text(self) -> str:
+        """After quit or the end of input: the game saved, and the line saying where (or how to save it)."""
+        if self.save_path is None:
+            return "The game was not saved: start with --save FILE (or type 'save FILE') to keep it."
+        self.save(self.save_path)
+        where = clean(str(self.save_path))
+        return f"Game saved to {where}; resume it with: pentadice play --resume {shlex.quote(where)}"
+
+    def save_interrupted(self) -> str:
+        """After Ctrl-C: the game as it stood at the last prompt saved, if it has a file; says where (for
+        ``Interrupted: ...``). A second Ctrl-C while it is written is ignored."""
+        message = f"game saved to {clean(str(self.save_path))}"
+        if self.save_path is None:
+            message = "the game was not saved (start with --save FILE to keep it)"
+        else:
+            with _signals_ignored():
+                try:
+                    self.save(self.save_path, self.checkpoint)
+                except GameError as e:
+                    message = f"the game was not saved: {e}"
+                except KeyboardInterrupt:
+                    pass  # noted while the file was renamed into place: it is written
+        if self._prompt_open:
+            with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+                self.out("")  # the line of the prompt ends
+        return message
+
+    def _mark(self) -> None:
+        """The game is whole here (between moves): Ctrl-C from now on saves this."""
+        self.checkpoint = self.game.to_json()
+
+    def _header(self) -> None:
+        game = self.game
+        count, n = len(game.rules.boxes), game.turn_number
+        of = f"of {count}" if n <= count else "(extra turn)"
+        self.out(f"\n== {clean(game.player.name)}, turn {n} {of} ==")
+
+    def _show_roll(self) -> None:
+        self.out(f"Roll {self.game.rolls_made}: {dice_text(self.game.dice)}")
+        self._fresh = self._hint_due = True
+        self.confirm = None
 
     def turn(self) -> None:
         game = self.game
         player = game.player
+        if game.dice is None or not self._headed:
+            self._header()
+            self._headed = True
         if game.dice is None:
-            count, n = len(game.rules.boxes), game.turn_number
-            of = f"of {count}" if n <= count else "(extra turn)"
-            self.out(f"\n== {player.name}, turn {n} {of} ==")
+            self._mark()
             game.roll()
-        self.out(f"Roll {game.rolls_made}: {dice_text(game.dice)}")
+        self._show_roll()
         while game.player is player and game.dice is not None:
-            if game.warning:
-                self.out(game.warning + ".")
+            self._mark()
+            if self._fresh:  # the rules' warning: once for each roll, on the last roll only
+                self._fresh = False
+                if game.warning:
+                    self.out(game.warning + ".")
             if player.computer:
                 self.computer_step()
             else:
@@ -177,91 +632,151 @@ class TerminalGame:
     def play_computer_choice(self) -> None:
         """The advisor's best option for the current player, played and shown."""
         game = self.game
-        name = game.player.name
+        name = clean(game.player.name)
         option, scored = computer_move(game, self.advisor)
         if scored is None:
             self.out(f"{name}: {describe(option, game.rules).lower()}")
-            self.out(f"Roll {game.rolls_made}: {dice_text(game.dice)}")
+            self._show_roll()
         else:
             self.out(scored_text(game, scored))
-            self.save()
+            self.autosave()
 
     def human_step(self) -> None:
         game = self.game
         advice = self.advisor.advise(game.situation())
-        if self.hints:
+        if self.hints and self._hint_due:
+            self._hint_due = False
             self.out(f"Hint: {describe(advice.best, game.rules)} (expected {advice.best.value:.2f})")
         last = game.rolls_left == 0
-        if last:
-            prompt = f"{game.player.name}, score which box? (auto-commit in {game.auto_commit_seconds:g} s) "
-        else:
-            prompt = f"{game.player.name}, keep, roll or score? "
-        self.out(prompt, nl=False)
-        line = self.read_choice(last)
-        if line is None or not self.inp.interactive:  # a script's commands stand after their prompts
-            self.out(line or "")
+        name = clean(game.player.name)
+        prompt = f"{name}, score which box? " if last else f"{name}, keep, roll or score? "
+        line = self.read_choice(prompt, game.auto_commit_seconds if last else None)
         if line is None:
             self.out(scored_text(game, game.auto_commit(self.advisor)))
-            self.save()
+            self.autosave()
             return
         try:
             self.command(line, advice)
         except GameError as e:
-            self.out(f"Not allowed: {e}")
+            self.out(f"Not allowed: {clean(str(e))}")
 
-    def read_choice(self, last: bool) -> str | None:
-        """A command; None when the auto-commit is due (no choice within the time, or no more input)."""
-        deadline = time.monotonic() + self.game.auto_commit_seconds
+    def read_choice(self, prompt: str, seconds: float | None) -> str | None:
+        """A command; None when the auto-commit is due (``seconds`` given: no choice within them, or no more
+        input). Type-ahead at a terminal is dropped first."""
+        self._prompt_open = True  # until a line is read: Ctrl-C ends the prompt's line first
+        line = self._read_choice(prompt, seconds)
+        self._prompt_open = False
+        return line
+
+    def _read_choice(self, prompt: str, seconds: float | None) -> str | None:
+        self.inp.discard_pending()
+        if self.inp.editing:
+            while True:
+                try:
+                    line = self.inp.edit(prompt, seconds)
+                except InputRefused as e:
+                    self.out(f"Not read: {e}.")
+                    continue
+                if line is None or line.strip():
+                    return None if line is None else line.strip()
+        shown = prompt if seconds is None else f"{prompt}(auto-commit in {seconds:g} s) "
+        self.out(shown, nl=False)
+        deadline = None if seconds is None else time.monotonic() + seconds
         while True:
-            timeout = max(0.0, deadline - time.monotonic()) if last else None
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
                 line = self.inp.readline(timeout)
             except EOFError:
-                if last:
-                    return None
-                raise
+                if seconds is None:
+                    raise
+                line = None  # the script ended: the auto-commit fills the box
+            except InputRefused as e:
+                self.out("")
+                self.out(f"Not read: {e}.")
+                self.out(shown, nl=False)
+                continue
             if line is None:
+                self.out("")
                 return None
             if line.strip():
+                if not self.inp.interactive:  # a script's commands stand after their prompts
+                    self.out(clean(line.strip()))
                 return line.strip()
 
     def command(self, line: str, advice) -> None:
         game = self.game
         word, _, rest = line.partition(" ")
-        word = word.lower()
+        word, rest = word.lower(), rest.strip()
+        confirm, self.confirm = self.confirm, None
         if word in ("help", "?"):
+            self.confirm = confirm
             self.out(HELP)
+        elif word == "sheet":
+            self.confirm = confirm
+            self.out(sheet_text(game))
         elif word == "best":
             self.play_computer_choice()
             self.feedback(advice, advice.best)
-        elif word == "sheet":
-            self.out(sheet_text(game))
         elif word == "quit":
             raise _Quit
         elif word == "save":
-            if not rest.strip():
-                raise GameError("save needs a file name")
-            self.save(Path(rest.strip()))
-        elif word in ("roll", "r", "keep", "k") or word.isdigit():
-            keep_text = rest if word in ("keep", "k") else "" if word in ("roll", "r") else line
-            keep = self.parse_dice(keep_text)
+            self.save_command(rest)
+        elif word == "yes":
+            if confirm is None:
+                raise GameError("there is nothing to confirm")
+            self.score_box(confirm, advice, confirmed=True)
+        elif word in ("roll", "r", "keep", "k") or word[0].isdigit():
+            if word in ("roll", "r") and rest:
+                raise GameError("'roll' rerolls all the dice; to keep some, type keep and them, e.g. 'keep 4 4'")
+            if word in ("keep", "k") and not rest:
+                raise GameError("keep which dice? Type them after keep, e.g. 'keep 4 4' ('roll' rerolls all)")
             if game.rolls_left == 0:
                 raise GameError("no rolls left: score the dice in a box")
+            keep = self.parse_dice(rest if word in ("keep", "k") else "" if word in ("roll", "r") else line)
             game.roll(keep)
             self.feedback(advice, advice.option_for(keep=keep) if len(keep) < game.rules.dice else None)
-            self.out(f"Roll {game.rolls_made}: {dice_text(game.dice)}")
+            self._show_roll()
         else:
-            box = parse_box(game.rules, rest if word in ("score", "s") else line)
-            option = next((o for o in advice.options if o.box == box), None)
-            self.out(scored_text(game, game.score(box)))
-            self.feedback(advice, option)
-            self.save()
+            if word in ("score", "s"):
+                if not rest:
+                    raise GameError("score which box? e.g. 'score chance'")
+                box = parse_box(game.rules, rest)
+            else:
+                try:
+                    box = parse_box(game.rules, line)
+                except GameError:
+                    raise GameError(f"unknown command or box {_shown(line)}; type 'help' for the commands") from None
+            self.score_box(box, advice, confirmed=box == confirm)
+
+    def score_box(self, box: str, advice, confirmed: bool = False) -> None:
+        """Fill ``box``; a box that scores nothing while rerolls are left is filled only once confirmed."""
+        game = self.game
+        legal, bonus = game.legal_boxes()
+        if not confirmed and game.rolls_left > 0 and legal.get(box) == 0 and not bonus:
+            self.confirm = box
+            self.out(
+                f"{game.rules.box_name(box)} scores 0 here and you have rerolls left; "
+                "type it again (or 'yes') to confirm."
+            )
+            return
+        option = next((o for o in advice.options if o.box == box), None)
+        self.out(scored_text(game, game.score(box)))
+        self.feedback(advice, option)
+        self.autosave()
 
     def parse_dice(self, text: str) -> tuple[int, ...]:
-        try:
-            return tuple(int(x) for x in text.replace(",", " ").split())
-        except ValueError:
-            raise GameError(f"dice are numbers 1 to 6, not {text.strip()!r}") from None
+        """Faces to keep: single digits, separated by spaces or commas."""
+        words = text.replace(",", " ").split()
+        for w in words:
+            if len(w) != 1 or w not in "0123456789":
+                showing = " ".join(map(str, self.game.dice or ()))
+                split = (
+                    f" (to keep {len(w)} dice, type them apart: 'keep {' '.join(w)}')"
+                    if w.isascii() and w.isdigit()
+                    else ""
+                )
+                raise GameError(f"{_shown(w)} is not a die: a die shows 1 to 6{split}; the dice show {showing}")
+        return tuple(int(w) for w in words)
 
     def feedback(self, advice, option) -> None:
         if not self.hints or option is None:
@@ -271,15 +786,47 @@ class TerminalGame:
         else:
             self.out(f"That cost {option.loss:.2f} points against the best: {describe(advice.best, self.game.rules)}.")
 
-    def save(self, path: Path | None = None) -> None:
-        target = path or self.save_path
-        if target is None:
-            return
-        text = self.game.to_json().encode()
+    def save_command(self, name: str) -> None:
+        """``save [FILE]``: the game saved (to FILE, or to the save file); FILE is the save file from then on."""
+        if len(name) >= 2 and name[0] == name[-1] and name[0] in "'\"":
+            name = name[1:-1]
+        if not name:
+            if self.save_path is None:
+                raise GameError("save needs a file name (or start with --save FILE)")
+            target = self.save_path
+        else:
+            target = Path(name).expanduser()
+        before = self.save_path
+        self._set_save_path(target)
         try:
-            write_file(target, lambda fh: fh.write(text))
+            self.save(target)
+        except GameError:
+            self._set_save_path(before)
+            raise
+        where = clean(str(target))
+        if before is not None and os.path.abspath(before) == os.path.abspath(target):
+            self.out(f"Game saved to {where}.")
+        else:
+            self.out(f"Game saved to {where}; it is saved there after every box from now on.")
+
+    def autosave(self) -> None:
+        """After a box: the game saved to its file, if it has one; a failure is shown and the game goes on."""
+        if self.save_path is None:
+            return
+        try:
+            self.save(self.save_path)
+        except GameError as e:
+            self.out(f"Warning: {e}; the game goes on.")
+
+    def save(self, target: Path, text: str | None = None) -> None:
+        """Write the game (``text``: a checkpoint; else the game now, which becomes the checkpoint)."""
+        if text is None:
+            text = self.checkpoint = self.game.to_json()
+        data = text.encode()
+        try:
+            write_file(target, lambda fh: fh.write(data))
         except OSError as e:
-            raise GameError(f"cannot save the game to {target}: {e.strerror or e}") from None
+            raise GameError(f"cannot save the game to {clean(str(target))}: {e.strerror or e}") from None
 
 
 class _Quit(Exception):
