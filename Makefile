@@ -1,9 +1,13 @@
 # pentadice: every set-up step lives here (and in pyproject.toml), never by hand.
+# Targets are files where they can be, so that a second `make table` neither reinstalls nor solves again.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-PENTADICE_DATA ?= $(CURDIR)/data
-export PENTADICE_DATA
+INSTALLED := $(VENV)/.installed
+DATA ?= data
+# What the values of a table depend on: a change to any of these solves again.
+SOLVER_SOURCES := pentadice/rules.py pentadice/turn.py pentadice/states.py pentadice/dice.py pentadice/table.py \
+	$(wildcard pentadice/solver/*.py)
 
 .PHONY: install test bench table figures lint clean
 
@@ -11,11 +15,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-install: $(BIN)/python  ## the package, editable, with test and dev tools
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+# PYTHONWARNINGS: setuptools' banner about editable installs says nothing that concerns this project.
+$(INSTALLED): pyproject.toml | $(BIN)/python
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
 
-table: install  ## solve Penta and write its table into $(PENTADICE_DATA)
-	$(BIN)/pentadice solve --rules penta
+install: $(INSTALLED)  ## the package, editable, with test and dev tools (again only when pyproject.toml changed)
+
+table: $(DATA)/penta.json  ## solve Penta into data/ (the commands' default table directory in a checkout)
+
+$(DATA)/penta.json: $(INSTALLED) $(SOLVER_SOURCES)
+	$(BIN)/pentadice solve --rules penta --data $(DATA)
 
 test: install  ## the whole test suite, slow tests included
 	$(BIN)/python -m pytest

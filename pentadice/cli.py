@@ -30,22 +30,23 @@ def main() -> None:
     """Exact optimal strategy for Penta and the Yahtzee family of dice games."""
 
 
+DATA_OPTION = click.option("--data", default=None, type=click.Path(file_okay=False), help=paths.DEFAULT_HELP)
+
+
 @main.command()
 @RULES_OPTION
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False),
-    default=None,
-    help=f"Table directory [default: ${paths.ENV_VAR}, else ~/.local/share/pentadice].",
-)
+@click.option("--data", "--out", "data", type=click.Path(file_okay=False), default=None, help=paths.DEFAULT_HELP)
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
-def solve(rules_name: str, out: str | None, threads: int | None, as_json: bool) -> None:
-    """Solve a rule set exactly and write its table (NumPy .npy, Parquet, JSON metadata)."""
+def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool) -> None:
+    """Solve a rule set exactly and write its table (NumPy .npy, Parquet, JSON metadata).
+
+    The table directory is given by --data (--out is the same option).
+    """
     from pentadice import solver, table
 
     rs = rules.get_rules(rules_name)
-    directory = paths.data_dir(out)
+    directory = paths.data_dir(data)
     try:
         table.prepare_directory(directory, rs.name)
         bar = _progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
@@ -84,7 +85,8 @@ def solve(rules_name: str, out: str | None, threads: int | None, as_json: bool) 
     click.echo(f"Rules:           {rs.name} ({rs.title})")
     click.echo(f"Expected score:  {solution.expected_score:.10f} at game start, optimal play")
     click.echo(f"States solved:   {solution.states_solved:,}")
-    click.echo(f"Solve:           {solution.solve_seconds:.3f} s on {solution.threads} threads")
+    threads_text = f"{solution.threads} thread{'s' if solution.threads != 1 else ''}"
+    click.echo(f"Solve:           {solution.solve_seconds:.3f} s on {threads_text}")
     click.echo(f"JIT compile:     {solution.compile_seconds:.3f} s (Numba; loaded from cache after the first run)")
     click.echo(f"Write:           {write_seconds:.3f} s")
     click.echo(f"Files:           {files.values}")
@@ -92,19 +94,29 @@ def solve(rules_name: str, out: str | None, threads: int | None, as_json: bool) 
     click.echo(f"                 {files.meta}")
 
 
-@main.command()
-@click.argument("dice", nargs=-1, type=int)
+BOX_NAMES_HELP = (
+    "\b\nBox names for --sheet, in any case, words joined by '-', '_', a space or nothing:\n  "
+    + rules.PENTA_RULES.names_help().replace("), ", "),\n  ")
+    + ",\n  penta_bonus (bonus).\nUnder --rules yahtzee the Penta box is also 'yahtzee', under kiriki 'kiriki'."
+)
+
+
+@main.command(epilog=BOX_NAMES_HELP)
+@click.argument("dice", nargs=-1)
 @click.option(
     "--rolls-left", type=click.IntRange(0, 2), default=2, show_default=True, help="Rerolls left (0: last roll)."
 )
 @click.option(
-    "--sheet", "sheet_text", default=None, help='Filled boxes, e.g. "ones=3 threes=9 penta=50 penta_bonus=100".'
+    "--sheet",
+    "sheet_text",
+    default=None,
+    help='Filled boxes, e.g. "ones=3 full house=25 penta=50 penta_bonus=100" (box names below).',
 )
 @click.option(
     "--sheet-file",
     type=click.Path(dir_okay=False, allow_dash=True),
     default=None,
-    help="The sheet as a JSON object of box: points ('-': standard input).",
+    help="The sheet as box=points text or a JSON object of box: points ('-': standard input).",
 )
 @RULES_OPTION
 @click.option(
@@ -112,15 +124,15 @@ def solve(rules_name: str, out: str | None, threads: int | None, as_json: bool) 
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--batch", type=click.File("rb"), default=None, help="JSON lines of situations ('-': standard input).")
-@click.option(
-    "--data", default=None, help=f"Table directory [default: ${paths.ENV_VAR}, else ~/.local/share/pentadice]."
-)
+@DATA_OPTION
 def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, batch, data) -> None:
     """Which dice to keep or which box to fill, and what every option is worth.
 
-    DICE are the five dice showing, e.g. `pentadice advise 1 1 3 4 6` (the start of a game, first roll).
+    DICE are the five dice showing: `pentadice advise 1 1 3 4 6`, `pentadice advise 13346`, or on standard
+    input (`echo 1 1 3 4 6 | pentadice advise`). Alone, they are the first roll of a new game.
     """
     from pentadice.advisor import Situation
+    from pentadice.advisor.situation import parse_dice
     from pentadice.sheet import Sheet
 
     if batch is not None:
@@ -131,36 +143,56 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
     if sheet_text is not None and sheet_file is not None:
         raise click.UsageError("give the sheet with --sheet or --sheet-file, not both")
     rs = rules.get_rules(rules_name)
+    if not dice:
+        if sheet_file == "-":
+            raise click.UsageError("give the dice as arguments when the sheet comes from standard input")
+        dice = (_read_stdin("the dice", 4096),)
     try:
-        sheet = _read_sheet_file(sheet_file) if sheet_file else Sheet()
+        sheet = _read_sheet_file(sheet_file, rs) if sheet_file else Sheet()
     except ValueError as e:  # the file is at fault, not the command line
         raise exits.BadInput(str(e)) from None
     try:
-        sheet = Sheet.parse(sheet_text) if sheet_text else sheet
-        situation = Situation.make(rs, list(dice), rolls_left, sheet)
+        sheet = Sheet.parse(sheet_text, rs) if sheet_text else sheet
+        situation = Situation.make(rs, parse_dice(rs, " ".join(dice)), rolls_left, sheet)
     except ValueError as e:  # a bad situation or sheet
         raise click.UsageError(str(e)) from None
+    from pentadice.advisor.explain import explain
+
     advisor = _load_advisor(rules_name, data, compiled=False)
     advice = advisor.advise(situation)
+    why = explain(advisor, advice)
     if as_json:
-        click.echo(json.dumps(advice.as_dict(rs, top)))
+        click.echo(json.dumps({**advice.as_dict(rs, top), "why": why.as_dict() if why else None}))
     else:
-        click.echo(_advice_text(advice, rs, top or 10))
+        click.echo(_advice_text(advice, rs, top or 10, why.text if why else None))
 
 
 SHEET_FILE_LIMIT = 64 * 1024
 
 
-def _read_sheet_file(path: str):
+def _read_sheet_file(path: str, rs):
     from pentadice import inputs
     from pentadice.sheet import Sheet
 
     if path == "-":
-        data = sys.stdin.buffer.read(SHEET_FILE_LIMIT + 1)
-        if len(data) > SHEET_FILE_LIMIT:
-            raise inputs.InputError(f"the sheet on standard input is larger than {SHEET_FILE_LIMIT:,} bytes")
-        return Sheet.from_json(data)
-    return Sheet.from_json(inputs.read_text(path, "the sheet file", SHEET_FILE_LIMIT))
+        return Sheet.read(_read_stdin("the sheet", SHEET_FILE_LIMIT), rs)
+    return Sheet.read(inputs.read_text(path, "the sheet file", SHEET_FILE_LIMIT), rs)
+
+
+def _read_stdin(what: str, limit: int) -> str:
+    """Standard input, whole, as text: at most ``limit`` bytes of UTF-8; a usage error at a terminal (nothing
+    was given, and waiting for typing would look like a hang)."""
+    from pentadice import inputs
+
+    if sys.stdin is None or sys.stdin.isatty():
+        raise click.UsageError(f"give {what} (as arguments, or on standard input)")
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise exits.BadInput(f"{what} on standard input is larger than {limit:,} bytes")
+    try:
+        return inputs.decode(data, f"{what} on standard input")
+    except inputs.InputError as e:
+        raise exits.BadInput(str(e)) from None
 
 
 def _load_advisor(rules_name: str, data: str | None, compiled: bool = True):
@@ -182,7 +214,7 @@ def _load_advisor(rules_name: str, data: str | None, compiled: bool = True):
         raise exits.Failure(str(e)) from None
 
 
-def _advice_text(advice, rs, top: int) -> str:
+def _advice_text(advice, rs, top: int, why: str | None = None) -> str:
     """The advice for people: the recommendation, the rules' notes, then the ranked options."""
     from pentadice.advisor.words import describe, short
 
@@ -196,6 +228,8 @@ def _advice_text(advice, rs, top: int) -> str:
     elif best.action == "keep":
         box = advice.best_box
         lines.append(f"Best box if you score now: {describe(box, rs)} (expected {box.value:.3f})")
+    if why:
+        lines.append(f"Why: {why}.")
     lines += ["", f"{'rank':>4}  {'option':<34}{'expected':>10}{'loss':>9}"]
     for i, o in enumerate(advice.options[:top], 1):
         lines.append(f"{i:>4}  {short(o, rs):<34}{o.value:>10.3f}{o.loss:>9.3f}")
@@ -263,7 +297,7 @@ def _advise_batch(stream, rules_name: str, top: int | None, data: str | None) ->
     default=None,
     help="Resume a saved game (its players, rules and dice; it goes on saving to that file).",
 )
-@click.option("--data", default=None, help="Table directory (see solve).")
+@DATA_OPTION
 @click.pass_context
 def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, resume, data) -> None:
     """Play Penta in the terminal, against the computer or each other."""
@@ -352,7 +386,7 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, r
 @click.option(
     "--out", type=click.Path(dir_okay=False), default=None, help="Write one row per game to this Parquet file."
 )
-@click.option("--data", default=None, help="Table directory (see solve).")
+@DATA_OPTION
 def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
     """Play N solitaire games with a strategy and summarise the scores."""
     from pentadice import atomic
@@ -383,21 +417,21 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
     echo = functools.partial(click.echo, err=target is not None and target.path is None)
     st = result.stats
     if as_json:
-        echo(json.dumps({"rules": rules_name, "strategy": strategy, "seed": seed, **st}))
+        echo(json.dumps({"rules": rules_name, "strategy": strategy, "seed": result.seed, **st}))
         return
-    echo(f"{result.rules.title}, {strategy} strategy, {st['games']:,} games (seed {seed})")
+    echo(f"{result.rules.title}, {strategy} strategy, {st['games']:,} games (seed {result.seed})")
     echo(f"Mean score:        {st['mean']:.3f}  (std {st['std']:.2f}, standard error {st['stderr']:.3f})")
     if strategy == "optimal":
-        echo(f"Solved expectation:{advisor.table.expected_score:>10.3f}")
+        echo(f"Solved mean:       {advisor.table.expected_score:.3f}  (exact, from the table)")
     pct = st["percentiles"]
-    echo("Percentiles:       " + "  ".join(f"{q}%: {pct[q]:g}" for q in ("1", "10", "25", "50", "75", "90", "99")))
+    echo("Percentiles:       " + "  ".join(f"{q}%: {pct[q]}" for q in ("1", "10", "25", "50", "75", "90", "99")))
     echo(f"Min / max:         {st['min']} / {st['max']}")
     echo(f"Upper bonus rate:  {st['upper_bonus_rate']:.2%}")
     penta = result.rules.box_name("penta")
     echo(f"{penta + ' rate:':<19}{st['penta_rate']:.2%}  (games with points in the {penta} box)")
     if result.rules.penta_bonus:
         dist = ", ".join(f"{k}: {v:,}" for k, v in st["penta_bonus_distribution"].items())
-        echo(f"{penta + ' bonuses:':<19}{dist}")
+        echo(f"{result.rules.bonus_name + 'es:':<19}{dist}")
     if result.rules.penta_repeat:
         dist = ", ".join(f"{k}: {v:,}" for k, v in st["extra_turns_distribution"].items())
         echo(f"{'Extra turns:':<19}{dist}")
@@ -412,8 +446,33 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
 
 
 @main.command()
+@DATA_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def where(data: str | None, as_json: bool) -> None:
+    """Which table directory the commands use, why, and which tables it holds."""
+    from pentadice import table
+
+    directory, source = paths.locate(data)
+    held = table.inventory(directory)
+    if as_json:
+        click.echo(json.dumps({"directory": str(directory), "source": source, "tables": held}))
+        return
+    why = {
+        "--data": "given by --data",
+        f"${paths.ENV_VAR}": f"from ${paths.ENV_VAR}",
+        "checkout": "the data/ folder of this source checkout, where `make table` writes",
+        "user": "your user data directory",
+    }[source]
+    click.echo(f"Table directory: {directory} ({why})")
+    for name, state in held.items():
+        click.echo(f"  {name:<22}{state}")
+    if not directory.exists():
+        click.echo("  (the directory does not exist yet: the first command that needs a table creates it)")
+
+
+@main.command()
 @RULES_OPTION
-@click.option("--data", default=None, help="Table directory (see solve).")
+@DATA_OPTION
 def verify(rules_name: str, data: str | None) -> None:
     """Check a table's files: the values against their SHA-256, the metadata against the values, and the
     Parquet export (each page's checksum, its SHA-256, and its rows against the values)."""

@@ -47,14 +47,18 @@ class Interrupted(click.ClickException):
         click.echo(f"Interrupted: {self.message}", err=True)
 
 
+class ReaderGone(Failure):
+    """Exit 1 without a word: the reader of a pipe went away (``pentadice ... | head``), as it may."""
+
+    def show(self, file=None) -> None:
+        return None
+
+
 def output_failure(e: OSError) -> Failure:
-    """The failure of writing to standard output: closed (a pipe whose reader is gone) or full."""
+    """The failure of writing to standard output: closed (a pipe whose reader is gone: quiet) or full."""
     if e.errno == errno.EPIPE:
-        reason = "the reader closed the pipe"
-    elif e.errno == errno.ENOSPC:
-        reason = "no space left on the device"
-    else:
-        reason = e.strerror or str(e)
+        return ReaderGone("the reader closed the pipe")
+    reason = "no space left on the device" if e.errno == errno.ENOSPC else e.strerror or str(e)  # EBADF, EIO
     return Failure(f"cannot write to standard output: {reason}")
 
 

@@ -68,6 +68,34 @@ BOX_NAMES_EN = {
     "penta": "Penta",
 }
 
+# Other names people type for the boxes (the ids and the rule set's display names are always understood).
+BOX_ALIASES = {
+    "ones": ("aces", "1s"),
+    "twos": ("2s",),
+    "threes": ("3s",),
+    "fours": ("4s",),
+    "fives": ("5s",),
+    "sixes": ("6s",),
+    "three_of_a_kind": ("3k", "3ok", "3oak", "3kind", "threekind", "toak"),
+    "four_of_a_kind": ("4k", "4ok", "4oak", "4kind", "fourkind", "foak"),
+    "full_house": ("fh", "full"),
+    "small_straight": ("ss", "sm", "small", "smstraight", "sstraight"),
+    "large_straight": ("ls", "lg", "large", "lgstraight", "lstraight"),
+    "chance": ("ch",),
+    "penta": (),
+}
+BONUS_ID = "penta_bonus"  # the sheet's key for the bonus points of five of a kinds, whatever the rule set calls it
+
+
+class UnknownBox(ValueError):
+    """A box name that the rule set does not know, or a box the game does not have."""
+
+
+def name_key(text: str) -> str:
+    """A box name reduced for matching: any case, without spaces, ``-`` or ``_`` (``Full-House`` -> ``fullhouse``)."""
+    return "".join(ch for ch in text.casefold() if ch not in " _-\t")
+
+
 JOKER_NONE, JOKER_FREE, JOKER_FORCED = 0, 1, 2
 JOKER_MODES = {"none": JOKER_NONE, "free": JOKER_FREE, "forced": JOKER_FORCED}
 
@@ -143,6 +171,51 @@ class RuleSet:
         """Display name of a box under this rule set (Kiriki calls the Penta box Kiriki)."""
         return dict(self.box_names)[box]
 
+    @property
+    def bonus_name(self) -> str:
+        """The bonus for further five of a kinds in words: "Penta bonus", "Yahtzee bonus"."""
+        return f"{self.box_name('penta')} bonus"
+
+    @functools.cached_property
+    def _names(self) -> dict[str, str]:
+        """Every accepted name (see :func:`name_key`) -> box id, or :data:`BONUS_ID` for the bonus."""
+        names: dict[str, str] = {}
+        for box in BOX_IDS:
+            for name in (box, BOX_NAMES_EN[box], self.box_name(box), *BOX_ALIASES[box]):
+                names[name_key(name)] = box
+        if self.penta_bonus:
+            for name in (BONUS_ID, "bonus", self.bonus_name):
+                names[name_key(name)] = BONUS_ID
+        return names
+
+    def parse_box(self, text: str, bonus: bool = False) -> str:
+        """The box id a player means: an id or a display name in any case, with spaces, ``-`` or ``_`` or none
+        (``Full house``, ``full-house``, ``FULL_HOUSE``, ``fullhouse``), a short form (``fh``, ``3k``, ``ss``),
+        or the rule set's own name of the five-of-a-kind box (``yahtzee``, ``kiriki``). With ``bonus``, the
+        bonus key (``penta_bonus``, ``bonus``, ``yahtzee bonus``) is understood too and returns
+        :data:`BONUS_ID`. :class:`UnknownBox` otherwise."""
+        key = name_key(text)
+        box = self._names.get(key)
+        if box == BONUS_ID and not bonus:
+            box = None
+        if box is None and bonus and not self.penta_bonus and key in (name_key(BONUS_ID), "bonus"):
+            raise UnknownBox(f"{self.title} pays no bonus for further {self.box_name('penta')}s")
+        if box is None:
+            also = f" (and {BONUS_ID})" if bonus and self.penta_bonus else ""
+            raise UnknownBox(f"unknown box {text.strip()[:40]!r}; boxes: {' '.join(self.boxes)}{also}")
+        if box != BONUS_ID and box not in self.boxes:
+            raise UnknownBox(f"{self.title} has no {self.box_name(box)} box")
+        return box
+
+    def names_help(self) -> str:
+        """The box ids for a help text, each with its short forms (any case, ``-``/``_``/space or none)."""
+        out = []
+        for b in self.boxes:
+            own = name_key(self.box_name(b))
+            short = [a for a in (*BOX_ALIASES[b][:3], own) if a not in (b, name_key(b))]
+            out.append(f"{b} ({', '.join(dict.fromkeys(short))})" if short else b)
+        return ", ".join(out)
+
     def params(self) -> np.ndarray:
         """The rule set as the int64 vector that compiled code reads (layout: the ``P_*`` constants)."""
         return self._params.copy()
@@ -171,14 +244,27 @@ class RuleSet:
 
 
 PENTA_RULES = RuleSet("penta", "Penta")
+YAHTZEE_NAMES = tuple({**BOX_NAMES_EN, "penta": "Yahtzee"}.items())
 REGISTRY: dict[str, RuleSet] = {
     rs.name: rs
     for rs in (
         PENTA_RULES,
-        RuleSet("yahtzee", "Yahtzee, free joker", joker="free", joker_needs_full=False),
-        RuleSet("yahtzee+forced-joker", "Yahtzee, forced joker", joker="forced", joker_needs_full=False),
-        RuleSet("yahtzee+no-joker", "Yahtzee without joker", joker="none"),
-        RuleSet("yahtzee+no-bonus", "Yahtzee without joker or bonus", joker="none", penta_bonus=0),
+        RuleSet("yahtzee", "Yahtzee, free joker", joker="free", joker_needs_full=False, box_names=YAHTZEE_NAMES),
+        RuleSet(
+            "yahtzee+forced-joker",
+            "Yahtzee, forced joker",
+            joker="forced",
+            joker_needs_full=False,
+            box_names=YAHTZEE_NAMES,
+        ),
+        RuleSet("yahtzee+no-joker", "Yahtzee without joker", joker="none", box_names=YAHTZEE_NAMES),
+        RuleSet(
+            "yahtzee+no-bonus",
+            "Yahtzee without joker or bonus",
+            joker="none",
+            penta_bonus=0,
+            box_names=YAHTZEE_NAMES,
+        ),
         RuleSet(
             "kiriki",
             "Kiriki",

@@ -15,7 +15,8 @@ import numpy as np
 
 from pentadice import dice, inputs, rules
 
-BONUS_KEY = "penta_bonus"
+BONUS_KEY = rules.BONUS_ID
+PAIR = re.compile(r"([^=,]+?)\s*=\s*([^\s,]*)")
 POINTS = re.compile(r"-?[0-9]{1,9}", re.ASCII)  # plain ASCII digits: no "0_9", no other scripts' digits
 MAX_REPEATS = 100  # Kiriki: five of a kind added to its box at most this many times (20 has odds below 1e-25)
 
@@ -54,18 +55,29 @@ class Sheet:
     penta_bonus: int = 0
 
     @classmethod
-    def parse(cls, text: str) -> Sheet:
-        """A sheet from ``"box=points ..."`` (spaces or commas between pairs)."""
+    def parse(cls, text: str, rs: rules.RuleSet | None = None) -> Sheet:
+        """A sheet from ``"box=points ..."``, pairs apart by spaces or commas; box names as people type them
+        (``full house=25``, ``FH=25``, ``3k=17``: see :meth:`rules.RuleSet.parse_box`, under ``rs``)."""
         pairs = []
-        for item in text.replace(",", " ").split():
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise SheetError(f"sheet entry {item!r} is not BOX=POINTS")
-            pairs.append((key.strip(), value.strip()))
-        return cls.from_pairs(pairs)
+        end = 0
+        for m in PAIR.finditer(text):
+            if _separators_only(text[end : m.start()]):
+                pairs.append((m.group(1).strip(), m.group(2)))
+                end = m.end()
+            else:
+                break
+        rest = text[end:]
+        if not _separators_only(rest):
+            raise SheetError(f"sheet entry {rest.replace(',', ' ').split()[0][:40]!r} is not BOX=POINTS")
+        return cls.from_pairs(pairs, rs)
 
     @classmethod
-    def from_json(cls, text: str) -> Sheet:
+    def read(cls, text: str, rs: rules.RuleSet | None = None) -> Sheet:
+        """A sheet file: a JSON object, or the ``box=points`` text of :meth:`parse`."""
+        return cls.from_json(text, rs) if text.lstrip().startswith(("{", "[")) else cls.parse(text, rs)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, rs: rules.RuleSet | None = None) -> Sheet:
         """A sheet from a JSON object of ``box: points`` pairs (strict JSON: see :mod:`pentadice.inputs`)."""
         try:
             data = inputs.loads(text, "the sheet")
@@ -73,23 +85,29 @@ class Sheet:
             raise SheetError(str(e)) from None
         if not isinstance(data, dict):
             raise SheetError(f"the sheet must be a JSON object of box: points pairs, not {_json_kind(data)}")
-        return cls.from_pairs(list(data.items()))
+        return cls.from_pairs(list(data.items()), rs)
 
     @classmethod
-    def from_mapping(cls, data: object) -> Sheet:
-        """A sheet from a mapping of box ids (and ``penta_bonus``) to points."""
+    def from_mapping(cls, data: object, rs: rules.RuleSet | None = None) -> Sheet:
+        """A sheet from a mapping of box names (and ``penta_bonus``) to points."""
         if not isinstance(data, Mapping):
             raise SheetError("the sheet must be an object of box: points pairs")
-        return cls.from_pairs(list(data.items()))
+        return cls.from_pairs(list(data.items()), rs)
 
     @classmethod
-    def from_pairs(cls, pairs: list) -> Sheet:
-        """A sheet from ``(key, points)`` pairs; refuses unknown keys, repeated keys and non-integers."""
+    def from_pairs(cls, pairs: list, rs: rules.RuleSet | None = None) -> Sheet:
+        """A sheet from ``(name, points)`` pairs, names read by ``rs`` (Penta's names when None); refuses unknown
+        names, a box given twice (under any of its names) and points that are not whole numbers."""
+        names = rs or rules.PENTA_RULES
         boxes: dict[str, int] = {}
         bonus = None
-        for key, value in pairs:
-            if key != BONUS_KEY and key not in rules.BOX_INDEX:
-                raise SheetError(f"unknown box id {key!r}; box ids: {' '.join(rules.BOX_IDS)} (and {BONUS_KEY})")
+        for name, value in pairs:
+            if not isinstance(name, str):
+                raise SheetError(f"unknown box {name!r}")
+            try:
+                key = names.parse_box(name, bonus=True)
+            except rules.UnknownBox as e:
+                raise SheetError(str(e)) from None
             if key in boxes or (key == BONUS_KEY and bonus is not None):
                 raise SheetError(f"box {key!r} is given twice")
             if isinstance(value, bool) or not isinstance(value, int | str):
@@ -124,7 +142,9 @@ class Sheet:
         if bonus:
             step = rs.penta_bonus
             if step == 0:
-                raise SheetError(f"{rs.title} has no Penta bonus, yet {BONUS_KEY}={bonus}")
+                raise SheetError(
+                    f"{rs.title} pays no bonus for further {rs.box_name('penta')}s, yet {BONUS_KEY}={bonus}"
+                )
             if bonus < 0:
                 raise SheetError(f"{BONUS_KEY}={bonus} is impossible: a bonus is never negative")
             if bonus % step:
@@ -134,7 +154,7 @@ class Sheet:
             if bonus // step > len(self.boxes) - 1:
                 raise SheetError(
                     f"{BONUS_KEY}={bonus} is impossible: each bonus comes with another filled box, "
-                    f"and only {len(self.boxes) - 1} are filled besides Penta"
+                    f"and only {len(self.boxes) - 1} are filled besides {rs.box_name('penta')}"
                 )
         if len(self.boxes) == len(rs.boxes) and not finished_ok:
             raise SheetError("every box is filled: the game is over")
@@ -171,6 +191,10 @@ class Sheet:
         if self.penta_bonus:
             out[BONUS_KEY] = self.penta_bonus
         return out
+
+
+def _separators_only(text: str) -> bool:
+    return not text.replace(",", " ").strip()
 
 
 def _spans(values: frozenset[int]) -> str:

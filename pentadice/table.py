@@ -315,6 +315,21 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
     return Table(rs, values, meta, files)
 
 
+def inventory(directory: Path) -> dict[str, str]:
+    """Each registered rule set's table in ``directory``, in words: solved (with its expected score), missing,
+    or why it cannot be used. Quick: the values' checksum is not computed (``verify`` does that)."""
+    out = {}
+    for name, rs in rules.REGISTRY.items():
+        try:
+            t = load(rs, directory, verify=False)
+            out[name] = f"solved: expected score {t.expected_score:.10f}"
+        except TableMissing:
+            out[name] = "not solved yet"
+        except TableError as e:
+            out[name] = f"unusable: {str(e).split('; run')[0]}"
+    return out
+
+
 def read_parquet(path: str | os.PathLike[str]) -> tuple[np.ndarray, dict]:
     """The values and metadata of a table's Parquet export, checked: every page's CRC, and the SHA-256 of the
     values rebuilt from the rows against the checksum in the file's metadata. TableError if anything fails."""

@@ -191,7 +191,7 @@ def test_a_full_sheet_is_refused(penta_advisor):
     ("text", "message"),
     [
         ("fives=5 fives=10", "'fives' is given twice"),
-        ("sevens=7", "unknown box id 'sevens'"),
+        ("sevens=7", "unknown box 'sevens'"),
         ("ones", "is not BOX=POINTS"),
         ("ones=x", "points must be a whole number"),
     ],

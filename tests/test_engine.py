@@ -165,7 +165,7 @@ def test_save_and_resume_rolls_what_the_original_would_have(penta_advisor):
     g.roll(g.dice[:2])
     saved = g.to_json()
     copy = Game.from_json(saved)
-    assert copy.dice == g.dice and copy.rolls_made == 2 and [p.name for p in copy.players] == ["Ana", "cpu 1"]
+    assert copy.dice == g.dice and copy.rolls_made == 2 and [p.name for p in copy.players] == ["Ana", "cpu"]
     assert copy.roll() == g.roll()
     assert copy.score("chance") == g.score("chance")
     assert copy.roll() == g.roll()
@@ -212,7 +212,8 @@ def test_bad_players_are_refused(spec, message):
 
 def test_players_are_people_or_computers():
     players = parse_players("Ana, cpu ,cpu:Deep Blue")
-    assert [(p.name, p.computer) for p in players] == [("Ana", False), ("cpu 1", True), ("Deep Blue", True)]
+    assert [(p.name, p.computer) for p in players] == [("Ana", False), ("cpu", True), ("Deep Blue", True)]
+    assert [p.name for p in parse_players("cpu,Ana,cpu")] == ["cpu 1", "Ana", "cpu 2"]  # numbered when several
 
 
 # Issue 9: the sacrifice warning on the last roll only; clearer keep messages; the auto-commit time checked;

@@ -98,7 +98,7 @@ def test_kiriki_box_holds_multiples_of_50(kiriki_advisor):
     assert kiriki_advisor.situation((1, 2, 3, 4, 5), 0, Sheet({"penta": 150, "ones": 2}))
     with pytest.raises(SituationError, match="penta=120 is impossible"):
         kiriki_advisor.situation((1, 2, 3, 4, 5), 0, Sheet({"penta": 120}))
-    with pytest.raises(SituationError, match="has no Penta bonus"):
+    with pytest.raises(SituationError, match="Kiriki pays no bonus for further Kirikis"):
         kiriki_advisor.situation((1, 2, 3, 4, 5), 0, Sheet({"penta": 50, "ones": 1}, penta_bonus=100))
 
 

@@ -93,7 +93,7 @@ def test_the_countdown_shows_and_typing_pauses_it(tmux, penta_table_dir):
 
 def test_type_ahead_during_the_computers_turn_is_discarded(tmux, penta_table_dir):
     tmux.start(game_command(penta_table_dir, "--players", "cpu,Ana", "--seed", "3", "--pause", "1"))
-    tmux.wait_for("== cpu 1, turn 1 of 13 ==")
+    tmux.wait_for("== cpu, turn 1 of 13 ==")
     tmux.keys("chance", "Enter")  # typed while the computer plays: not for a roll not yet seen
     tmux.wait_for("Ana, keep, roll or score?")
     tmux.keys("sheet", "Enter")

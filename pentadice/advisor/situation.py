@@ -13,6 +13,19 @@ class SituationError(ValueError):
     """Dice, rerolls or a sheet that cannot make a situation of the game."""
 
 
+def parse_dice(rs: rules.RuleSet, text: str) -> list[int]:
+    """Dice as people type them: ``1 1 3 4 6``, ``1,1,3,4,6`` or ``13346`` (then one digit a die)."""
+    words = text.replace(",", " ").split()
+    if len(words) == 1 and len(words[0]) == rs.dice and words[0].isascii() and words[0].isdigit():
+        words = list(words[0])
+    if not words:
+        raise SituationError(f"give the {rs.dice} dice, e.g. 1 1 3 4 6")
+    bad = [w for w in words if not (w.isascii() and w.isdigit() and len(w) <= 2)]
+    if bad:
+        raise SituationError(f"a die shows 1 to 6, not {bad[0][:20]!r}")
+    return [int(w) for w in words]
+
+
 @dataclass(frozen=True)
 class Situation:
     """The dice showing (sorted), the rerolls left (0, 1 or 2 in Penta), and the score sheet."""
@@ -45,6 +58,7 @@ class Situation:
         roll = rs.rolls - self.rolls_left
         left = {0: "last roll", 1: "1 reroll left"}.get(self.rolls_left, f"{self.rolls_left} rerolls left")
         filled = len(self.sheet.boxes)
-        when = "start of the game" if filled == 0 else f"{filled} boxes filled, {self.sheet.score(rs)} points so far"
+        boxes = f"{filled} box{'es' if filled != 1 else ''} filled"
+        when = "start of the game" if filled == 0 else f"{boxes}, {self.sheet.score(rs)} points so far"
         dice = " ".join(map(str, self.dice))
         return f"{rs.title}: dice {dice}, roll {roll} of {rs.rolls} ({left}); {when}"

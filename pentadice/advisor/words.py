@@ -23,7 +23,7 @@ def describe(option: Option, rs: rules.RuleSet) -> str:
         return f"Keep {' '.join(map(str, keep))} and reroll {dice_count(rerolled)}"
     text = f"Score {rs.box_name(option.box or '')}: {option.points} point{'s' if option.points != 1 else ''}"
     if option.penta_bonus:
-        text += f" + {option.penta_bonus} {rs.box_name('penta')} bonus"
+        text += f" + {option.penta_bonus} {rs.bonus_name}"
     if option.upper_bonus:
         text += f" + {option.upper_bonus} upper bonus"
     if option.points == 0 and not option.penta_bonus:
@@ -35,7 +35,7 @@ def short(option: Option, rs: rules.RuleSet) -> str:
     """The option in a table cell."""
     if option.action == "keep":
         keep = " ".join(map(str, option.keep or ())) or "nothing"
-        return f"keep {keep}, reroll {rs.dice - len(option.keep or ())}"
+        return f"keep {keep}, reroll {dice_count(rs.dice - len(option.keep or ()))}"
     extra = f" +{option.penta_bonus}" if option.penta_bonus else ""
     extra += f" +{option.upper_bonus} bonus" if option.upper_bonus else ""
     return f"score {rs.box_name(option.box or '')} {option.points}{extra}"

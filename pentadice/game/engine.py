@@ -125,19 +125,22 @@ class Scored:
 def parse_players(spec: str) -> list[Player]:
     """Players from ``"Ana,cpu,cpu"``: a name is a human, ``cpu`` (or ``cpu:NAME``) a computer player."""
     players = []
-    computers = 0
+    unnamed = []  # computers without a name: "cpu" alone, "cpu 1", "cpu 2"... when there are several
     for raw in spec.split(","):
         item = raw.strip()
         if not item:
             raise GameError(f"empty player name in {spec!r}")
         kind, _, name = item.partition(":")
         if kind.lower() == "cpu":
-            computers += 1
-            players.append(Player(name.strip() or f"cpu {computers}", computer=True))
+            players.append(Player(name.strip(), computer=True))
+            if not name.strip():
+                unnamed.append(players[-1])
         elif ":" in item:
             raise GameError(f"unknown player kind {kind!r} in {item!r}: a player is NAME, cpu or cpu:NAME")
         else:
             players.append(Player(item))
+    for number, player in enumerate(unnamed, 1):
+        player.name = "cpu" if len(unnamed) == 1 else f"cpu {number}"
     check_players(players)
     return players
 

@@ -26,7 +26,7 @@ class Simulation:
 
     rules: rules.RuleSet
     strategy: str
-    seed: int | None
+    seed: int
     scores: np.ndarray
     penta_bonus: np.ndarray
     seconds: float
@@ -69,11 +69,14 @@ def simulate(
     strategy: str = "optimal",
     progress: Callable[[int], None] | None = None,
 ) -> Simulation:
-    """Play ``games`` solitaire games of the table's rule set; the same seed gives the same games."""
+    """Play ``games`` solitaire games of the table's rule set; the same seed gives the same games. Without a
+    seed one is drawn (and kept in the result), so that any run can be played again."""
     from pentadice.game import kernel
 
     if games < 1:
         raise ValueError(f"the number of games must be at least 1, not {games}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
     rs = tbl.rules
     V = strategy_values(strategy, tbl)
     rng = np.random.default_rng(seed)
@@ -126,25 +129,27 @@ def statistics(sim: Simulation) -> dict:
     penta = sim.scores[:, rules.PENTA]
     n_bonus = sim.penta_bonus // sim.rules.penta_bonus if sim.rules.penta_bonus else np.zeros(n, dtype=np.int64)
     counts = np.bincount(n_bonus)
-    return {
+    stats = {
         "games": n,
         "mean": float(totals.mean()),
         "std": std,
         "stderr": std / np.sqrt(n),
         "min": int(totals.min()),
         "max": int(totals.max()),
-        "percentiles": {str(q): float(np.percentile(totals, q)) for q in (1, 5, 10, 25, 50, 75, 90, 95, 99)},
+        # Scores that exist: the smallest score reached by at least q % of the games (the inverted CDF).
+        "percentiles": {
+            str(q): int(np.percentile(totals, q, method="inverted_cdf")) for q in (1, 5, 10, 25, 50, 75, 90, 95, 99)
+        },
         "upper_bonus_rate": float((sim.upper_bonus > 0).mean()),
         "penta_rate": float((penta > 0).mean()),
         "penta_bonus_distribution": {str(k): int(c) for k, c in enumerate(counts) if c},
-        "extra_turns_distribution": {
-            str(k): int(c)
-            for k, c in enumerate(np.bincount(np.clip(penta // sim.rules.penta_points - 1, 0, None)))
-            if c
-        },
         "seconds": sim.seconds,
         "games_per_second": n / sim.seconds if sim.seconds > 0 else float("inf"),
     }
+    if sim.rules.penta_repeat:  # only Kiriki gives extra turns
+        extra = np.clip(penta // sim.rules.penta_points - 1, 0, None)
+        stats["extra_turns_distribution"] = {str(k): int(c) for k, c in enumerate(np.bincount(extra)) if c}
+    return stats
 
 
 def histogram(totals: np.ndarray, bins: int = 20) -> list[tuple[int, int, int]]:
@@ -164,7 +169,7 @@ def arrow_table(sim: Simulation):
     for b in sim.rules.boxes:
         columns[b] = pa.array(sim.scores[:, rules.BOX_INDEX[b]])
     columns["upper_bonus"] = pa.array(sim.upper_bonus.astype(np.int16))
-    columns["penta_bonus"] = pa.array(sim.penta_bonus)
+    columns["penta_bonus"] = pa.array(sim.penta_bonus.astype(np.int16))  # at most 100 a turn: fits like the boxes
     meta = {"rules": sim.rules.name, "strategy": sim.strategy, "seed": str(sim.seed)}
     return pa.table(columns).replace_schema_metadata(meta)
 

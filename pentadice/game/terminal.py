@@ -421,11 +421,15 @@ def dice_text(dice: tuple[int, ...]) -> str:
     return " ".join(f"[{d}]" for d in dice)
 
 
+SCREEN = 80  # columns the sheet fits in, whatever the number of players and the length of their names
+
+
 def sheet_text(game: Game) -> str:
-    """All players' sheets side by side, with the totals."""
+    """All players' sheets side by side, with the totals, within :data:`SCREEN` columns (long names cut)."""
     rs = game.rules
     names = [clean(p.name) for p in game.players]
-    width = max(10, *(len(n) + 2 for n in names))
+    width = max(6, min(max(10, *(len(n) + 2 for n in names)), (SCREEN - 18) // len(names)))
+    names = [n if len(n) < width else n[: width - 2] + "~" for n in names]
     head = f"{'':<18}" + "".join(f"{n:>{width}}" for n in names)
     lines = [head, "-" * len(head)]
 
@@ -439,22 +443,38 @@ def sheet_text(game: Game) -> str:
             row(f"Bonus ({rs.upper_threshold}+)", [str(t["upper_bonus"]) for t in totals])
         row(rs.box_name(box), [str(p.boxes[box]) if box in p.boxes else "." for p in game.players])
     row("Lower", [str(t["lower"]) for t in totals])
-    row(f"{rs.box_name('penta')} bonus", [str(t["penta_bonus"]) for t in totals])
+    if rs.penta_bonus:  # Kiriki has no such bonus: no row for it
+        row(rs.bonus_name, [str(t["penta_bonus"]) for t in totals])
     row("TOTAL", [str(t["total"]) for t in totals])
+    if game.dice is not None:
+        lines += ["", roll_scores_text(game)]
     return "\n".join(lines)
 
 
-def _key(text: str) -> str:
-    return "".join(c for c in text.lower() if c not in " _-")
+def roll_scores_text(game: Game) -> str:
+    """What the dice showing would score now in each box that may take them."""
+    rs = game.rules
+    legal, bonus = game.legal_boxes()
+    cells = ", ".join(f"{rs.box_name(b)} {p}" for b, p in legal.items())
+    extra = f" (+{bonus} {rs.bonus_name})" if bonus else ""
+    return f"{clean(game.player.name)}'s roll {dice_text(game.dice)} would score: {cells}{extra}"
 
 
 def parse_box(rs: rules.RuleSet, text: str) -> str:
-    """A box from its id or its name, any case, with or without spaces, underscores or hyphens."""
-    key = _key(text.strip())
-    for box in rs.boxes:
-        if key in (_key(box), _key(rs.box_name(box))):
-            return box
-    raise GameError(f"unknown box {_shown(text.strip())}; boxes: {' '.join(rs.boxes)}")
+    """A box as the player names it (the rule set reads it: ids, names, short forms); GameError otherwise."""
+    try:
+        return rs.parse_box(text)
+    except rules.UnknownBox as e:
+        raise GameError(str(e)) from None
+
+
+def _names_box(rs: rules.RuleSet, text: str) -> bool:
+    """Whether ``text`` names a box (``3k``, ``4k`` start with a digit, as kept dice do)."""
+    try:
+        rs.parse_box(text)
+    except rules.UnknownBox:
+        return False
+    return True
 
 
 def _shown(text: str, limit: int = 40) -> str:
@@ -466,10 +486,12 @@ def scored_text(game: Game, s: Scored) -> str:
     rs = game.rules
     text = f"{clean(s.player)} scores {rs.box_name(s.box)}: {s.points} point{'s' if s.points != 1 else ''}"
     if s.penta_bonus:
-        text += f" + {s.penta_bonus} {rs.box_name('penta')} bonus"
+        text += f" + {s.penta_bonus} {rs.bonus_name}"
     if s.upper_bonus:
         text += f" + {s.upper_bonus} upper bonus"
-    return text + (" (auto-commit)" if s.auto else "")
+    text += " (auto-commit)" if s.auto else ""
+    player = next(p for p in game.players if p.name == s.player)
+    return f"{text}; total {game.totals(player)['total']}"
 
 
 @contextlib.contextmanager
@@ -598,8 +620,17 @@ class TerminalGame:
         of = f"of {count}" if n <= count else "(extra turn)"
         self.out(f"\n== {clean(game.player.name)}, turn {n} {of} ==")
 
-    def _show_roll(self) -> None:
-        self.out(f"Roll {self.game.rolls_made}: {dice_text(self.game.dice)}")
+    def _show_roll(self, kept: tuple[int, ...] = ()) -> None:
+        """The dice, sorted; after a reroll the kept dice first, apart, so that the player sees what came."""
+        game = self.game
+        if kept and game.dice is not None:
+            rolled = list(game.dice)
+            for d in kept:
+                rolled.remove(d)
+            shown = f"{dice_text(kept)} kept | {dice_text(tuple(rolled))} rolled"
+        else:
+            shown = dice_text(game.dice)
+        self.out(f"Roll {game.rolls_made}: {shown}")
         self._fresh = self._hint_due = True
         self.confirm = None
 
@@ -636,7 +667,7 @@ class TerminalGame:
         option, scored = computer_move(game, self.advisor)
         if scored is None:
             self.out(f"{name}: {describe(option, game.rules).lower()}")
-            self._show_roll()
+            self._show_roll(tuple(option.keep or ()))
         else:
             self.out(scored_text(game, scored))
             self.autosave()
@@ -646,7 +677,7 @@ class TerminalGame:
         advice = self.advisor.advise(game.situation())
         if self.hints and self._hint_due:
             self._hint_due = False
-            self.out(f"Hint: {describe(advice.best, game.rules)} (expected {advice.best.value:.2f})")
+            self.out(f"Hint: {describe(advice.best, game.rules)} (expected final score {advice.best.value:.2f})")
         last = game.rolls_left == 0
         name = clean(game.player.name)
         prompt = f"{name}, score which box? " if last else f"{name}, keep, roll or score? "
@@ -725,7 +756,7 @@ class TerminalGame:
             if confirm is None:
                 raise GameError("there is nothing to confirm")
             self.score_box(confirm, advice, confirmed=True)
-        elif word in ("roll", "r", "keep", "k") or word[0].isdigit():
+        elif word in ("roll", "r", "keep", "k") or (word[0].isdigit() and not _names_box(game.rules, line)):
             if word in ("roll", "r") and rest:
                 raise GameError("'roll' rerolls all the dice; to keep some, type keep and them, e.g. 'keep 4 4'")
             if word in ("keep", "k") and not rest:
@@ -735,7 +766,7 @@ class TerminalGame:
             keep = self.parse_dice(rest if word in ("keep", "k") else "" if word in ("roll", "r") else line)
             game.roll(keep)
             self.feedback(advice, advice.option_for(keep=keep) if len(keep) < game.rules.dice else None)
-            self._show_roll()
+            self._show_roll(tuple(sorted(keep)))
         else:
             if word in ("score", "s"):
                 if not rest:

@@ -1,0 +1,165 @@
+"""Why the best option is best, when a rule of thumb would pick another: computed from the values, never canned.
+
+The rule of thumb is "the most points this turn". For each option the turn is followed to its end under
+optimal play (exactly: every roll's chances, the advisor's choice at every later roll), which gives the
+expected points this turn, the chance of ending it in each box, and so what the option leaves for later
+(its expected final score minus the score so far minus the points this turn). Where the best option is not
+the one with the most points this turn, :func:`explain` says what each aims at and what the best gains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pentadice import rules, turn
+from pentadice.advisor.advice import Advice, Advisor, Option
+from pentadice.advisor.situation import Situation
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """What an option leads to this turn under optimal play: expected points (box points and bonuses),
+    the chance of ending the turn in each box, and the expected points later in the game."""
+
+    option: Option
+    points_now: float
+    later: float
+    boxes: dict[str, float]  # box id -> chance that this turn ends in it
+
+    @property
+    def likely_box(self) -> tuple[str, float]:
+        box = max(self.boxes, key=lambda b: (self.boxes[b], -rules.BOX_INDEX[b]))
+        return box, self.boxes[box]
+
+    def as_dict(self) -> dict:
+        box, chance = self.likely_box
+        return {
+            "option": self.option.as_dict(),
+            "points_this_turn": self.points_now,
+            "points_later": self.later,
+            "likely_box": box,
+            "likely_box_chance": chance,
+        }
+
+
+@dataclass(frozen=True)
+class Why:
+    """The best option against the rule of thumb's, with the text for people."""
+
+    best: Outlook
+    obvious: Outlook
+    text: str
+
+    @property
+    def gain(self) -> float:
+        """Expected final score the best option adds over the rule of thumb's."""
+        return self.obvious.option.loss - self.best.option.loss
+
+    def as_dict(self) -> dict:
+        return {"text": self.text, "gain": self.gain, "best": self.best.as_dict(), "obvious": self.obvious.as_dict()}
+
+
+def outlooks(advisor: Advisor, advice: Advice) -> list[Outlook]:
+    """The outlook of every option of ``advice``, in its order."""
+    situation = advice.situation
+    so_far = advice.score_so_far
+    points, boxes = _turn_tables(advisor, situation) if situation.rolls_left > 0 else ({}, {})
+    t = advisor._dice
+    out = []
+    for o in advice.options:
+        if o.action == "score":
+            now = float(o.points + o.penta_bonus + o.upper_bonus)
+            dist = {o.box or "": 1.0}
+        else:
+            k = t.keep_of(o.keep or ())
+            now = float(points[situation.rolls_left][k])
+            row = boxes[situation.rolls_left][k]
+            dist = {rules.BOX_IDS[b]: float(row[b]) for b in range(rules.N_BOXES) if row[b] > 0}
+        out.append(Outlook(o, now, o.value - so_far - now, dist))
+    return out
+
+
+def explain(advisor: Advisor, advice: Advice) -> Why | None:
+    """Why the best option beats the one with the most points this turn; None when they are the same."""
+    looks = outlooks(advisor, advice)
+    best = looks[0]
+    obvious = max(looks, key=lambda o: (o.points_now, o.option.value))
+    if obvious.option == best.option or obvious.points_now <= best.points_now:
+        return None
+    rs = advisor.rules
+
+    def doing(o: Outlook) -> str:
+        if o.option.action == "score":
+            return f"scoring {rs.box_name(o.option.box or '')}"
+        return f"keeping {' '.join(map(str, o.option.keep))}" if o.option.keep else "rerolling all the dice"
+
+    def now(o: Outlook) -> str:
+        if o.option.action == "score":
+            return f"{o.points_now:.0f} point{'s' if o.points_now != 1 else ''}"
+        box, chance = o.likely_box
+        return f"{o.points_now:.1f} points on average (most often in {rs.box_name(box)}: {chance:.0%})"
+
+    gain = obvious.option.loss - best.option.loss
+    text = (
+        f"{doing(best)[0].upper()}{doing(best)[1:]} scores {now(best)} this turn, against {now(obvious)} for {doing(obvious)}; "
+        f"it leaves {best.later - obvious.later:.1f} more for later, so it is worth {gain:+.2f} in expected "
+        "final score"
+    )
+    return Why(best, obvious, text)
+
+
+def _turn_tables(advisor: Advisor, situation: Situation):
+    """``points[r][k]`` and ``boxes[r][k]``: for keeping multiset ``k`` with ``r`` rerolls left, the expected
+    points this turn and the chance of ending it in each box, the rest of the turn played as the advisor
+    would (ties as it breaks them: scoring first, then more dice, then lower faces)."""
+    rs, t = advisor.rules, advisor._dice
+    sheet, n_hands = situation.sheet, t.n_hands
+    # The last roll: each hand's best box, as the advisor picks it.
+    last = [advisor.advise(Situation(t.keep_faces[h], 0, sheet)).best for h in range(n_hands)]
+    score_togo = np.array([o.value for o in last]) - sheet.score(rs)
+    hand_points = np.array([o.points + o.penta_bonus + o.upper_bonus for o in last], dtype=float)
+    hand_boxes = np.zeros((n_hands, rules.N_BOXES))
+    hand_boxes[np.arange(n_hands), [rules.BOX_INDEX[o.box or ""] for o in last]] = 1.0
+    points, boxes = {}, {}
+    points[1], boxes[1] = _keeps(t, hand_points, hand_boxes)
+    if situation.rolls_left < 2:
+        return points, boxes
+    # With one reroll left, each hand's choice: score (its best box) or its best keep, by the values.
+    keep1 = _keep_values(advisor, situation)
+    order = {k: (-len(t.keep_faces[k]), t.keep_faces[k]) for k in range(n_hands, t.n_keeps)}
+    p1, b1 = hand_points.copy(), hand_boxes.copy()
+    for h in range(n_hands):
+        subs = [int(k) for k in t.subkeeps[h] if k >= 0]
+        k = min(subs, key=lambda k: (-keep1[k], order[k]))
+        if keep1[k] > score_togo[h]:
+            p1[h], b1[h] = points[1][k], boxes[1][k]
+    points[2], boxes[2] = _keeps(t, p1, b1)
+    return points, boxes
+
+
+def _keeps(t, hand_points: np.ndarray, hand_boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Expected points and box chances of each keep rerolled once, from those of the hands it can become."""
+    points = np.zeros(t.n_keeps)
+    boxes = np.zeros((t.n_keeps, rules.N_BOXES))
+    points[: t.n_hands], boxes[: t.n_hands] = hand_points, hand_boxes
+    for k in range(t.n_hands, t.n_keeps):  # a keep one die larger always comes first
+        bigger = t.add[k]
+        points[k] = points[bigger].mean()
+        boxes[k] = boxes[bigger].mean(axis=0)
+    return points, boxes
+
+
+def _keep_values(advisor: Advisor, situation: Situation) -> np.ndarray:
+    """The value still to come of keeping each multiset with one reroll left (the advisor's own turn code)."""
+    t = advisor._dice
+    open_mask, sub, full, hand = advisor.state_of(situation)
+    K = np.empty((t.n_keeps, 1))
+    B = np.empty((t.n_keeps, 1))
+    rows = np.empty((turn.N_ROWS, 1))
+    pts = np.empty(rules.N_BOXES, dtype=np.int64)
+    box_values = np.empty(rules.N_BOXES)
+    args = (advisor._values, advisor._p, advisor.rules.dice, t.n_hands, t.counts, advisor._scores, t.add, t.subs)
+    turn.situation_values(*args, hand, open_mask, full, sub, 1, K, B, rows, pts, box_values)
+    return K[:, 0].copy()
