@@ -102,8 +102,9 @@ def explain(advisor: Advisor, advice: Advice) -> Why | None:
         return f"{o.points_now:.1f} points on average (most often in {rs.box_name(box)}: {chance:.0%})"
 
     gain = obvious.option.loss - best.option.loss
+    first = doing(best)
     text = (
-        f"{doing(best)[0].upper()}{doing(best)[1:]} scores {now(best)} this turn, against {now(obvious)} for {doing(obvious)}; "
+        f"{first[0].upper()}{first[1:]} scores {now(best)} this turn, against {now(obvious)} for {doing(obvious)}; "
         f"it leaves {best.later - obvious.later:.1f} more for later, so it is worth {gain:+.2f} in expected "
         "final score"
     )
