@@ -14,7 +14,7 @@ import stat
 from typing import Any
 
 MAX_DEPTH = 64  # our formats nest three or four levels; anything deeper is refused before it is parsed
-MAX_NUMBER_DIGITS = 30
+MAX_NUMBER_DIGITS = 40  # a 128-bit number (a saved game's generator state) has 39
 
 
 class InputError(ValueError):

@@ -168,7 +168,7 @@ def test_auto_commit_given_on_resume_wins(penta_table_dir, tmp_path):
     [
         (b'{"format": "pentadice-game", "auto_commit_seconds": Infinity}', "Infinity is not a number"),
         (b'{"format": "pentadice-game", "auto_commit_seconds": NaN}', "NaN is not a number"),
-        (b"[" * 200_000, "nested too deeply"),
+        (b"[" * 200_000, "nested more than 64 levels deep"),
         (b'{"format": "pentadice-game\xff\xfe"}', "not UTF-8 text"),
         (b"", "not valid JSON"),
     ],

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pentadice import rules
+from pentadice import inputs, rules
 from pentadice.advisor import NO_SCORE_MESSAGE, Option, Situation
 from pentadice.sheet import Sheet, SheetError
 
@@ -338,17 +338,10 @@ class Game:
             raise GameError("a saved game is JSON text")
         if len(text) > MAX_SAVE_BYTES:
             raise GameError(f"the file is larger than {MAX_SAVE_BYTES >> 20} MB: not a saved pentadice game")
-        if not isinstance(text, str):
-            try:
-                text = bytes(text).decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise GameError(f"the saved game is not UTF-8 text (byte {e.start})") from None
         try:
-            data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-        except RecursionError:
-            raise GameError("the saved game is not valid JSON: nested too deeply") from None
-        except ValueError as e:  # JSONDecodeError, a repeated key, NaN or Infinity, an integer too long
-            raise GameError(f"the saved game is not valid JSON: {e}") from None
+            data = inputs.loads(text, "the saved game")
+        except inputs.InputError as e:  # not UTF-8, not JSON, a repeated key, NaN, nesting or a number too long
+            raise GameError(str(e)) from None
         if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
             raise GameError("this is not a saved pentadice game")
         try:
@@ -432,19 +425,6 @@ class Game:
                     f"{p.name!r} has played {p.turns} turns and {current.name!r}, whose turn it is, "
                     f"{current.turns}: not the order of play"
                 )
-
-
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"the key {key!r} is given twice")
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not a number a saved game holds")
 
 
 def _check_keys(data: dict, required: set[str], optional: set[str], what: str) -> None:
