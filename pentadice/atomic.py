@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import fcntl
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -28,11 +29,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pentadice.interrupts import CommittedInterrupt, Held
+from pentadice.paths import PathError, expand
 
 __all__ = ["CommittedInterrupt", "Target", "TargetError", "remove_stale_temps", "target", "write_file", "write_temp"]
 
 STDOUT = "-"
 TEMP_SUFFIX = ".tmp"
+TEMP_NAME = re.compile(r"([0-9]+)-[a-z0-9_]{8}\.tmp")  # after ".NAME.": the PID, then mkstemp's 8 characters
 
 
 class TargetError(OSError):
@@ -53,17 +56,24 @@ class Target:
         return self.how == "stream"
 
 
-def target(path: str | os.PathLike[str], stream_ok: bool = False) -> Target:
+def target(
+    path: str | os.PathLike[str], stream_ok: bool = False, replaces: Callable[[Path], bool] | None = None
+) -> Target:
     """Check where ``path`` can be written, before any work; :class:`TargetError` naming the problem.
 
-    ``stream_ok``: whether the format can be streamed, so that ``-`` and pipes are accepted.
+    ``stream_ok``: whether the format can be streamed, so that ``-`` and pipes are accepted. ``replaces``: for
+    an existing regular file, whether it is a file of the kind written (a saved game, a file of games), which
+    may be replaced; any other file is left alone and refused (a typo must not overwrite a table or a text).
     """
     given = os.fspath(path)
     if given == STDOUT:
         if not stream_ok:
             raise TargetError("this file cannot be written to standard output ('-'): give a file name")
         return Target(None, "stream", "standard output")
-    final = Path(os.path.realpath(Path(given).expanduser()))
+    try:
+        final = Path(os.path.realpath(expand(given)))
+    except PathError as e:
+        raise TargetError(str(e)) from None
     try:
         st = os.stat(final)
     except FileNotFoundError:
@@ -76,6 +86,8 @@ def target(path: str | os.PathLike[str], stream_ok: bool = False) -> Target:
         if not stat.S_ISREG(st.st_mode):
             kind = _kind(st.st_mode)
             raise TargetError(f"{given} is {kind}, not a regular file: it is left alone; give a file name")
+        if replaces is not None and st.st_size > 0 and not replaces(final):
+            raise TargetError(f"{given} exists and is not a file this would replace: it is left alone; remove it first")
     parent = final.parent
     if not parent.is_dir():
         raise TargetError(f"cannot write {given}: the directory {parent} does not exist")
@@ -139,9 +151,10 @@ def remove_stale_temps(final: Path) -> list[Path]:
     for name in names:
         if not (name.startswith(prefix) and name.endswith(TEMP_SUFFIX)):
             continue
-        pid = name[len(prefix) :].partition("-")[0]
-        if not pid.isdigit():
+        match = TEMP_NAME.fullmatch(name[len(prefix) :])
+        if match is None:  # not a name we give: someone else's file
             continue
+        pid = match.group(1)
         path = final.parent / name
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)

@@ -50,17 +50,22 @@ def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool)
     try:
         table.prepare_directory(directory, rs.name)
         bar = _progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
-        with bar, interrupts.Held() as interrupt:
+        solved = []
 
-            def progress(done: int, total: int) -> None:
-                bar.update(1)
+        def solve():
+            with bar, interrupts.Held() as interrupt:
+
+                def progress(done: int, total: int) -> None:
+                    bar.update(1)
+                    interrupt.check()
+
+                solved.append(solver.solve(rs, threads=threads, progress=progress))
                 interrupt.check()
+            solved.append(time.perf_counter())
+            return solved[0].values
 
-            solution = solver.solve(rs, threads=threads, progress=progress)
-            interrupt.check()
-        start = time.perf_counter()
-        files = table.save(rs, solution.values, directory)
-        write_seconds = time.perf_counter() - start
+        files = table.solve_and_save(rs, directory, solve)
+        solution, write_seconds = solved[0], time.perf_counter() - solved[1]
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
     except ValueError as e:
@@ -114,7 +119,7 @@ BOX_NAMES_HELP = (
 )
 @click.option(
     "--sheet-file",
-    type=click.Path(dir_okay=False, allow_dash=True),
+    metavar="FILE",
     default=None,
     help="The sheet as box=points text or a JSON object of box: points ('-': standard input).",
 )
@@ -123,7 +128,7 @@ BOX_NAMES_HELP = (
     "--top", type=click.IntRange(min=1), default=None, help="Show the best N options [default: 10; JSON: all]."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--batch", type=click.File("rb"), default=None, help="JSON lines of situations ('-': standard input).")
+@click.option("--batch", metavar="FILE", default=None, help="JSON lines of situations ('-': standard input).")
 @DATA_OPTION
 def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, batch, data) -> None:
     """Which dice to keep or which box to fill, and what every option is worth.
@@ -150,7 +155,8 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
     try:
         sheet = _read_sheet_file(sheet_file, rs) if sheet_file else Sheet()
     except ValueError as e:  # the file is at fault, not the command line
-        raise exits.BadInput(str(e)) from None
+        where = "" if sheet_file == "-" or sheet_file in str(e) else f"{sheet_file}: "
+        raise exits.BadInput(f"{where}{e}") from None
     try:
         sheet = Sheet.parse(sheet_text, rs) if sheet_text else sheet
         situation = Situation.make(rs, parse_dice(rs, " ".join(dice)), rolls_left, sheet)
@@ -238,21 +244,34 @@ def _advice_text(advice, rs, top: int, why: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def _advise_batch(stream, rules_name: str, top: int | None, data: str | None) -> None:
+def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None) -> None:
     """One JSON situation a line in, one JSON advice a line out, in order, as they come; a bad line is reported
     with its number (on standard error, and as an error object in its place) and the run goes on."""
-    from pentadice.advisor.batch_io import answers, read_lines
+    from pentadice.advisor.batch_io import LineReader, answers
 
+    try:
+        stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115  (closed below)
+    except OSError as e:
+        raise exits.BadInput(f"cannot read {path}: {e.strerror or e}") from None
     advisor = _load_advisor(rules_name, data)
     out = sys.stdout
-    failed = 0
-    for answer, error in answers(advisor, read_lines(stream), top):
-        out.write(json.dumps(answer) + "\n")
-        if error is not None:
-            failed += 1
-            out.flush()
-            click.echo(f"line {answer['line']}: {error}", err=True)
-    out.flush()
+    failed = answered = 0
+    try:
+        for answer, error in answers(advisor, LineReader(stream), top, flush=out.flush):
+            out.write(json.dumps(answer) + "\n")
+            answered += 1
+            if error is not None:
+                failed += 1
+                out.flush()
+                click.echo(f"line {answer['line']}: {error}", err=True)
+        out.flush()
+    except KeyboardInterrupt:
+        raise exits.Interrupted(f"{answered:,} lines were answered (lines 1 to {answered:,})") from None
+    except IsADirectoryError:
+        raise exits.BadInput(f"cannot read {path}: it is a directory") from None
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
     if failed:
         sys.exit(2)
 
@@ -293,7 +312,7 @@ def _advise_batch(stream, rules_name: str, top: int | None, data: str | None) ->
 )
 @click.option(
     "--resume",
-    type=click.Path(dir_okay=False),
+    metavar="FILE",
     default=None,
     help="Resume a saved game (its players, rules and dice; it goes on saving to that file).",
 )
@@ -303,7 +322,6 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, r
     """Play Penta in the terminal, against the computer or each other."""
     import contextlib
     import signal
-    from pathlib import Path
 
     from click.core import ParameterSource
 
@@ -321,8 +339,11 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, r
         raise click.BadParameter(str(e), param_hint="--auto-commit") from None
     if pause is not None and not 0 <= pause <= 60:  # NaN passes click's range check
         raise click.BadParameter(f"{pause} is not a number of seconds from 0 to 60", param_hint="--pause")
-    save = Path(save_path).expanduser() if save_path else None
-    resumed = Path(resume).expanduser() if resume else None
+    try:
+        save = paths.expand(save_path) if save_path else None
+        resumed = paths.expand(resume) if resume else None
+    except paths.PathError as e:
+        raise click.UsageError(str(e)) from None
     if resumed is not None:
         fixed = [f"--{n}" for n, p in (("players", "players"), ("rules", "rules_name"), ("seed", "seed")) if given(p)]
         if fixed:
@@ -364,6 +385,9 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, r
         front.run()
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM or SIGHUP: the game as it stood at the last prompt is kept
         raise exits.Interrupted(front.save_interrupted()) from None
+    except OSError:  # the terminal or the pipe we write to went away: keep the game all the same
+        front.save_interrupted()
+        raise
     except GameError as e:  # the final save failed
         raise exits.Failure(str(e)) from None
     finally:
@@ -393,7 +417,7 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
     from pentadice.game import simulate as sim
 
     try:  # what can fail before the games is checked before them
-        target = atomic.target(out, stream_ok=True) if out else None
+        target = atomic.target(out, stream_ok=True, replaces=sim.is_games_file) if out else None
         sim.check_memory(games)
     except (atomic.TargetError, ValueError) as e:
         raise click.UsageError(str(e)) from None
@@ -411,8 +435,21 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
             sim.write_parquet(result, target)
         except interrupts.CommittedInterrupt:
             raise exits.Interrupted(f"the games had been written to {out} already") from None
+        except KeyboardInterrupt:
+            if target.streamed:
+                raise exits.Interrupted(f"the games on {target.given} may be cut short") from None
+            raise exits.Interrupted(f"no games were written; {out} is as it was") from None
         except OSError as e:
             raise exits.Failure(f"cannot write {out}: {e.strerror or e}") from None
+    try:
+        _simulate_summary(result, advisor, strategy, rules_name, as_json, target, out)
+    except KeyboardInterrupt:
+        raise exits.Interrupted(f"the games were written to {out}" if out else "stopped") from None
+
+
+def _simulate_summary(result, advisor, strategy, rules_name, as_json, target, out) -> None:
+    from pentadice.game import simulate as sim
+
     # With the games on standard output, the summary goes to standard error.
     echo = functools.partial(click.echo, err=target is not None and target.path is None)
     st = result.stats

@@ -20,6 +20,8 @@ import sys
 
 import click
 
+from pentadice.paths import PathError
+
 INTERRUPTED = 130
 
 
@@ -40,7 +42,7 @@ class Interrupted(click.ClickException):
 
     exit_code = INTERRUPTED
 
-    def __init__(self, message: str = "nothing was written") -> None:
+    def __init__(self, message: str = "stopped; no file was changed") -> None:
         super().__init__(message)
 
     def show(self, file=None) -> None:
@@ -86,6 +88,12 @@ class Command(click.Group):
         if sys.stdout is None:  # started with standard output closed (`>&-`): nothing could be shown
             Failure("standard output is closed").show()
             sys.exit(Failure.exit_code)
+        # Started with standard input or error closed (`<&-`, `2>&-`): read nothing, say nothing, as if they
+        # were /dev/null, rather than fail on the first progress bar or read.
+        if sys.stdin is None:
+            sys.stdin = open(os.devnull)  # noqa: SIM115  (for the life of the process)
+        if sys.stderr is None:
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115
         try:
             return super().main(*args, **kwargs)
         except OSError as e:  # writing help or a usage message to a full standard output
@@ -105,6 +113,8 @@ class Command(click.Group):
             return result
         except KeyboardInterrupt:
             raise Interrupted() from None
+        except PathError as e:  # `~user` of no user, in whichever option or variable gave a path
+            raise click.UsageError(str(e)) from None
         except click.exceptions.Exit:
             sys.stdout.flush()
             raise

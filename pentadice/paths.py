@@ -11,6 +11,19 @@ CHECKOUT = Path(__file__).resolve().parent.parent  # the source tree, when penta
 DEFAULT_HELP = f"Table directory [default: ${ENV_VAR}, else a source checkout's data/, else ~/.local/share/pentadice]."
 
 
+class PathError(ValueError):
+    """A path that cannot be used as given (``~user`` of a user that does not exist)."""
+
+
+def expand(path: str | os.PathLike[str]) -> Path:
+    """``path`` with ``~`` and ``~user`` expanded; PathError when the home cannot be found."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:  # pathlib's "Could not determine home directory"
+        user = os.fspath(path).split("/", 1)[0]
+        raise PathError(f"cannot expand {user!r} in {os.fspath(path)!r}: no such user or home") from None
+
+
 def checkout_data() -> Path | None:
     """The ``data/`` directory of the source checkout pentadice runs from (an editable install), if any."""
     data = CHECKOUT / "data"
@@ -31,10 +44,10 @@ def locate(override: str | os.PathLike[str] | None = None) -> tuple[Path, str]:
     """The table directory and where the choice came from (``--data``, ``$PENTADICE_DATA``, ``checkout``,
     ``user``)."""
     if override:
-        return Path(override).expanduser(), "--data"
+        return expand(override), "--data"
     env = os.environ.get(ENV_VAR)
     if env:
-        return Path(env).expanduser(), f"${ENV_VAR}"
+        return expand(env), f"${ENV_VAR}"
     data = checkout_data()
     if data is not None:
         return data, "checkout"

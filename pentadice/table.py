@@ -179,6 +179,8 @@ def writer_lock(files: TableFiles, wait: Callable[[], None] | None = None) -> It
 def prepare_directory(directory: Path, rules_name: str | None = None) -> None:
     """Create the table directory and check that files can be written there, before any solving; given a rule
     set's name, check too that its files are regular files or missing (symbolic links are followed)."""
+    if os.path.lexists(directory) and not directory.is_dir():
+        raise TableError(f"cannot write tables to {directory}: it is not a directory")
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=directory):
@@ -204,10 +206,16 @@ def save(rs: rules.RuleSet, values: np.ndarray, directory: Path) -> TableFiles:
 
     Ctrl-C or SIGTERM while the files are renamed into place is raised after the renames, as
     :class:`pentadice.atomic.CommittedInterrupt`: the new table is then there, whole."""
+    return solve_and_save(rs, directory, lambda: values)
+
+
+def solve_and_save(rs: rules.RuleSet, directory: Path, solve: Callable[[], np.ndarray]) -> TableFiles:
+    """Solve (``solve()`` gives the values) and write the table of ``rs``, holding the table's lock from before
+    the solve: a second process writing the same table is refused at once, before any work."""
     files = TableFiles(Path(directory), rs.name)
     prepare_directory(files.directory, rs.name)
     with writer_lock(files):
-        _write(rs, values, files)
+        _write(rs, solve(), files)
     return files
 
 
@@ -256,7 +264,9 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
                 os.replace(tmp, final)
             temps.clear()
     except OSError as e:
-        reason = "the disk is full" if e.errno == errno.ENOSPC else (e.strerror or str(e))
+        # NumPy reports a short write without an errno ("N requested and M written"): the disk is full too.
+        full = e.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(e)
+        reason = "the disk is full" if full else (e.strerror or str(e))
         raise TableError(f"cannot write the {rs.name} table to {files.directory}: {reason}") from None
     finally:
         for tmp, _ in temps:
@@ -286,7 +296,7 @@ class Table:
 def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
     """Load the table of ``rs`` from ``directory``, memory-mapped; refuse a wrong or damaged one."""
     files = TableFiles(Path(directory), rs.name)
-    hint = f"run `pentadice solve --rules {rs.name} --out {files.directory}`"
+    hint = f"run `pentadice solve --rules {rs.name} --data {files.directory}`"
     if not files.meta.exists() or not files.values.exists():
         raise TableMissing(f"no {rs.name} table in {files.directory}; {hint}")
     for path in (files.meta, files.values):
@@ -294,9 +304,13 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
             raise TableError(f"{path} is not a regular file; {hint}")
     try:
         meta = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
-        values = np.load(files.values, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as e:
         raise TableError(f"the {rs.name} table in {files.directory} cannot be read ({e}); {hint}") from None
+    try:
+        values = np.load(files.values, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise TableError(f"{files.values} is not a readable table of values ({first}); {hint}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise TableError(f"{files.meta} is not a pentadice table's metadata; {hint}")
     if meta.get("rules") != rs.name:
@@ -307,6 +321,8 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
         raise TableError(f"the {rs.name} table in {files.directory} has an old format; {hint}")
     if values.shape != SHAPE or values.dtype != np.float64:
         raise TableError(f"{files.values} has shape {values.shape} {values.dtype}, not {SHAPE} float64; {hint}")
+    if os.path.getsize(files.values) != getattr(values, "offset", 0) + values.nbytes:
+        raise TableError(f"{files.values} is not the size its header says: the file is damaged; {hint}")
     if verify:
         if checksum(values) != meta.get("checksum"):
             raise TableError(f"{files.values} does not match its checksum: the table is damaged; {hint}")
@@ -319,6 +335,8 @@ def inventory(directory: Path) -> dict[str, str]:
     """Each registered rule set's table in ``directory``, in words: solved (with its expected score), missing,
     or why it cannot be used. Quick: the values' checksum is not computed (``verify`` does that)."""
     out = {}
+    if directory.exists() and not directory.is_dir():
+        return {name: f"unusable: {directory} is not a directory" for name in rules.REGISTRY}
     for name, rs in rules.REGISTRY.items():
         try:
             t = load(rs, directory, verify=False)
@@ -363,6 +381,8 @@ def verify(rs: rules.RuleSet, directory: Path) -> TableFiles:
     files = tbl.files
     if not files.parquet.exists():
         raise TableError(f"{files.parquet} is missing")
+    if not files.parquet.is_file():
+        raise TableError(f"{files.parquet} is not a regular file")
     if file_checksum(files.parquet) != tbl.meta.get("parquet_checksum"):
         raise TableError(f"{files.parquet} does not match the SHA-256 in {files.meta}: the file is damaged")
     values, _ = read_parquet(files.parquet)

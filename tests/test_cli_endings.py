@@ -145,16 +145,29 @@ def test_simulate_streams_parquet_to_standard_output_and_follows_symlinks(penta_
     games = pq.read_table(io.BytesIO(proc.stdout), page_checksum_verification=True)
     assert games.num_rows == 50 and b"Mean score" in proc.stderr  # the summary goes to standard error
     real = tmp_path / "real.parquet"
-    real.write_bytes(b"old")
+    real.write_bytes(proc.stdout)  # an earlier file of games: may be replaced
     real.chmod(0o600)
     link = tmp_path / "link.parquet"
     link.symlink_to(real)
     result = CliRunner().invoke(
-        main, ["simulate", "-n", "50", "--seed", "3", "--out", str(link), "--data", str(penta_table_dir)]
+        main, ["simulate", "-n", "40", "--seed", "3", "--out", str(link), "--data", str(penta_table_dir)]
     )
     assert result.exit_code == 0, result.output
-    assert link.is_symlink() and pq.read_table(real).num_rows == 50
+    assert link.is_symlink() and pq.read_table(real).num_rows == 40
     assert oct(real.stat().st_mode & 0o777) == "0o600"
+
+
+def test_simulate_never_replaces_a_file_that_is_not_games(penta_table_dir, tmp_path):
+    """A typo in --out must not destroy a text, or the table's own Parquet export."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    for victim in (notes, penta_table_dir / "penta.parquet"):
+        before = victim.read_bytes()
+        result = CliRunner().invoke(
+            main, ["simulate", "-n", "10", "--out", str(victim), "--data", str(penta_table_dir)]
+        )
+        assert result.exit_code == 2 and "is left alone" in result.output
+        assert victim.read_bytes() == before
 
 
 def test_advise_checks_the_table_directory_before_solving(tmp_path, monkeypatch):

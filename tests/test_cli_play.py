@@ -217,7 +217,7 @@ def _set(**changes):
 def test_edited_save_files_are_refused_with_the_reason(penta_table_dir, tmp_path, mutate, message):
     path = saved_game(tmp_path / "g.json", mutate)
     line = one_line_error(play(penta_table_dir, "--resume", str(path)))
-    assert line.startswith("Error: the saved game is damaged: ") and message in line
+    assert line.startswith(f"Error: {path}: the saved game is damaged: ") and message in line
     assert "\x1b" not in line
 
 

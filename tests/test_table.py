@@ -67,7 +67,7 @@ def test_corrupt_table_is_refused(tmp_path, penta_table_dir):
 def test_truncated_table_is_refused(tmp_path, penta_table_dir):
     shutil.copy(penta_table_dir / "penta.json", tmp_path / "penta.json")
     (tmp_path / "penta.npy").write_bytes((penta_table_dir / "penta.npy").read_bytes()[:1000])
-    with pytest.raises(table.TableError, match="cannot be read"):
+    with pytest.raises(table.TableError, match="is not a readable table of values"):
         table.load(rules.get_rules("penta"), tmp_path)
 
 

@@ -8,7 +8,9 @@ object, nested too deeply, a key twice, a wrong type, an impossible situation) g
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import os
+import select
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
 from pentadice import inputs, rules
@@ -22,6 +24,61 @@ CHUNK = 4096  # lines evaluated together: big enough for the parallel kernel, sm
 
 class BatchLineError(ValueError):
     """A batch line that is not a situation; the reason in words."""
+
+
+class LineReader:
+    """The lines of a binary stream, each at most ``limit`` bytes (None stands for a longer line, read past and
+    never held whole), and :meth:`pending`: whether another line can be had without waiting, so that the
+    answers to what has come are written before more input is awaited (a program that sends a line and waits
+    for its answer gets it)."""
+
+    def __init__(self, stream: BinaryIO, limit: int = MAX_LINE) -> None:
+        self.limit = limit
+        self.stream = stream
+        try:
+            self.fd: int | None = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            self.fd = None  # an in-memory stream: everything is there already
+        self.buffer = bytearray()
+        self.eof = False
+        self.skipping = False  # inside a line that is too long
+
+    def pending(self) -> bool:
+        if self.fd is None or b"\n" in self.buffer or self.eof:
+            return True
+        ready, _, _ = select.select([self.fd], [], [], 0)
+        return bool(ready)
+
+    def __iter__(self) -> Iterator[bytes | None]:
+        if self.fd is None:
+            yield from read_lines(self.stream, self.limit)
+            return
+        while True:
+            cut = self.buffer.find(b"\n")
+            if cut >= 0:
+                line = bytes(self.buffer[: cut + 1])
+                del self.buffer[: cut + 1]
+                if self.skipping:
+                    self.skipping = False
+                    yield None
+                elif len(line) > self.limit + 1:
+                    yield None
+                else:
+                    yield line
+                continue
+            if self.eof:
+                if self.skipping or len(self.buffer) > self.limit:
+                    yield None
+                elif self.buffer:
+                    yield bytes(self.buffer)
+                return
+            if len(self.buffer) > self.limit:  # a line too long so far: drop what came, note it
+                self.buffer.clear()
+                self.skipping = True
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                self.eof = True
+            self.buffer += chunk
 
 
 def read_lines(stream: BinaryIO, limit: int = MAX_LINE) -> Iterator[bytes | None]:
@@ -81,19 +138,25 @@ def parse_lines(
     return situations, errors
 
 
-def answers(advisor, lines: Iterable[str | bytes | None], top: int | None = None) -> Iterator[tuple[dict, str | None]]:
-    """``(answer, error)`` for each line in order: the advice as ``--json`` data, or ``{"line": N, "error": ..}``
-    with the error's text. Lines are read and answered :data:`CHUNK` at a time, so that answers start at once
-    and memory does not grow with the input."""
+def answers(
+    advisor, lines: Iterable[str | bytes | None], top: int | None = None, flush: Callable[[], None] | None = None
+) -> Iterator[tuple[dict, str | None]]:
+    """``(answer, error)`` for each line in order: the advice as ``--json`` data (without ``why``), or
+    ``{"line": N, "error": ..}`` with the error's text. Lines are answered :data:`CHUNK` at a time, or as many
+    as have come when ``lines`` has no more ready (its ``pending()``), then ``flush`` is called: answers start
+    at once and memory does not grow with the input."""
     rs = advisor.rules
+    pending = getattr(lines, "pending", lambda: True)
     number = 0
     chunk: list[str | bytes | None] = []
     for line in lines:
         chunk.append(line)
-        if len(chunk) == CHUNK:
+        if len(chunk) == CHUNK or not pending():
             yield from _answer_chunk(advisor, rs, chunk, number, top)
             number += len(chunk)
             chunk = []
+            if flush is not None:
+                flush()
     if chunk:
         yield from _answer_chunk(advisor, rs, chunk, number, top)
 

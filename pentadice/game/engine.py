@@ -62,6 +62,8 @@ def check_name(name: object) -> str:
         raise GameError(f"a player's name is text, not {name!r}")
     if not name.strip():
         raise GameError("empty player name")
+    if not any(unicodedata.category(c)[0] in "LNPS" for c in name):  # letters, digits, marks of punctuation
+        raise GameError(f"player name {name!r} has no visible character")
     if any(unsafe_char(c) for c in name):
         raise GameError(f"player name {name!r} holds a control character: names are printable text")
     if name != name.strip():

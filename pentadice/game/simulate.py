@@ -186,6 +186,19 @@ def write_parquet(sim: Simulation, path) -> None:
     atomic.write_file(where, lambda fh: pq.write_table(games, fh, write_page_checksum=True))
 
 
+def is_games_file(path) -> bool:
+    """Whether ``path`` holds games written by :func:`write_parquet` (which may then replace it): a Parquet file
+    whose metadata names a strategy. A table's Parquet export, or any other file, is not."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (OSError, ValueError, pa.ArrowException):
+        return False
+    return b"strategy" in meta and b"pentadice" not in meta
+
+
 BYTES_PER_GAME = rules.N_BOXES * 2 + 8  # int16 box scores and the int64 Penta bonus
 
 

@@ -29,11 +29,11 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pentadice import rules
+from pentadice import atomic, paths, rules
 from pentadice.advisor import Advisor
 from pentadice.advisor.words import describe
 from pentadice.atomic import write_file
-from pentadice.game.engine import MAX_SAVE_BYTES, Game, GameError, Scored, clean, computer_move
+from pentadice.game.engine import MAX_SAVE_BYTES, SAVE_FORMAT, Game, GameError, Scored, clean, computer_move
 
 MAX_LINE = 4096  # bytes in a command line
 NOT_UTF8 = "that line is not UTF-8 text"
@@ -374,19 +374,23 @@ class LineInput:
 
 
 def check_save_path(path: Path) -> None:
-    """Refuse, before the game starts, a save file that could never be written: a directory, a device, a pipe,
-    a file in a directory that does not exist. (A symbolic link is followed.)"""
+    """Refuse, before the game starts, a save file that could never be written (a directory, a device, a pipe,
+    a file in a directory that does not exist or cannot be written) or that is some other file than a saved
+    game, which saving would destroy. (A symbolic link is followed.)"""
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as e:
-        raise GameError(f"cannot save the game to {clean(str(path))}: {e.strerror or e}") from None
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        raise GameError(f"cannot save the game to {clean(str(path))}: it is not a regular file")
-    parent = Path(os.path.realpath(path)).parent
-    if not parent.is_dir():
-        raise GameError(f"cannot save the game to {clean(str(path))}: no directory {clean(str(parent))}")
+        atomic.target(path, replaces=is_saved_game)
+    except atomic.TargetError as e:
+        raise GameError(f"cannot save the game: {clean(str(e))}") from None
+
+
+def is_saved_game(path: Path) -> bool:
+    """Whether ``path`` looks like a saved game (so that saving may replace it): its start names the format."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and SAVE_FORMAT.encode() in head
 
 
 def load_game(path: Path) -> Game:
@@ -414,7 +418,10 @@ def load_game(path: Path) -> Game:
         raise GameError(f"cannot read the saved game {shown}: {e.strerror or e}") from None
     finally:
         os.close(fd)
-    return Game.from_json(b"".join(chunks))
+    try:
+        return Game.from_json(b"".join(chunks))
+    except GameError as e:
+        raise GameError(f"{shown}: {e}") from None
 
 
 def dice_text(dice: tuple[int, ...]) -> str:
@@ -826,7 +833,10 @@ class TerminalGame:
                 raise GameError("save needs a file name (or start with --save FILE)")
             target = self.save_path
         else:
-            target = Path(name).expanduser()
+            try:
+                target = paths.expand(name)
+            except paths.PathError as e:
+                raise GameError(str(e)) from None
         before = self.save_path
         self._set_save_path(target)
         try:
@@ -855,7 +865,9 @@ class TerminalGame:
             text = self.checkpoint = self.game.to_json()
         data = text.encode()
         try:
-            write_file(target, lambda fh: fh.write(data))
+            write_file(atomic.target(target, replaces=is_saved_game), lambda fh: fh.write(data))
+        except atomic.TargetError as e:
+            raise GameError(f"cannot save the game: {clean(str(e))}") from None
         except OSError as e:
             raise GameError(f"cannot save the game to {clean(str(target))}: {e.strerror or e}") from None
 
