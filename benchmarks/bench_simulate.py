@@ -10,7 +10,7 @@ import time
 
 from pentadice import paths
 from pentadice.advisor import Advisor
-from pentadice.game import simulate as sim
+from pentadice.simulator import simulate as sim
 
 
 def main() -> None:

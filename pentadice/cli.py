@@ -137,8 +137,8 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
     input (`echo 1 1 3 4 6 | pentadice advise`). Alone, they are the first roll of a new game.
     """
     from pentadice.advisor import Situation
-    from pentadice.advisor.situation import parse_dice
     from pentadice.sheet import Sheet
+    from pentadice.situation import parse_dice
 
     if batch is not None:
         if dice or sheet_text or sheet_file:
@@ -325,8 +325,8 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, r
 
     from click.core import ParameterSource
 
-    from pentadice.game.engine import Game, GameError, clean, parse_auto_commit, parse_players
-    from pentadice.game.terminal import LineInput, TerminalGame, check_save_path, load_game
+    from pentadice.play.engine import Game, GameError, clean, parse_auto_commit, parse_players
+    from pentadice.play.terminal import LineInput, TerminalGame, check_save_path, load_game
 
     def given(name: str) -> bool:
         return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)
@@ -414,7 +414,7 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, r
 def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
     """Play N solitaire games with a strategy and summarise the scores."""
     from pentadice import atomic
-    from pentadice.game import simulate as sim
+    from pentadice.simulator import simulate as sim
 
     try:  # what can fail before the games is checked before them
         target = atomic.target(out, stream_ok=True, replaces=sim.is_games_file) if out else None
@@ -448,7 +448,7 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
 
 
 def _simulate_summary(result, advisor, strategy, rules_name, as_json, target, out) -> None:
-    from pentadice.game import simulate as sim
+    from pentadice.simulator import simulate as sim
 
     # With the games on standard output, the summary goes to standard error.
     echo = functools.partial(click.echo, err=target is not None and target.path is None)

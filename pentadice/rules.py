@@ -85,6 +85,7 @@ BOX_ALIASES = {
     "penta": (),
 }
 BONUS_ID = "penta_bonus"  # the sheet's key for the bonus points of five of a kinds, whatever the rule set calls it
+NO_SCORE_MESSAGE = "No open box scores: you must sacrifice one"  # the rules' words, when every legal box scores 0
 
 
 class UnknownBox(ValueError):

@@ -121,7 +121,7 @@ def test_a_reader_that_goes_away_ends_the_batch_quietly(penta_table_dir):
 
 def test_simulate_checks_its_output_before_playing(penta_table_dir, tmp_path, monkeypatch):
     played = []
-    monkeypatch.setattr("pentadice.game.simulate.simulate", lambda *a, **k: played.append(1))
+    monkeypatch.setattr("pentadice.simulator.simulate.simulate", lambda *a, **k: played.append(1))
     run = CliRunner().invoke
     data = ["--data", str(penta_table_dir)]
     for out, message in [

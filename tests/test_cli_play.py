@@ -116,7 +116,7 @@ import json  # noqa: E402
 import pytest  # noqa: E402
 
 from pentadice import rules  # noqa: E402
-from pentadice.game.engine import Game, Player  # noqa: E402
+from pentadice.play.engine import Game, Player  # noqa: E402
 
 PENTA = rules.get_rules("penta")
 
@@ -409,7 +409,7 @@ def test_seeded_games_end_as_before(penta_table_dir, seed, totals):
 def test_a_failing_save_is_shown_and_the_game_goes_on(penta_table_dir, tmp_path, monkeypatch):
     import errno
 
-    from pentadice.game import terminal
+    from pentadice.play import terminal
 
     def full_disk(path, write):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -423,8 +423,8 @@ def test_a_failing_save_is_shown_and_the_game_goes_on(penta_table_dir, tmp_path,
 
 
 def test_ctrl_c_in_the_middle_of_a_move_saves_the_game_before_it(penta_advisor, tmp_path):
-    from pentadice.game.engine import parse_players
-    from pentadice.game.terminal import LineInput, TerminalGame
+    from pentadice.play.engine import parse_players
+    from pentadice.play.terminal import LineInput, TerminalGame
 
     def out(text="", nl=True):
         if text.startswith("cpu scores"):  # the move is made; Ctrl-C before it is saved

@@ -11,10 +11,10 @@ from conftest import solved
 from pentadice import rules, table
 from pentadice.advisor import Advisor, SituationError
 from pentadice.cli import main
-from pentadice.game import simulate as sim
-from pentadice.game.engine import Game, GameError, Player
+from pentadice.play.engine import Game, GameError, Player
 from pentadice.rules import legal_scores
 from pentadice.sheet import Sheet
+from pentadice.simulator import simulate as sim
 
 KIRIKI = rules.get_rules("kiriki")
 ALL = list(rules.BOX_IDS)

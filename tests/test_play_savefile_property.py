@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from pentadice import rules  # noqa: E402
-from pentadice.game.engine import Game, GameError, Player  # noqa: E402
+from pentadice.play.engine import Game, GameError, Player  # noqa: E402
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

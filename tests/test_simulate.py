@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from pentadice import rules
 from pentadice.cli import main
-from pentadice.game import simulate as sim
-from pentadice.game.engine import Game, Player
+from pentadice.play.engine import Game, Player
+from pentadice.simulator import simulate as sim
 
 
 @pytest.mark.slow
@@ -68,7 +68,7 @@ def test_simulated_games_make_the_advisors_moves(penta_advisor, games):
     rolls = rng.integers(1, 7, size=(games, 13, 3, 5), dtype=np.int8)
     scores = np.empty((games, rules.N_BOXES), dtype=np.int16)
     bonus = np.empty(games, dtype=np.int64)
-    from pentadice.game import kernel
+    from pentadice.simulator import games as kernel
 
     kernel.play_games(np.asarray(penta_advisor.table.values), *sim.kernel_tables(rs), rolls, scores, bonus, 2)
     for g in range(games):

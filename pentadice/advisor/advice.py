@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from pentadice import dice, paths, rules, table, turn
-from pentadice.advisor.situation import Situation
 from pentadice.sheet import Sheet
+from pentadice.situation import Situation
 
-NO_SCORE_MESSAGE = "No open box scores: you must sacrifice one"
+NO_SCORE_MESSAGE = rules.NO_SCORE_MESSAGE
 
 
 @dataclass(frozen=True)

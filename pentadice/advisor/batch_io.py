@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
 from pentadice import inputs, rules
-from pentadice.advisor.situation import Situation
 from pentadice.sheet import Sheet
+from pentadice.situation import Situation
 
 FIELDS = {"dice", "rolls_left", "sheet"}
 MAX_LINE = 64 * 1024  # bytes: a situation takes about a hundred

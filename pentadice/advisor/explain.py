@@ -15,7 +15,7 @@ import numpy as np
 
 from pentadice import rules, turn
 from pentadice.advisor.advice import Advice, Advisor, Option
-from pentadice.advisor.situation import Situation
+from pentadice.situation import Situation
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pentadice import inputs, rules
-from pentadice.advisor import NO_SCORE_MESSAGE, Option, Situation
+from pentadice.rules import NO_SCORE_MESSAGE
 from pentadice.sheet import Sheet, SheetError
+from pentadice.situation import Situation
 
 MAX_PLAYERS = 6
 _COUNT_WORDS = ("no", "one", "two", "three", "four", "five")
@@ -487,7 +488,7 @@ def _load_path(path: object) -> str | None:
     return path  # only ever shown (cleaned), never written to: a save file does not choose where games go
 
 
-def computer_move(game: Game, advisor) -> tuple[Option, Scored | None]:
+def computer_move(game: Game, advisor) -> tuple[object, Scored | None]:
     """One step of the computer for the current player, once the dice are rolled: the advisor's best option,
     played. Returns the option and, when it scored, what it earned."""
     advice = advisor.advise(game.situation())

@@ -33,7 +33,7 @@ from pentadice import atomic, paths, rules
 from pentadice.advisor import Advisor
 from pentadice.advisor.words import describe
 from pentadice.atomic import write_file
-from pentadice.game.engine import MAX_SAVE_BYTES, SAVE_FORMAT, Game, GameError, Scored, clean, computer_move
+from pentadice.play.engine import MAX_SAVE_BYTES, SAVE_FORMAT, Game, GameError, Scored, clean, computer_move
 
 MAX_LINE = 4096  # bytes in a command line
 NOT_UTF8 = "that line is not UTF-8 text"

@@ -71,7 +71,7 @@ def simulate(
 ) -> Simulation:
     """Play ``games`` solitaire games of the table's rule set; the same seed gives the same games. Without a
     seed one is drawn (and kept in the result), so that any run can be played again."""
-    from pentadice.game import kernel
+    from pentadice.simulator import games as kernel
 
     if games < 1:
         raise ValueError(f"the number of games must be at least 1, not {games}")
@@ -110,7 +110,7 @@ def kernel_tables(rs: rules.RuleSet) -> tuple:
 
 def compile_seconds() -> float:
     """Compile (or load from cache) the simulator's kernels; returns the seconds it took."""
-    from pentadice.game import kernel
+    from pentadice.simulator import games as kernel
 
     rs = rules.PENTA_RULES
     start = time.perf_counter()

@@ -1,1 +1,0 @@
-"""The game: rules in play, computer opponents, the terminal front end and the simulator."""

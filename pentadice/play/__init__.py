@@ -1,0 +1,1 @@
+"""Playing a game: the engine (rules, turns, moves, views) and its front ends."""
