@@ -10,6 +10,7 @@ Decisions where the rules text is terse are in ``docs/rules-decisions.md``.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 from collections.abc import Iterable, Sequence
 
@@ -97,8 +98,23 @@ def name_key(text: str) -> str:
     return "".join(ch for ch in text.casefold() if ch not in " _-\t")
 
 
-JOKER_NONE, JOKER_FREE, JOKER_FORCED = 0, 1, 2
-JOKER_MODES = {"none": JOKER_NONE, "free": JOKER_FREE, "forced": JOKER_FORCED}
+JOKER_NONE, JOKER_FREE, JOKER_FORCED = 0, 1, 2  # as the compiled code reads them (P_JOKER)
+
+
+class Joker(enum.StrEnum):
+    """How a five of a kind rolled with the Penta (Yahtzee) box filled may be placed (see :class:`RuleSet`)."""
+
+    NONE = "none"
+    FREE = "free"
+    FORCED = "forced"
+
+    @property
+    def code(self) -> int:
+        """The mode as the compiled code reads it."""
+        return {Joker.NONE: JOKER_NONE, Joker.FREE: JOKER_FREE, Joker.FORCED: JOKER_FORCED}[self]
+
+
+JOKER_MODES = {j.value: j.code for j in Joker}
 
 # Layout of the integer parameter vector that the compiled code reads (see RuleSet.params).
 (
@@ -124,10 +140,11 @@ class RuleSet:
     """One rule set: a definition with switches, never special cases in code.
 
     ``penta_bonus`` is paid for each further five of a kind while the Penta box holds points (50).
-    ``joker`` is ``"forced"`` (the Penta placement order: upper box of the face, else a lower box, else an
-    upper box at 0), ``"free"`` (the lower-box scores apply when the upper box of the face is filled, and the
-    roll may go in any open box) or ``"none"``. ``joker_needs_full`` makes the joker apply only while the
-    Penta box holds points (Penta); otherwise any filled Penta box (even at 0) is enough.
+    ``joker`` (:class:`Joker`; its text is accepted) is ``forced`` (the Penta placement order: upper box of
+    the face, else a lower box, else an upper box at 0), ``free`` (the lower-box scores apply when the upper
+    box of the face is filled, and the roll may go in any open box) or ``none``. ``joker_needs_full`` (a name
+    kept for the tables' metadata) makes the joker apply only while the Penta box holds points (Penta);
+    otherwise any filled Penta box (even at 0) is enough.
     ``penta_repeat`` (Kiriki): while the Penta box holds points, each further five of a kind may be added to
     it (``penta_points`` more) instead of filling a box; that turn fills nothing, so the game gains a turn.
     ``dice``, ``rolls`` and ``boxes`` shrink the game for the brute-force cross-checks.
@@ -142,7 +159,7 @@ class RuleSet:
     upper_bonus: int = 35
     penta_points: int = 50
     penta_bonus: int = 100
-    joker: str = "forced"
+    joker: Joker = Joker.FORCED
     joker_needs_full: bool = True
     full_house_points: int = 25
     small_straight_points: int = 30
@@ -159,6 +176,7 @@ class RuleSet:
             raise ValueError(f"upper_threshold must be 0..63, not {self.upper_threshold}")
         if self.joker not in JOKER_MODES:
             raise ValueError(f"joker must be one of {sorted(JOKER_MODES)}, not {self.joker!r}")
+        object.__setattr__(self, "joker", Joker(self.joker))  # "free" given as text is Joker.FREE
         unknown = [b for b in self.boxes if b not in BOX_INDEX]
         if unknown or not self.boxes:
             raise ValueError(f"unknown box ids: {unknown}")
@@ -231,7 +249,7 @@ class RuleSet:
         p[P_UPPER_BONUS] = self.upper_bonus
         p[P_PENTA_POINTS] = self.penta_points
         p[P_PENTA_BONUS] = self.penta_bonus
-        p[P_JOKER] = JOKER_MODES[self.joker]
+        p[P_JOKER] = self.joker.code
         p[P_JOKER_NEEDS_FULL] = int(self.joker_needs_full)
         p[P_FULL_HOUSE] = self.full_house_points
         p[P_SMALL_STRAIGHT] = self.small_straight_points
@@ -297,7 +315,7 @@ def penta_filled(p: np.ndarray, open_mask: int) -> bool:
     return (open_mask >> PENTA) & 1 == 0 and (p[P_BOXES] >> PENTA) & 1 == 1
 
 
-def joker_applies(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int) -> bool:
+def joker_applies(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_scored: int) -> bool:
     """Whether these dice are a joker: all alike, with the Penta box filled as the rule set requires.
 
     The forced joker always applies then; the free one only once the upper box of the face is filled.
@@ -308,16 +326,16 @@ def joker_applies(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int) 
             face = f
     if face < 0 or not penta_filled(p, open_mask) or p[P_JOKER] == JOKER_NONE:
         return False
-    if full == 0 and p[P_JOKER_NEEDS_FULL] == 1:
+    if penta_scored == 0 and p[P_JOKER_NEEDS_FULL] == 1:
         return False
     return p[P_JOKER] == JOKER_FORCED or (open_mask >> face) & 1 == 0
 
 
-def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, points: np.ndarray) -> int:
+def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_scored: int, points: np.ndarray) -> int:
     """Which boxes may take these dice now, and for how many points.
 
     ``p`` is :meth:`RuleSet.params`, ``counts[f]`` the number of dice showing face ``f + 1``, ``open_mask``
-    the open boxes, ``full`` 1 when the Penta box holds points (50; in Kiriki 50 or more). Fills
+    the open boxes, ``penta_scored`` 1 when the Penta box holds points (50; in Kiriki 50 or more). Fills
     ``points[b]`` with the points of box ``b`` (the upper bonus excluded) or -1 where the box may not take the
     roll; returns the Penta bonus earned by the roll. Plain Python that Numba compiles: the solver, the
     advisor and the game all call this one function.
@@ -347,10 +365,10 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, 
         else:
             run = 0
     all_same = top == n
-    holds_points = full == 1 and penta_filled(p, open_mask)
+    scored_and_filled = penta_scored == 1 and penta_filled(p, open_mask)
 
-    bonus = p[P_PENTA_BONUS] if all_same and holds_points else 0
-    joker = joker_applies(p, counts, open_mask, full)
+    bonus = p[P_PENTA_BONUS] if all_same and scored_and_filled else 0
+    joker = joker_applies(p, counts, open_mask, penta_scored)
 
     # Normal scores.
     for b in range(6):
@@ -375,7 +393,7 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, full: int, 
                 allowed = open_mask & LOWER_MASK
             else:
                 allowed = open_mask & UPPER_MASK  # they score 0: the face's own box is filled
-    if all_same and holds_points and p[P_PENTA_REPEAT] == 1:
+    if all_same and scored_and_filled and p[P_PENTA_REPEAT] == 1:
         allowed |= 1 << PENTA  # Kiriki: add this five of a kind to the box, filling nothing
     for b in range(N_BOXES):
         if (allowed >> b) & 1 == 0:
@@ -441,17 +459,17 @@ def boxes_of(mask: int) -> list[str]:
 
 
 def legal_scores(
-    rules: RuleSet, dice: Sequence[int], open_boxes: Iterable[str], penta_full: bool
+    rules: RuleSet, dice: Sequence[int], open_boxes: Iterable[str], penta_scored: bool
 ) -> tuple[dict[str, int], int]:
     """The boxes that may take ``dice`` and their points, and the Penta bonus the roll earns.
 
-    ``open_boxes`` are the boxes still open, ``penta_full`` whether the Penta box holds points (not open, not 0).
+    ``open_boxes`` are the boxes still open, ``penta_scored`` whether the Penta box holds points (not open, not 0).
     """
     if len(dice) != rules.dice:
         raise ValueError(f"{rules.title} uses {rules.dice} dice, got {len(dice)}")
     points = np.empty(N_BOXES, dtype=np.int64)
     open_mask = mask_of(open_boxes) & rules.box_mask
-    bonus = score_options(rules.params(), dice_counts(dice), open_mask, int(penta_full), points)
+    bonus = score_options(rules.params(), dice_counts(dice), open_mask, int(penta_scored), points)
     return {BOX_IDS[b]: int(points[b]) for b in range(N_BOXES) if points[b] >= 0}, int(bonus)
 
 

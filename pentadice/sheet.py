@@ -38,8 +38,8 @@ def possible_points(rs: rules.RuleSet) -> dict[str, frozenset[int]]:
     # The normal scores, and the joker's with the face's upper box filled and with it open.
     contexts = [(game, 0), (no_penta, 1), (no_penta & ~rules.UPPER_MASK, 1), (no_penta, 0)]
     for h in range(tables.n_hands):
-        for open_mask, full in contexts:
-            rules.score_options(p, tables.counts[h], open_mask, full, points)
+        for open_mask, penta_scored in contexts:
+            rules.score_options(p, tables.counts[h], open_mask, penta_scored, points)
             for b in rs.boxes:
                 pts = int(points[rules.BOX_INDEX[b]])
                 if pts >= 0:
@@ -149,7 +149,7 @@ class Sheet:
                 raise SheetError(f"{BONUS_KEY}={bonus} is impossible: a bonus is never negative")
             if bonus % step:
                 raise SheetError(f"{BONUS_KEY}={bonus} is impossible: the bonus comes in steps of {step}")
-            if not self.penta_full(rs):
+            if not self.penta_scored(rs):
                 raise SheetError(f"{BONUS_KEY}={bonus} is impossible without penta={rs.penta_points}")
             if bonus // step > len(self.boxes) - 1:
                 raise SheetError(
@@ -175,7 +175,7 @@ class Sheet:
         """The upper total capped at the bonus threshold: the state's subtotal."""
         return min(self.upper_total, rs.upper_threshold)
 
-    def penta_full(self, rs: rules.RuleSet) -> bool:
+    def penta_scored(self, rs: rules.RuleSet) -> bool:
         """Whether the Penta box holds points: 50 (the bonus and, in Penta, the joker apply), or in Kiriki any
         positive score (five of a kind may be added to it)."""
         return self.boxes.get("penta", 0) > 0

@@ -1,8 +1,9 @@
 """The states between turns: open boxes, capped upper subtotal, and whether the Penta box holds its points.
 
-The table is indexed ``[full, open_mask, subtotal]``: ``full`` is 1 when the Penta box holds points (50; in
-Kiriki 50 or more; only meaningful once the box is filled), ``open_mask`` has bit ``i`` set while box
-``rules.BOX_IDS[i]`` is open, and ``subtotal`` is the upper section's total capped at the bonus threshold.
+The table is indexed ``[penta_scored, open_mask, subtotal]`` (``penta_50`` on disk): ``penta_scored`` is 1
+when the Penta box holds points (50; in Kiriki 50 or more; only meaningful once the box is filled),
+``open_mask`` has bit ``i`` set while box ``rules.BOX_IDS[i]`` is open, and ``subtotal`` is the upper
+section's total capped at the bonus threshold.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pentadice import rules
 
 
 def layers(rs: rules.RuleSet) -> list[tuple[np.ndarray, np.ndarray]]:
-    """States to solve, in groups that can each be solved in parallel: ``(masks, fulls)`` per group.
+    """States to solve, in groups that can each be solved in parallel: ``(masks, penta_scored_flags)`` per group.
 
     By number of open boxes (1, 2, ...): a state only leads to states with fewer open boxes, or (Kiriki) back
     to itself. Within a number of open boxes, the states whose Penta box holds points come in a second group,

@@ -131,7 +131,7 @@ def parquet_table(values: np.ndarray, meta: dict):
     """The values as an Arrow table: one row per reachable state."""
     import pyarrow as pa
 
-    full, mask, sub = np.nonzero(~np.isnan(values))
+    penta_scored, mask, sub = np.nonzero(~np.isnan(values))
     names = pa.array([" ".join(rules.boxes_of(m)) for m in range(values.shape[1])])
     table = pa.table(
         {
@@ -139,8 +139,8 @@ def parquet_table(values: np.ndarray, meta: dict):
             "open_boxes": pa.DictionaryArray.from_arrays(pa.array(mask.astype(np.int16)), names),
             "open_count": pa.array(np.bitwise_count(mask.astype(np.uint16)).astype(np.uint8)),
             "upper_subtotal": pa.array(sub.astype(np.uint8)),
-            "penta_50": pa.array(full.astype(bool)),
-            "value": pa.array(values[full, mask, sub]),
+            "penta_50": pa.array(penta_scored.astype(bool)),
+            "value": pa.array(values[penta_scored, mask, sub]),
         }
     )
     return table.replace_schema_metadata({"pentadice": json.dumps(meta)})
@@ -265,8 +265,8 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
             temps.clear()
     except OSError as e:
         # NumPy reports a short write without an errno ("N requested and M written"): the disk is full too.
-        full = e.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(e)
-        reason = "the disk is full" if full else (e.strerror or str(e))
+        disk_full = e.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(e)
+        reason = "the disk is full" if disk_full else (e.strerror or str(e))
         raise TableError(f"cannot write the {rs.name} table to {files.directory}: {reason}") from None
     finally:
         for tmp, _ in temps:
@@ -276,7 +276,8 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Table:
-    """A loaded table: ``values[penta_50, open_mask, upper_subtotal]`` (memory-mapped) and its metadata."""
+    """A loaded table: ``values[penta_scored, open_mask, upper_subtotal]`` (memory-mapped; ``penta_50`` on
+    disk) and its metadata."""
 
     rules: rules.RuleSet
     values: np.ndarray
@@ -288,9 +289,9 @@ class Table:
         """Expected final score at game start under optimal play (from the values, not the metadata)."""
         return expected_score(self.rules, self.values)
 
-    def value(self, open_mask: int, upper_subtotal: int, penta_50: bool) -> float:
+    def value(self, open_mask: int, upper_subtotal: int, penta_scored: bool) -> float:
         """Expected score still to come from the start of a turn in this state (NaN if it cannot occur)."""
-        return float(self.values[int(penta_50), open_mask, min(upper_subtotal, self.rules.upper_threshold)])
+        return float(self.values[int(penta_scored), open_mask, min(upper_subtotal, self.rules.upper_threshold)])
 
 
 def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
@@ -363,10 +364,10 @@ def read_parquet(path: str | os.PathLike[str]) -> tuple[np.ndarray, dict]:
         raise TableError(f"{path} is not a pentadice table's Parquet export")
     try:
         values = np.full(SHAPE, np.nan)
-        full = arrow.column("penta_50").to_numpy().astype(np.intp)
+        penta_scored = arrow.column("penta_50").to_numpy().astype(np.intp)
         mask = arrow.column("open_mask").to_numpy().astype(np.intp)
         sub = arrow.column("upper_subtotal").to_numpy().astype(np.intp)
-        values[full, mask, sub] = arrow.column("value").to_numpy()
+        values[penta_scored, mask, sub] = arrow.column("value").to_numpy()
     except (KeyError, IndexError, ValueError, pa.ArrowException) as e:
         raise TableError(f"{path} does not hold a pentadice table's columns: {e}") from None
     if checksum(values) != meta.get("checksum"):

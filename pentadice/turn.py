@@ -53,14 +53,14 @@ def successor_row(box: int, points: int) -> int:
     return ROW_PENTA + (1 if points > 0 else 0)
 
 
-def successor_rows(V, p, n_dice, open_mask, full, s0, rows):
+def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows):
     """Fill ``rows`` with the next state's value, per lane (subtotal ``s0 + lane``), for each way to fill an
     open box; and, where Kiriki lets five of a kind be added to a filled Penta box, the state itself (its
     current estimate in ``V``): that turn fills nothing."""
     cap = p[P_UPPER_THRESHOLD]
-    if repeats(p, open_mask, full):
+    if repeats(p, open_mask, penta_scored):
         dst = rows[ROW_PENTA + 1]
-        src = V[full, open_mask]
+        src = V[penta_scored, open_mask]
         for u in range(W):
             dst[u] = src[s0 + u]
     for b in range(N_BOXES):
@@ -68,7 +68,7 @@ def successor_rows(V, p, n_dice, open_mask, full, s0, rows):
             continue
         nxt = open_mask & ~(1 << b)
         if b < 6:
-            src = V[full, nxt]
+            src = V[penta_scored, nxt]
             for c in range(n_dice + 1):
                 a = c * (b + 1)
                 dst = rows[b * 6 + c]
@@ -76,7 +76,7 @@ def successor_rows(V, p, n_dice, open_mask, full, s0, rows):
                     dst[u] = src[min(s0 + u + a, cap)] + upper_bonus(p, s0 + u, a)
         elif b < PENTA:
             dst = rows[ROW_LOWER + b - 6]
-            src = V[full, nxt]
+            src = V[penta_scored, nxt]
             for u in range(W):
                 dst[u] = src[s0 + u]
         else:
@@ -95,7 +95,7 @@ def raise_to(best, row, add):
             best[u] = x
 
 
-def hand_values(p, hand_counts, scores, open_mask, full, rows, out, points):
+def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, points):
     """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box.
 
     ``scores`` is :func:`pentadice.rules.score_table`: hands whose points do not depend on the state take
@@ -107,7 +107,7 @@ def hand_values(p, hand_counts, scores, open_mask, full, rows, out, points):
             for b in range(N_BOXES):
                 points[b] = scores[h, b] if (open_mask >> b) & 1 == 1 else -1
         else:
-            bonus = score_options(p, hand_counts[h], open_mask, full, points)
+            bonus = score_options(p, hand_counts[h], open_mask, penta_scored, points)
         best = out[h]
         for u in range(W):
             best[u] = -np.inf
@@ -157,10 +157,10 @@ def best_subkeeps(subs, n_hands, K, B):
             out[u] = b4[u] if b4[u] > m else m
 
 
-def last_roll_values(V, p, n_dice, counts, scores, open_mask, full, s0, K, rows, points):
+def last_roll_values(V, p, n_dice, counts, scores, open_mask, penta_scored, s0, K, rows, points):
     """``K[h]`` for every hand: its value after the last roll, per lane (subtotal ``s0 + lane``)."""
-    successor_rows(V, p, n_dice, open_mask, full, s0, rows)
-    hand_values(p, counts, scores, open_mask, full, rows, K, points)
+    successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows)
+    hand_values(p, counts, scores, open_mask, penta_scored, rows, K, points)
 
 
 def add_roll(add, subs, n_hands, K, B):
@@ -170,13 +170,13 @@ def add_roll(add, subs, n_hands, K, B):
     best_subkeeps(subs, n_hands, K, B)
 
 
-def repeats(p, open_mask, full):
+def repeats(p, open_mask, penta_scored):
     """Whether a turn in this state can lead back to it (Kiriki: five of a kind added to the Penta box)."""
-    return p[P_PENTA_REPEAT] == 1 and full == 1 and penta_filled(p, open_mask) and open_mask != 0
+    return p[P_PENTA_REPEAT] == 1 and penta_scored == 1 and penta_filled(p, open_mask) and open_mask != 0
 
 
-def turn_value(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points):
-    """Value at the start of a turn in state (``open_mask``, ``full``), per lane, written into ``V``.
+def turn_value(V, p, n_dice, counts, scores, add, subs, weight, open_mask, penta_scored, K, B, rows, points):
+    """Value at the start of a turn in state (``open_mask``, ``penta_scored``), per lane, written into ``V``.
 
     A state that can lead back to itself has the value that solves V = T(V), where T is one turn with V as
     the value of coming back. T is increasing, convex and piecewise linear, with slope below 1 (the chance of
@@ -184,9 +184,9 @@ def turn_value(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full,
     once a turn changes no lane by more than ``FIXED_POINT_TOLERANCE``. They start from the value of the same
     boxes with the Penta box at 0, a lower bound that the solver computes first.
     """
-    out = V[full, open_mask]
-    if not repeats(p, open_mask, full):
-        one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points)
+    out = V[penta_scored, open_mask]
+    if not repeats(p, open_mask, penta_scored):
+        one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, penta_scored, K, B, rows, points)
         return
     xa = np.empty(W)
     ya = np.empty(W)
@@ -195,12 +195,12 @@ def turn_value(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full,
     for u in range(W):
         xa[u] = start[u]
         out[u] = start[u]
-    one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points)
+    one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, penta_scored, K, B, rows, points)
     for u in range(W):
         ya[u] = out[u]
         xb[u] = out[u]
     for _ in range(MAX_FIXED_POINT_STEPS):
-        one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points)
+        one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, penta_scored, K, B, rows, points)
         change = 0.0
         for u in range(W):
             change = max(change, abs(out[u] - xb[u]))
@@ -216,10 +216,10 @@ def turn_value(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full,
             out[u] = nxt
 
 
-def one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K, B, rows, points):
-    """One turn's value from state (``open_mask``, ``full``), per lane, written into ``V``."""
+def one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, penta_scored, K, B, rows, points):
+    """One turn's value from state (``open_mask``, ``penta_scored``), per lane, written into ``V``."""
     n_hands = weight.shape[0]
-    last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, full, 0, K, rows, points)
+    last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, penta_scored, 0, K, rows, points)
     for _ in range(p[P_ROLLS] - 1):
         add_roll(add, subs, n_hands, K, B)
     acc = B[0]
@@ -231,15 +231,15 @@ def one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, full, K
         for u in range(W):
             acc[u] += w * row[u]
     total = float(6**n_dice)
-    out = V[full, open_mask]
+    out = V[penta_scored, open_mask]
     for u in range(W):
         out[u] = acc[u] / total
 
 
-def score_values(V, p, counts, open_mask, full, sub, points, out):
+def score_values(V, p, counts, open_mask, penta_scored, sub, points, out):
     """``out[b]``: the points still to come if the dice go into box ``b`` now (box points, Penta bonus, upper
     bonus, then the next state's value); NaN where the box may not take them. Returns the Penta bonus."""
-    bonus = score_options(p, counts, open_mask, full, points)
+    bonus = score_options(p, counts, open_mask, penta_scored, points)
     cap = p[P_UPPER_THRESHOLD]
     for b in range(N_BOXES):
         pts = points[b]
@@ -247,21 +247,38 @@ def score_values(V, p, counts, open_mask, full, sub, points, out):
             out[b] = np.nan
             continue
         added = pts if b < 6 else 0
-        nxt_full = full if b != PENTA else (1 if pts > 0 else 0)
-        nxt = V[nxt_full, open_mask & ~(1 << b), min(sub + added, cap)]
+        nxt_penta_scored = penta_scored if b != PENTA else (1 if pts > 0 else 0)
+        nxt = V[nxt_penta_scored, open_mask & ~(1 << b), min(sub + added, cap)]
         # The same sums in the same order as hand_values, so both give the same bits.
         out[b] = (nxt + upper_bonus(p, sub, added)) + float(pts + bonus)
     return bonus
 
 
 def situation_values(
-    V, p, n_dice, n_hands, counts, scores, add, subs, hand, open_mask, full, sub, rerolls, K, B, rows, points, box_out
+    V,
+    p,
+    n_dice,
+    n_hands,
+    counts,
+    scores,
+    add,
+    subs,
+    hand,
+    open_mask,
+    penta_scored,
+    sub,
+    rerolls,
+    K,
+    B,
+    rows,
+    points,
+    box_out,
 ):
     """All option values of one situation (one lane): ``box_out`` as :func:`score_values`; with rerolls left,
     ``K[k, 0]`` is the value still to come of keeping multiset ``k`` and rerolling the rest. Returns the
     Penta bonus of scoring the dice now."""
     if rerolls > 0:
-        last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, full, sub, K, rows, points)
+        last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, penta_scored, sub, K, rows, points)
         for _ in range(rerolls):
             add_roll(add, subs, n_hands, K, B)
-    return score_values(V, p, counts[hand], open_mask, full, sub, points, box_out)
+    return score_values(V, p, counts[hand], open_mask, penta_scored, sub, points, box_out)

@@ -25,7 +25,7 @@ def test_table_value_is_the_expectation_of_the_best_option_over_the_first_roll(p
         situations = [penta_advisor.situation(h, 2, s) for h in hands]
         best = np.array([a.best.value for a in penta_advisor.advise_many(situations)])
         start = s.score(PENTA) + penta_advisor.table.value(
-            s.open_mask(PENTA), s.upper_subtotal(PENTA), s.penta_full(PENTA)
+            s.open_mask(PENTA), s.upper_subtotal(PENTA), s.penta_scored(PENTA)
         )
         assert probability @ best == pytest.approx(start, abs=1e-9), s
 
@@ -36,7 +36,7 @@ def test_score_options_are_points_plus_the_next_state_value(penta_advisor):
         s = random_sheet(PENTA, rng, int(rng.integers(0, 12)))
         roll = tuple(int(x) for x in rng.integers(1, 7, 5))
         advice = penta_advisor.advise(penta_advisor.situation(roll, 0, s))
-        legal, bonus = rules.legal_scores(PENTA, roll, rules.boxes_of(s.open_mask(PENTA)), s.penta_full(PENTA))
+        legal, bonus = rules.legal_scores(PENTA, roll, rules.boxes_of(s.open_mask(PENTA)), s.penta_scored(PENTA))
         assert {o.box for o in advice.options} == set(legal)
         for o in advice.options:
             b = rules.BOX_INDEX[o.box]
@@ -44,7 +44,7 @@ def test_score_options_are_points_plus_the_next_state_value(penta_advisor):
             rest = 0.0
             if len(after.boxes) < 13:
                 rest = penta_advisor.table.value(
-                    after.open_mask(PENTA), after.upper_subtotal(PENTA), after.penta_full(PENTA)
+                    after.open_mask(PENTA), after.upper_subtotal(PENTA), after.penta_scored(PENTA)
                 )
             assert o.points == legal[o.box] and o.penta_bonus == bonus
             assert o.value == pytest.approx(after.score(PENTA) + rest, abs=1e-9), (s, roll, o)
@@ -58,7 +58,7 @@ def test_best_box_is_always_legal_and_maximal(penta_advisor):
         roll = tuple(int(x) for x in rng.integers(1, 7, 5))
         situation = penta_advisor.situation(roll, int(rng.integers(0, 3)), s)
         advice = penta_advisor.advise(situation)
-        legal, _ = rules.legal_scores(PENTA, roll, rules.boxes_of(s.open_mask(PENTA)), s.penta_full(PENTA))
+        legal, _ = rules.legal_scores(PENTA, roll, rules.boxes_of(s.open_mask(PENTA)), s.penta_scored(PENTA))
         box = penta_advisor.best_box(situation)
         assert box.box in legal
         assert box.value == max(o.value for o in advice.options if o.action == "score")

@@ -44,7 +44,7 @@ def test_fast_solver_matches_brute_force_on_every_state(name):
     assert len(states) > 20
     for full, mask, sub in states:
         assert fast[full, mask, sub] == pytest.approx(slow(int(mask), int(sub), int(full)), abs=1e-9), (
-            f"state open={rules.boxes_of(int(mask))} subtotal={sub} penta_full={full}"
+            f"state open={rules.boxes_of(int(mask))} subtotal={sub} penta_scored={full}"
         )
     # Unreachable states are blank, never a value that could be mistaken for one.
     assert np.isnan(fast[1, rs.box_mask]).all()  # the Penta box cannot hold 50 while open

@@ -197,13 +197,13 @@ class Advisor:
     # Internals shared by the single and the batch path.
 
     def state_of(self, situation: Situation) -> tuple[int, int, int, int]:
-        """``(open_mask, upper_subtotal, penta_full, hand)`` of a situation."""
+        """``(open_mask, upper_subtotal, penta_scored, hand)`` of a situation."""
         sheet, rs = situation.sheet, self.rules
         hand = self._dice.keep_of(situation.dice)
-        return sheet.open_mask(rs), sheet.upper_subtotal(rs), int(sheet.penta_full(rs)), hand
+        return sheet.open_mask(rs), sheet.upper_subtotal(rs), int(sheet.penta_scored(rs)), hand
 
     def _raw(self, situation: Situation):
-        open_mask, sub, full, hand = self.state_of(situation)
+        open_mask, sub, penta_scored, hand = self.state_of(situation)
         t = self._dice
         K = np.empty((t.n_keeps, 1))
         B = np.empty((t.n_keeps, 1))
@@ -217,7 +217,7 @@ class Advisor:
         else:
             fn = turn.situation_values
         args = (self._values, self._p, self.rules.dice, t.n_hands, t.counts, self._scores, t.add, t.subs, hand)
-        bonus = fn(*args, open_mask, full, sub, situation.rolls_left, K, B, rows, points, box_values)
+        bonus = fn(*args, open_mask, penta_scored, sub, situation.rolls_left, K, B, rows, points, box_values)
         keep_values = K[t.subkeeps[hand], 0] if situation.rolls_left > 0 else np.empty(0)
         return keep_values, box_values, points, int(bonus)
 
@@ -253,15 +253,15 @@ def _joker_note(rs: rules.RuleSet, situation: Situation, scoring: list[Option]) 
     """Why the joker shapes the boxes, in words, when it applies."""
     sheet = situation.sheet
     counts = rules.dice_counts(situation.dice)
-    full = int(sheet.penta_full(rs))
-    if not rules.joker_applies(rs.params(), counts, sheet.open_mask(rs), full):
+    penta_scored = int(sheet.penta_scored(rs))
+    if not rules.joker_applies(rs.params(), counts, sheet.open_mask(rs), penta_scored):
         return None
     face = situation.dice[0]
     face_box = rules.BOX_IDS[face - 1]
     name = rs.box_name(face_box)
     penta = rs.box_name("penta")
     why = f"a new {penta} with the {penta} box at {sheet.boxes['penta']}"
-    if rs.joker == "free":
+    if rs.joker is rules.Joker.FREE:
         return f"Joker: {why} and {name} filled: Full house, Small and Large straight score in full; any open box"
     allowed = {o.box for o in scoring}
     if allowed == {face_box}:

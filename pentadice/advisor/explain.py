@@ -155,12 +155,12 @@ def _keeps(t, hand_points: np.ndarray, hand_boxes: np.ndarray) -> tuple[np.ndarr
 def _keep_values(advisor: Advisor, situation: Situation) -> np.ndarray:
     """The value still to come of keeping each multiset with one reroll left (the advisor's own turn code)."""
     t = advisor._dice
-    open_mask, sub, full, hand = advisor.state_of(situation)
+    open_mask, sub, penta_scored, hand = advisor.state_of(situation)
     K = np.empty((t.n_keeps, 1))
     B = np.empty((t.n_keeps, 1))
     rows = np.empty((turn.N_ROWS, 1))
     pts = np.empty(rules.N_BOXES, dtype=np.int64)
     box_values = np.empty(rules.N_BOXES)
     args = (advisor._values, advisor._p, advisor.rules.dice, t.n_hands, t.counts, advisor._scores, t.add, t.subs)
-    turn.situation_values(*args, hand, open_mask, full, sub, 1, K, B, rows, pts, box_values)
+    turn.situation_values(*args, hand, open_mask, penta_scored, sub, 1, K, B, rows, pts, box_values)
     return K[:, 0].copy()

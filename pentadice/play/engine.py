@@ -213,7 +213,7 @@ class Game:
             raise GameError("roll the dice first")
         sheet = self.player.sheet()
         open_boxes = rules.boxes_of(sheet.open_mask(self.rules))
-        return rules.legal_scores(self.rules, self.dice, open_boxes, sheet.penta_full(self.rules))
+        return rules.legal_scores(self.rules, self.dice, open_boxes, sheet.penta_scored(self.rules))
 
     @property
     def no_box_scores(self) -> bool:
@@ -413,17 +413,17 @@ class Game:
         """The parts agree: dice and rolls, the current player and the order of play."""
         if (self.dice is None) != (self.rolls_made == 0):
             raise GameError("dice and rolls disagree")
-        full = len(self.rules.boxes)
+        n_boxes = len(self.rules.boxes)
         if self.over:
             if self.dice is not None:
                 raise GameError("every sheet is full, yet dice are showing")
             return
         current = self.player
-        if len(current.boxes) == full:
+        if len(current.boxes) == n_boxes:
             raise GameError(f"the current player, {current.name!r}, has a full sheet")
         for i, p in enumerate(self.players):
             expected = current.turns + (1 if i < self.current else 0)  # the order of play
-            if p.turns > expected or (p.turns < expected and len(p.boxes) < full):
+            if p.turns > expected or (p.turns < expected and len(p.boxes) < n_boxes):
                 raise GameError(
                     f"{p.name!r} has played {p.turns} turns and {current.name!r}, whose turn it is, "
                     f"{current.turns}: not the order of play"

@@ -29,14 +29,14 @@ N_ROWS = turn.N_ROWS
 
 
 @jit
-def turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, full, K, B, rows, points, L):
+def turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, K, B, rows, points, L):
     """What a turn's decisions need in one state, for every subtotal lane: ``L[0, h, u]`` the value of hand
     ``h`` after the last roll, and for ``r >= 1`` ``L[r, k, u]`` the value of keeping multiset ``k`` (not a
     whole hand) with ``r`` rerolls left."""
     n_hands = scores.shape[0]
     n_keeps = counts.shape[0]
     n_rolls = p[P_ROLLS]
-    wide_last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, full, 0, K, rows, points)
+    wide_last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, penta_scored, 0, K, rows, points)
     L[0, :n_hands] = K[:n_hands]
     for r in range(1, n_rolls):
         if r < n_rolls - 1:
@@ -47,7 +47,7 @@ def turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, full, K, B, 
 
 
 @jit
-def play_turn(V, p, n_dice, counts, size, add, subkeeps, L, dice, open_mask, full, sub, points, box_values):
+def play_turn(V, p, n_dice, counts, size, add, subkeeps, L, dice, open_mask, penta_scored, sub, points, box_values):
     """Play one turn with the rolls ``dice[roll, i]`` and the turn values ``L`` (lane ``sub``): keep what the
     values say is best, then fill the best box. Returns ``(box, points, penta_bonus)``."""
     n_keeps = counts.shape[0]
@@ -71,7 +71,7 @@ def play_turn(V, p, n_dice, counts, size, add, subkeeps, L, dice, open_mask, ful
         hand = choice
         for i in range(n_dice - size[choice]):
             hand = add[hand, dice[roll, i] - 1]
-    bonus = score_values(V, p, counts[hand], open_mask, full, sub, points, box_values)
+    bonus = score_values(V, p, counts[hand], open_mask, penta_scored, sub, points, box_values)
     box = -1
     for b in range(N_BOXES):
         if points[b] >= 0 and (box < 0 or box_values[b] > box_values[box]):
@@ -81,7 +81,7 @@ def play_turn(V, p, n_dice, counts, size, add, subkeeps, L, dice, open_mask, ful
 
 @jit
 def record(p, scores_out, open_mask, sub, box, pts):
-    """Write a scored box into a game's sheet; returns the game's new ``(open_mask, sub)``."""
+    """Write a penta_scored box into a game's sheet; returns the game's new ``(open_mask, sub)``."""
     if (open_mask >> box) & 1 == 1:
         scores_out[box] = pts
     else:  # Kiriki: five of a kind added to the Penta box, filling nothing
@@ -103,14 +103,14 @@ def play_games(V, p, n_dice, counts, scores, size, add, subs, subkeeps, dice, sc
     n_keeps = counts.shape[0]
     n_rolls = p[P_ROLLS]
     masks = np.full(n_games, p[P_BOXES], dtype=np.int64)
-    fulls = np.zeros(n_games, dtype=np.int64)
+    penta_scored_flags = np.zeros(n_games, dtype=np.int64)
     subtotals = np.zeros(n_games, dtype=np.int64)
     scores_out[:] = -1
     bonus_out[:] = 0
     if n_games == 0:
         return
     for t in range(dice.shape[1]):
-        keys = masks * 2 + fulls
+        keys = masks * 2 + penta_scored_flags
         order = np.argsort(keys, kind="mergesort")
         starts = np.flatnonzero(np.diff(keys[order])) + 1
         bounds = np.concatenate((np.zeros(1, dtype=np.int64), starts, np.full(1, n_games, dtype=np.int64)))
@@ -124,10 +124,10 @@ def play_games(V, p, n_dice, counts, scores, size, add, subs, subkeeps, dice, sc
             box_values = np.empty(N_BOXES)
             for grp in range(blk * n_groups // n_blocks, (blk + 1) * n_groups // n_blocks):
                 first = order[bounds[grp]]
-                open_mask, full = masks[first], fulls[first]
+                open_mask, penta_scored = masks[first], penta_scored_flags[first]
                 if open_mask == 0:
                     continue  # these games are over
-                turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, full, K, B, rows, points, L)
+                turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, K, B, rows, points, L)
                 for i in range(bounds[grp], bounds[grp + 1]):
                     g = order[i]
                     sub = subtotals[g]
@@ -142,14 +142,14 @@ def play_games(V, p, n_dice, counts, scores, size, add, subs, subkeeps, dice, sc
                         L,
                         dice[g, t],
                         open_mask,
-                        full,
+                        penta_scored,
                         sub,
                         points,
                         box_values,
                     )
                     bonus_out[g] += bonus
                     if box == PENTA:
-                        fulls[g] = 1 if pts > 0 else 0
+                        penta_scored_flags[g] = 1 if pts > 0 else 0
                     masks[g], subtotals[g] = record(p, scores_out[g], open_mask, sub, box, pts)
         if masks.max() == 0:
             break

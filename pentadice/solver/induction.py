@@ -15,7 +15,7 @@ ProgressFn = Callable[[int, int], None]
 
 @dataclass
 class Solution:
-    """A solved rule set: ``values[full, open_mask, subtotal]``, NaN where a state cannot occur."""
+    """A solved rule set: ``values[penta_scored, open_mask, subtotal]``, NaN where a state cannot occur."""
 
     rules: rules.RuleSet
     values: np.ndarray
@@ -67,8 +67,8 @@ def solve_values(rs: rules.RuleSet, progress: ProgressFn | None = None) -> np.nd
     V = np.full((2, 1 << rules.N_BOXES, k.LANES), np.nan)
     V[:, 0, :] = 0.0  # game over: nothing more to score
     layers = states.layers(rs)
-    for i, (masks, fulls) in enumerate(layers):
-        k.solve_layer(V, p, rs.dice, t.counts, scores, t.add, t.subs, t.weight, masks, fulls)
+    for i, (masks, penta_scored_flags) in enumerate(layers):
+        k.solve_layer(V, p, rs.dice, t.counts, scores, t.add, t.subs, t.weight, masks, penta_scored_flags)
         if progress is not None:
             progress(i + 1, len(layers))
     return V

@@ -76,15 +76,15 @@ def aligned_rows(n_rows):
 
 
 @jit(parallel=True)
-def solve_layer(V, p, n_dice, counts, scores, add, subs, weight, masks, fulls):
-    """Solve the independent states ``(masks[i], fulls[i])`` of one layer, in parallel."""
+def solve_layer(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags):
+    """Solve the independent states ``(masks[i], penta_scored_flags[i])`` of one layer, in parallel."""
     n_keeps = counts.shape[0]
     for i in prange(masks.shape[0]):
         K = aligned_rows(n_keeps)
         B = aligned_rows(n_keeps)
         rows = aligned_rows(N_ROWS)
         points = np.empty(rules.N_BOXES, dtype=np.int64)
-        turn_value(V, p, n_dice, counts, scores, add, subs, weight, masks[i], fulls[i], K, B, rows, points)
+        turn_value(V, p, n_dice, counts, scores, add, subs, weight, masks[i], penta_scored_flags[i], K, B, rows, points)
 
 
 def drop_stale_cache(dispatchers) -> None:
