@@ -458,6 +458,10 @@ def boxes_of(mask: int) -> list[str]:
     return [b for i, b in enumerate(BOX_IDS) if (mask >> i) & 1]
 
 
+# The functions above that Numba compiles (with the turn functions): they call only each other.
+COMPILED = (penta_filled, joker_applies, score_options, upper_bonus)
+
+
 def legal_scores(
     rules: RuleSet, dice: Sequence[int], open_boxes: Iterable[str], penta_scored: bool
 ) -> tuple[dict[str, int], int]:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pentadice import dice, paths, rules, table, turn
+from pentadice import paths, rules, table, turn
 from pentadice.sheet import Sheet
 from pentadice.situation import Situation
+from pentadice.turn_inputs import turn_inputs
 
 NO_SCORE_MESSAGE = rules.NO_SCORE_MESSAGE
 
@@ -123,10 +124,8 @@ class Advisor:
         self.table = tbl
         self.rules = tbl.rules
         self.compiled = compiled
-        self._p = self.rules.params()
-        self._dice = dice.tables(self.rules.dice)
-        self._scores = rules.score_table(self.rules)
-        self._values = np.asarray(tbl.values)
+        self.inputs = turn_inputs(self.rules)  # what the turn kernels read, shared with batches and explanations
+        self.values = np.asarray(tbl.values)
 
     @classmethod
     def load(
@@ -199,12 +198,12 @@ class Advisor:
     def state_of(self, situation: Situation) -> tuple[int, int, int, int]:
         """``(open_mask, upper_subtotal, penta_scored, hand)`` of a situation."""
         sheet, rs = situation.sheet, self.rules
-        hand = self._dice.keep_of(situation.dice)
+        hand = self.inputs.tables.keep_of(situation.dice)
         return sheet.open_mask(rs), sheet.upper_subtotal(rs), int(sheet.penta_scored(rs)), hand
 
     def _raw(self, situation: Situation):
         open_mask, sub, penta_scored, hand = self.state_of(situation)
-        t = self._dice
+        t = self.inputs.tables
         K = np.empty((t.n_keeps, 1))
         B = np.empty((t.n_keeps, 1))
         rows = np.empty((turn.N_ROWS, 1))
@@ -216,13 +215,13 @@ class Advisor:
             fn = narrow.situation_values
         else:
             fn = turn.situation_values
-        args = (self._values, self._p, self.rules.dice, t.n_hands, t.counts, self._scores, t.add, t.subs, hand)
+        args = (self.values, *self.inputs.turn(), hand)
         bonus = fn(*args, open_mask, penta_scored, sub, situation.rolls_left, K, B, rows, points, box_values)
         keep_values = K[t.subkeeps[hand], 0] if situation.rolls_left > 0 else np.empty(0)
         return keep_values, box_values, points, int(bonus)
 
     def _advice(self, situation: Situation, keep_values, box_values, points, bonus: int) -> Advice:
-        rs, t = self.rules, self._dice
+        rs, t = self.rules, self.inputs.tables
         so_far = situation.sheet.score(rs)
         sub = situation.sheet.upper_subtotal(rs)
         legal = [b for b in range(rules.N_BOXES) if points[b] >= 0]

@@ -75,17 +75,18 @@ def evaluate(advisor, situations: Sequence) -> tuple[np.ndarray, np.ndarray, np.
     n = len(situations)
     states = np.array([advisor.state_of(s) for s in situations], dtype=np.int64).reshape(n, 4)
     rerolls = np.array([s.rolls_left for s in situations], dtype=np.int64)
-    t = advisor._dice
+    inputs = advisor.inputs
+    t = inputs.tables
     keep_out = np.empty((n, t.subkeeps.shape[1]))
     box_out = np.empty((n, rules.N_BOXES))
     points_out = np.empty((n, rules.N_BOXES), dtype=np.int64)
     bonus_out = np.empty(n, dtype=np.int64)
     evaluate_arrays(
-        advisor._values,
-        advisor._p,
-        advisor.rules.dice,
+        advisor.values,
+        inputs.p,
+        inputs.n_dice,
         t.counts,
-        advisor._scores,
+        inputs.scores,
         t.add,
         t.subs,
         t.subkeeps,

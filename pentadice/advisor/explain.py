@@ -66,7 +66,7 @@ def outlooks(advisor: Advisor, advice: Advice) -> list[Outlook]:
     situation = advice.situation
     so_far = advice.score_so_far
     points, boxes = _turn_tables(advisor, situation) if situation.rolls_left > 0 else ({}, {})
-    t = advisor._dice
+    t = advisor.inputs.tables
     out = []
     for o in advice.options:
         if o.action == "score":
@@ -115,7 +115,7 @@ def _turn_tables(advisor: Advisor, situation: Situation):
     """``points[r][k]`` and ``boxes[r][k]``: for keeping multiset ``k`` with ``r`` rerolls left, the expected
     points this turn and the chance of ending it in each box, the rest of the turn played as the advisor
     would (ties as it breaks them: scoring first, then more dice, then lower faces)."""
-    rs, t = advisor.rules, advisor._dice
+    rs, t = advisor.rules, advisor.inputs.tables
     sheet, n_hands = situation.sheet, t.n_hands
     # The last roll: each hand's best box, as the advisor picks it.
     last = [advisor.advise(Situation(t.keep_faces[h], 0, sheet)).best for h in range(n_hands)]
@@ -154,13 +154,14 @@ def _keeps(t, hand_points: np.ndarray, hand_boxes: np.ndarray) -> tuple[np.ndarr
 
 def _keep_values(advisor: Advisor, situation: Situation) -> np.ndarray:
     """The value still to come of keeping each multiset with one reroll left (the advisor's own turn code)."""
-    t = advisor._dice
+    t = advisor.inputs.tables
     open_mask, sub, penta_scored, hand = advisor.state_of(situation)
     K = np.empty((t.n_keeps, 1))
     B = np.empty((t.n_keeps, 1))
     rows = np.empty((turn.N_ROWS, 1))
     pts = np.empty(rules.N_BOXES, dtype=np.int64)
     box_values = np.empty(rules.N_BOXES)
-    args = (advisor._values, advisor._p, advisor.rules.dice, t.n_hands, t.counts, advisor._scores, t.add, t.subs)
-    turn.situation_values(*args, hand, open_mask, penta_scored, sub, 1, K, B, rows, pts, box_values)
+    turn.situation_values(
+        advisor.values, *advisor.inputs.turn(), hand, open_mask, penta_scored, sub, 1, K, B, rows, pts, box_values
+    )
     return K[:, 0].copy()

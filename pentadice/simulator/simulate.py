@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pentadice import dice, rules, table
+from pentadice import rules, table
+from pentadice.turn_inputs import turn_inputs
 
 STRATEGIES = ("optimal", "greedy")
 CHUNK = 100_000
@@ -87,7 +88,7 @@ def simulate(
     for lo in range(0, games, CHUNK):
         hi = min(games, lo + CHUNK)
         rolls = rng.integers(1, 7, size=(hi - lo, max_turns, rs.rolls, rs.dice), dtype=np.int8)
-        kernel.play_games(V, *kernel_tables(rs), rolls, scores[lo:hi], bonus[lo:hi], threads())
+        kernel.play_games(V, *turn_inputs(rs).games(), rolls, scores[lo:hi], bonus[lo:hi], threads())
         if (bonus[lo:hi] < 0).any():
             raise RuntimeError(f"a game needed more than {max_turns} turns; raise EXTRA_TURNS")
         if progress is not None:
@@ -102,12 +103,6 @@ def threads() -> int:
     return numba.get_num_threads()
 
 
-def kernel_tables(rs: rules.RuleSet) -> tuple:
-    """The rule set's arguments of ``kernel.play_games`` between the value table and the dice."""
-    t = dice.tables(rs.dice)
-    return rs.params(), rs.dice, t.counts, rules.score_table(rs), t.size, t.add, t.subs, t.subkeeps
-
-
 def compile_seconds() -> float:
     """Compile (or load from cache) the simulator's kernels; returns the seconds it took."""
     from pentadice.simulator import games as kernel
@@ -116,7 +111,12 @@ def compile_seconds() -> float:
     start = time.perf_counter()
     no_games = np.ones((0, len(rs.boxes), rs.rolls, rs.dice), dtype=np.int8)
     kernel.play_games(
-        np.zeros(table.SHAPE), *kernel_tables(rs), no_games, np.empty((0, 13), np.int16), np.empty(0, np.int64), 1
+        np.zeros(table.SHAPE),
+        *turn_inputs(rs).games(),
+        no_games,
+        np.empty((0, 13), np.int16),
+        np.empty(0, np.int64),
+        1,
     )
     return time.perf_counter() - start
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pentadice import dice, rules, states
+from pentadice import rules, states
+from pentadice.turn_inputs import turn_inputs
 
 ProgressFn = Callable[[int, int], None]
 
@@ -44,12 +45,11 @@ def _kernels():
 def compile_kernels(n_dice: int = 5) -> float:
     """Compile (or load from Numba's cache) the solver kernels; returns the seconds it took."""
     k = _kernels()
-    t = dice.tables(n_dice)
     start = time.perf_counter()
     V = np.zeros((2, 1 << rules.N_BOXES, k.LANES))
     empty = np.zeros(0, dtype=np.int64)
     rs = rules.PENTA_RULES.reduced(dice=n_dice)
-    k.solve_layer(V, rs.params(), n_dice, t.counts, rules.score_table(rs), t.add, t.subs, t.weight, empty, empty)
+    k.solve_layer(V, *turn_inputs(rs).layer(), empty, empty)
     return time.perf_counter() - start
 
 
@@ -61,14 +61,12 @@ def stages(rs: rules.RuleSet) -> int:
 def solve_values(rs: rules.RuleSet, progress: ProgressFn | None = None) -> np.ndarray:
     """Values of every state of rule set ``rs`` (all 64 lanes, before unreachable states are blanked)."""
     k = _kernels()
-    t = dice.tables(rs.dice)
-    p = rs.params()
-    scores = rules.score_table(rs)
+    inputs = turn_inputs(rs).layer()
     V = np.full((2, 1 << rules.N_BOXES, k.LANES), np.nan)
     V[:, 0, :] = 0.0  # game over: nothing more to score
     layers = states.layers(rs)
     for i, (masks, penta_scored_flags) in enumerate(layers):
-        k.solve_layer(V, p, rs.dice, t.counts, scores, t.add, t.subs, t.weight, masks, penta_scored_flags)
+        k.solve_layer(V, *inputs, masks, penta_scored_flags)
         if progress is not None:
             progress(i + 1, len(layers))
     return V

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import types
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -32,25 +33,30 @@ def _compile(fn, compiled: dict, lanes: int):
     return jit(clone)
 
 
-TURN_FUNCTIONS = (
-    rules.penta_filled,
-    rules.joker_applies,
-    rules.score_options,
-    rules.upper_bonus,
-    turn.repeats,
-    turn.successor_row,
-    turn.successor_rows,
-    turn.raise_to,
-    turn.hand_values,
-    turn.keep_values,
-    turn.best_subkeeps,
-    turn.last_roll_values,
-    turn.add_roll,
-    turn.one_turn,
-    turn.turn_value,
-    turn.score_values,
-    turn.situation_values,
-)
+def compile_order(functions) -> tuple:
+    """``functions`` ordered so that each comes after the ones among them it calls (by name, as the compiler
+    rebinds them): the order :func:`_compile_all` needs, derived rather than written by hand (the reverse gives
+    a TypingError). ValueError on a cycle, which compiled code cannot have."""
+    by_name = {fn.__name__: fn for fn in functions}
+    calls = {name: {n for n in fn.__code__.co_names if n in by_name and n != name} for name, fn in by_name.items()}
+    ordered: list = []
+    done: set[str] = set()
+    while len(done) < len(by_name):
+        ready = sorted(n for n in by_name if n not in done and calls[n] <= done)
+        if not ready:
+            raise ValueError(f"these turn functions call each other in a cycle: {sorted(set(by_name) - done)}")
+        for name in ready:
+            ordered.append(by_name[name])
+            done.add(name)
+    return tuple(ordered)
+
+
+def _module_functions(module) -> list:
+    return [f for f in vars(module).values() if isinstance(f, types.FunctionType) and f.__module__ == module.__name__]
+
+
+# Every function of ``turn`` and the rules' compilable ones, callees first.
+TURN_FUNCTIONS = compile_order([*rules.COMPILED, *_module_functions(turn)])
 
 
 def _compile_all(lanes: int) -> types.SimpleNamespace:
@@ -96,13 +102,23 @@ def drop_stale_cache(dispatchers) -> None:
     sources = b"".join(Path(m.__file__).read_bytes() for m in (rules, turn))
     stamp_text = hashlib.sha256(sources).hexdigest()
     try:
-        stamp = Path(dispatchers[0]._cache._cache_path) / f"pentadice-{dispatchers[0].__name__}.sha256"
+        cache = dispatchers[0]._cache
+        if not hasattr(cache, "_cache_path"):  # caching is off (no writable place): nothing cached to drop
+            return
+        stamp = Path(cache._cache_path) / f"pentadice-{dispatchers[0].__name__}.sha256"
         if stamp.exists() and stamp.read_text() == stamp_text:
             return
         for d in dispatchers:
             d._cache.flush()
         stamp.write_text(stamp_text)
-    except (AttributeError, OSError):  # another Numba cache layout, or a read-only install: nothing to drop
+    except AttributeError as e:  # Numba's private cache layout changed: say so, never run stale rules silently
+        warnings.warn(
+            f"pentadice cannot check Numba's cache for stale compiled rules ({e}); after editing rules.py or "
+            "turn.py run `make clean`",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    except OSError:  # the cache directory cannot be written: Numba will not write stale entries there either
         pass
 
 
