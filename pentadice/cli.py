@@ -163,6 +163,7 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
     except ValueError as e:  # a bad situation or sheet
         raise click.UsageError(str(e)) from None
     from pentadice.advisor.explain import explain
+    from pentadice.words import advice_text
 
     advisor = _load_advisor(rules_name, data, compiled=False)
     advice = advisor.advise(situation)
@@ -170,7 +171,7 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
     if as_json:
         click.echo(json.dumps({**advice.as_dict(rs, top), "why": why.as_dict() if why else None}))
     else:
-        click.echo(_advice_text(advice, rs, top or 10, why.text if why else None))
+        click.echo(advice_text(advice, rs, top or 10, why.text if why else None))
 
 
 SHEET_FILE_LIMIT = 64 * 1024
@@ -218,30 +219,6 @@ def _load_advisor(rules_name: str, data: str | None, compiled: bool = True):
             return advisor
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
-
-
-def _advice_text(advice, rs, top: int, why: str | None = None) -> str:
-    """The advice for people: the recommendation, the rules' notes, then the ranked options."""
-    from pentadice.advisor.words import describe, short
-
-    best = advice.best
-    lines = [advice.situation.describe(rs), ""]
-    lines.append(f"Best: {describe(best, rs)} (expected final score {best.value:.3f})")
-    if advice.joker:
-        lines.append(advice.joker + ".")
-    if advice.warning:  # the last roll: the best option is then the best sacrifice, shown just above
-        lines.append(advice.warning + ".")
-    elif best.action == "keep":
-        box = advice.best_box
-        lines.append(f"Best box if you score now: {describe(box, rs)} (expected {box.value:.3f})")
-    if why:
-        lines.append(f"Why: {why}.")
-    lines += ["", f"{'rank':>4}  {'option':<34}{'expected':>10}{'loss':>9}"]
-    for i, o in enumerate(advice.options[:top], 1):
-        lines.append(f"{i:>4}  {short(o, rs):<34}{o.value:>10.3f}{o.loss:>9.3f}")
-    if len(advice.options) > top:
-        lines.append(f"      ({len(advice.options) - top} more options: --top {len(advice.options)} shows them all)")
-    return "\n".join(lines)
 
 
 def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None) -> None:

@@ -180,10 +180,29 @@ class Sheet:
         positive score (five of a kind may be added to it)."""
         return self.boxes.get("penta", 0) > 0
 
+    def totals(self, rs: rules.RuleSet) -> dict[str, int]:
+        """The sheet's sums: upper section, its bonus, lower section, Penta bonuses and TOTAL. The one place
+        scores are added up: the game, the advisor and (checked by the tests) the simulator agree with it."""
+        upper = self.upper_total
+        upper_bonus = rs.upper_bonus if upper >= rs.upper_threshold else 0
+        lower = sum(v for b, v in self.boxes.items() if rules.BOX_INDEX[b] >= 6)
+        total = upper + upper_bonus + lower + self.penta_bonus
+        return {
+            "upper": upper,
+            "upper_bonus": upper_bonus,
+            "lower": lower,
+            "penta_bonus": self.penta_bonus,
+            "total": total,
+        }
+
     def score(self, rs: rules.RuleSet) -> int:
         """The score so far: boxes, upper bonus and Penta bonuses."""
-        upper_bonus = rs.upper_bonus if self.upper_total >= rs.upper_threshold else 0
-        return sum(self.boxes.values()) + upper_bonus + self.penta_bonus
+        return self.totals(rs)["total"]
+
+    def with_score(self, box: str, points: int, penta_bonus: int = 0) -> Sheet:
+        """A new sheet with ``points`` in ``box`` and ``penta_bonus`` more (Kiriki adds to a Penta box that
+        holds points); this sheet is left as it is."""
+        return Sheet({**self.boxes, box: self.boxes.get(box, 0) + points}, self.penta_bonus + penta_bonus)
 
     def as_dict(self) -> dict[str, int]:
         """The sheet as box: points pairs in sheet order, with the bonus last when there is one."""

@@ -6,6 +6,7 @@ from conftest import random_sheet
 
 from pentadice import dice, rules
 from pentadice.advisor import NO_SCORE_MESSAGE, Advisor, Option, SituationError
+from pentadice.moves import Keep, Score
 from pentadice.sheet import Sheet
 
 PENTA = rules.get_rules("penta")
@@ -136,15 +137,15 @@ def test_loss_of_an_option_against_the_best(penta_advisor):
 
 def test_ties_are_ordered_scoring_first_then_sheet_order_then_larger_keeps():
     opts = [
-        Option("keep", 1.0, keep=(2,)),
-        Option("keep", 1.0, keep=(1, 5)),
-        Option("score", 1.0, box="chance"),
-        Option("score", 1.0, box="ones"),
-        Option("keep", 1.0, keep=(1,)),
-        Option("keep", 2.0, keep=()),
+        Option(Keep((2,)), 1.0),
+        Option(Keep((1, 5)), 1.0),
+        Option(Score("chance"), 1.0),
+        Option(Score("ones"), 1.0),
+        Option(Keep((1,)), 1.0),
+        Option(Keep(()), 2.0),
     ]
     ordered = sorted(opts, key=Option.sort_key)
-    assert [(o.box or o.keep) for o in ordered] == [(), "ones", "chance", (1, 5), (1,), (2,)]
+    assert [str(o.move) for o in ordered] == ["roll", "score ones", "score chance", "keep 1 5", "keep 1", "keep 2"]
 
 
 def test_compiled_python_and_batch_paths_agree_exactly(penta_advisor):

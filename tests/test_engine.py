@@ -8,14 +8,14 @@ import pytest
 from pentadice import rules
 from pentadice.advisor import NO_SCORE_MESSAGE
 from pentadice.play.engine import Game, GameError, Player, computer_move, parse_players
+from pentadice.sheet import Sheet
 
 PENTA = rules.get_rules("penta")
 
 
 def game_at(boxes=None, dice=None, rolls_made=3, players=1, penta_bonus=0, seed=1):
     g = Game(PENTA, [Player(f"p{i}") for i in range(players)], seed=seed)
-    g.players[0].boxes.update(boxes or {})
-    g.players[0].penta_bonus = penta_bonus
+    g.players[0].sheet = Sheet(dict(boxes or {}), penta_bonus)
     if dice is not None:
         g.dice, g.rolls_made = tuple(sorted(dice)), rolls_made
     return g

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from pentadice import paths, rules, table, turn
+from pentadice.moves import Keep, Move, Score
 from pentadice.sheet import Sheet
 from pentadice.situation import Situation
 from pentadice.turn_inputs import turn_inputs
@@ -23,24 +24,38 @@ NO_SCORE_MESSAGE = rules.NO_SCORE_MESSAGE
 
 @dataclass(frozen=True)
 class Option:
-    """One thing a player may do now: keep some dice and reroll the rest, or score the dice in a box."""
+    """One thing a player may do now, a :class:`~pentadice.moves.Keep` or a :class:`~pentadice.moves.Score`,
+    and what it is worth: the expected final score of the game with this move and optimal play after it."""
 
-    action: str  # "keep" or "score"
-    value: float  # expected final score of the game with this option and optimal play after it
-    keep: tuple[int, ...] | None = None
-    box: str | None = None
-    points: int = 0  # the box's points
-    penta_bonus: int = 0  # the +100 earned by a new Penta
-    upper_bonus: int = 0  # the upper bonus earned by reaching 63
+    move: Move
+    value: float
+    points: int = 0  # the box's points (scoring)
+    penta_bonus: int = 0  # the +100 earned by a new Penta (scoring)
+    upper_bonus: int = 0  # the upper bonus earned by reaching 63 (scoring)
     loss: float = 0.0  # expected points lost against the best option
+
+    @property
+    def action(self) -> str:
+        """``"keep"`` or ``"score"``: the move's kind, as in the JSON output."""
+        return "keep" if isinstance(self.move, Keep) else "score"
+
+    @property
+    def keep(self) -> tuple[int, ...] | None:
+        """The dice kept, for a keep; None for a score."""
+        return self.move.dice if isinstance(self.move, Keep) else None
+
+    @property
+    def box(self) -> str | None:
+        """The box filled, for a score; None for a keep."""
+        return self.move.box if isinstance(self.move, Score) else None
 
     def as_dict(self) -> dict:
         """The option as JSON data."""
-        if self.action == "keep":
-            return {"action": "keep", "keep": list(self.keep or ()), "value": self.value, "loss": self.loss}
+        if isinstance(self.move, Keep):
+            return {"action": "keep", "keep": list(self.move.dice), "value": self.value, "loss": self.loss}
         return {
             "action": "score",
-            "box": self.box,
+            "box": self.move.box,
             "points": self.points,
             "penta_bonus": self.penta_bonus,
             "upper_bonus": self.upper_bonus,
@@ -48,13 +63,17 @@ class Option:
             "loss": self.loss,
         }
 
+    def tie_key(self) -> tuple:
+        """The order of options of exactly equal value: scoring before keeping, boxes in sheet order, keeps
+        with more dice first, then by their faces."""
+        if isinstance(self.move, Score):
+            return (0, rules.BOX_INDEX[self.move.box], ())
+        return (1, -len(self.move.dice), self.move.dice)
+
     def sort_key(self) -> tuple:
-        """Best first; ties in the documented fixed order. (The advisor ranks on the points still to come,
-        with the same tie order.)"""
-        if self.action == "score":
-            return (-self.value, 0, rules.BOX_INDEX[self.box or ""], ())
-        keep = self.keep or ()
-        return (-self.value, 1, -len(keep), keep)
+        """Best first, ties in :meth:`tie_key` order. (The advisor ranks on the points still to come, with the
+        same tie order.)"""
+        return (-self.value, *self.tie_key())
 
 
 @dataclass(frozen=True)
@@ -79,22 +98,23 @@ class Advice:
     @property
     def best_keep(self) -> Option | None:
         """The best keep, or None on the last roll."""
-        return next((o for o in self.options if o.action == "keep"), None)
+        return next((o for o in self.options if isinstance(o.move, Keep)), None)
 
     @property
     def best_box(self) -> Option:
         """The legal box with the highest expected final score: the computer's choice, and the auto-commit's."""
-        return next(o for o in self.options if o.action == "score")
+        return next(o for o in self.options if isinstance(o.move, Score))
+
+    def option_of(self, move: Move) -> Option:
+        """The option that makes ``move``; ValueError if it is not legal now."""
+        for o in self.options:
+            if o.move == move:
+                return o
+        raise ValueError(f"{move} is not a legal option here")
 
     def option_for(self, keep: Sequence[int] | None = None, box: str | None = None) -> Option:
         """The option that keeps these dice, or scores in this box; ValueError if it is not legal now."""
-        for o in self.options:
-            if box is not None and o.box == box:
-                return o
-            if keep is not None and o.action == "keep" and o.keep == tuple(sorted(keep)):
-                return o
-        what = f"box {box!r}" if box is not None else f"keeping {list(keep or [])}"
-        raise ValueError(f"{what} is not a legal option here")
+        return self.option_of(Score(box) if box is not None else Keep(tuple(keep or ())))
 
     def as_dict(self, rs: rules.RuleSet, top: int | None = None) -> dict:
         """The advice as JSON data: rules, dice, rolls_left, sheet, score_so_far, best, options."""
@@ -236,14 +256,16 @@ class Advisor:
         for b, rest in zip(legal, to_go, strict=False):
             pts = int(points[b])
             ub = rules.upper_bonus_earned(rs, sub, pts) if b < 6 else 0
-            option = Option("score", so_far + rest, None, rules.BOX_IDS[b], pts, bonus, ub, best - rest)
-            ranked.append((-rest, *option.sort_key()[1:], option))
+            option = Option(
+                Score(rules.BOX_IDS[b]), so_far + rest, points=pts, penta_bonus=bonus, upper_bonus=ub, loss=best - rest
+            )
+            ranked.append((-rest, *option.tie_key(), option))
         for k, rest in zip(keeps, to_go[len(legal) :], strict=True):
-            option = Option("keep", so_far + rest, t.keep_faces[k], loss=best - rest)
-            ranked.append((-rest, *option.sort_key()[1:], option))
+            option = Option(Keep(t.keep_faces[k]), so_far + rest, loss=best - rest)
+            ranked.append((-rest, *option.tie_key(), option))
         ranked.sort(key=lambda entry: entry[:-1])
         options = [entry[-1] for entry in ranked]
-        scoring = [o for o in options if o.action == "score"]
+        scoring = [o for o in options if isinstance(o.move, Score)]
         no_box_scores = all(o.points == 0 for o in scoring)
         return Advice(situation, options, so_far, _joker_note(rs, situation, scoring), no_box_scores)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from pentadice import rules, turn
 from pentadice.advisor.advice import Advice, Advisor, Option
+from pentadice.moves import Score
 from pentadice.situation import Situation
 
 
@@ -69,11 +70,11 @@ def outlooks(advisor: Advisor, advice: Advice) -> list[Outlook]:
     t = advisor.inputs.tables
     out = []
     for o in advice.options:
-        if o.action == "score":
+        if isinstance(o.move, Score):
             now = float(o.points + o.penta_bonus + o.upper_bonus)
-            dist = {o.box or "": 1.0}
+            dist = {o.move.box: 1.0}
         else:
-            k = t.keep_of(o.keep or ())
+            k = t.keep_of(o.move.dice)
             now = float(points[situation.rolls_left][k])
             row = boxes[situation.rolls_left][k]
             dist = {rules.BOX_IDS[b]: float(row[b]) for b in range(rules.N_BOXES) if row[b] > 0}
@@ -91,12 +92,13 @@ def explain(advisor: Advisor, advice: Advice) -> Why | None:
     rs = advisor.rules
 
     def doing(o: Outlook) -> str:
-        if o.option.action == "score":
-            return f"scoring {rs.box_name(o.option.box or '')}"
-        return f"keeping {' '.join(map(str, o.option.keep))}" if o.option.keep else "rerolling all the dice"
+        if isinstance(o.option.move, Score):
+            return f"scoring {rs.box_name(o.option.move.box)}"
+        kept = o.option.move.dice
+        return f"keeping {' '.join(map(str, kept))}" if kept else "rerolling all the dice"
 
     def now(o: Outlook) -> str:
-        if o.option.action == "score":
+        if isinstance(o.option.move, Score):
             return f"{o.points_now:.0f} point{'s' if o.points_now != 1 else ''}"
         box, chance = o.likely_box
         return f"{o.points_now:.1f} points on average (most often in {rs.box_name(box)}: {chance:.0%})"
@@ -122,7 +124,7 @@ def _turn_tables(advisor: Advisor, situation: Situation):
     score_togo = np.array([o.value for o in last]) - sheet.score(rs)
     hand_points = np.array([o.points + o.penta_bonus + o.upper_bonus for o in last], dtype=float)
     hand_boxes = np.zeros((n_hands, rules.N_BOXES))
-    hand_boxes[np.arange(n_hands), [rules.BOX_INDEX[o.box or ""] for o in last]] = 1.0
+    hand_boxes[np.arange(n_hands), [rules.BOX_INDEX[o.move.box] for o in last]] = 1.0
     points, boxes = {}, {}
     points[1], boxes[1] = _keeps(t, hand_points, hand_boxes)
     if situation.rolls_left < 2:

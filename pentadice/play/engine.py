@@ -16,12 +16,13 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pentadice import inputs, rules
+from pentadice.moves import Keep, Move, Score
 from pentadice.rules import NO_SCORE_MESSAGE
 from pentadice.sheet import Sheet, SheetError
 from pentadice.situation import Situation
@@ -101,16 +102,21 @@ def parse_auto_commit(text: str) -> float | None:
 
 @dataclass
 class Player:
-    """One player: a name, human or computer, and the score sheet so far."""
+    """One player: a name, human or computer, the score sheet so far and the turns played (Kiriki gives extra
+    turns). The sheet is replaced, never edited, as boxes are filled."""
 
     name: str
     computer: bool = False
-    boxes: dict[str, int] = field(default_factory=dict)
-    penta_bonus: int = 0
-    turns: int = 0  # turns played (Kiriki gives extra turns)
+    sheet: Sheet = field(default_factory=Sheet)
+    turns: int = 0
 
-    def sheet(self) -> Sheet:
-        return Sheet(dict(self.boxes), self.penta_bonus)
+    @property
+    def boxes(self) -> Mapping[str, int]:
+        return self.sheet.boxes
+
+    @property
+    def penta_bonus(self) -> int:
+        return self.sheet.penta_bonus
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,29 @@ class Scored:
     penta_bonus: int
     upper_bonus: int
     auto: bool = False
+
+
+@dataclass(frozen=True)
+class Played:
+    """What one move did: who made it, the move, the dice it kept and the dice after it (a keep) or what it
+    earned (a score), and what it cost against the best option (when an advisor was asked)."""
+
+    player: str
+    move: Move
+    dice: tuple[int, ...]  # after a keep, the dice showing; after a score, the dice scored
+    kept: tuple[int, ...] = ()
+    scored: Scored | None = None
+    loss: float | None = None
+    computer: bool = False
+
+    def as_dict(self) -> dict:
+        out = {"player": self.player, "move": str(self.move), "dice": list(self.dice), "computer": self.computer}
+        if self.scored is not None:
+            s = self.scored
+            out.update(box=s.box, points=s.points, penta_bonus=s.penta_bonus, upper_bonus=s.upper_bonus, auto=s.auto)
+        if self.loss is not None:
+            out["loss"] = self.loss
+        return out
 
 
 def parse_players(spec: str) -> list[Player]:
@@ -178,6 +207,7 @@ class Game:
         self.current = 0
         self.dice: tuple[int, ...] | None = None
         self.rolls_made = 0
+        self.deadline: float | None = None  # when the auto-commit fills a box (see advance)
         # The front end's settings, kept with a saved game.
         self.hints = False
         self.save_path: str | None = None
@@ -205,13 +235,13 @@ class Game:
         """The current moment as the advisor sees it."""
         if self.dice is None:
             raise GameError("roll the dice first")
-        return Situation(self.dice, self.rolls_left, self.player.sheet())
+        return Situation(self.dice, self.rolls_left, self.player.sheet)
 
     def legal_boxes(self) -> tuple[dict[str, int], int]:
         """The boxes that may take the dice now and their points, and the Penta bonus the dice earn."""
         if self.dice is None:
             raise GameError("roll the dice first")
-        sheet = self.player.sheet()
+        sheet = self.player.sheet
         open_boxes = rules.boxes_of(sheet.open_mask(self.rules))
         return rules.legal_scores(self.rules, self.dice, open_boxes, sheet.penta_scored(self.rules))
 
@@ -229,12 +259,8 @@ class Game:
         return NO_SCORE_MESSAGE if self.no_box_scores else None
 
     def totals(self, player: Player) -> dict[str, int]:
-        """Upper section, its bonus, lower section, Penta bonuses and TOTAL."""
-        upper = sum(v for b, v in player.boxes.items() if rules.BOX_INDEX[b] < 6)
-        lower = sum(v for b, v in player.boxes.items() if rules.BOX_INDEX[b] >= 6)
-        bonus = self.rules.upper_bonus if upper >= self.rules.upper_threshold else 0
-        total = upper + bonus + lower + player.penta_bonus
-        return {"upper": upper, "upper_bonus": bonus, "lower": lower, "penta_bonus": player.penta_bonus, "total": total}
+        """Upper section, its bonus, lower section, Penta bonuses and TOTAL (the sheet's own sums)."""
+        return player.sheet.totals(self.rules)
 
     def winners(self) -> list[Player]:
         """The players with the highest total (several on a tie); only once the game is over."""
@@ -288,10 +314,9 @@ class Game:
             allowed = ", ".join(self.rules.box_name(b) for b in legal)
             raise GameError(f"the joker does not allow {self.rules.box_name(box)} now; allowed: {allowed}")
         points = legal[box]
-        before = player.sheet().upper_total
+        before = player.sheet.upper_total
         upper_bonus = rules.upper_bonus_earned(self.rules, before, points) if rules.BOX_INDEX[box] < 6 else 0
-        player.boxes[box] = player.boxes.get(box, 0) + points  # Kiriki adds to a filled Penta box
-        player.penta_bonus += bonus
+        player.sheet = player.sheet.with_score(box, points, bonus)
         player.turns += 1
         self._next_player()
         return Scored(player.name, box, points, bonus, upper_bonus, auto)
@@ -301,6 +326,84 @@ class Game:
         if self.dice is None or self.rolls_left > 0:
             raise GameError("the auto-commit only fills a box after the last roll")
         return self.score(advisor.best_box(self.situation()).box, auto=True)
+
+    # One move type in, what happened out; the game advanced until a person must act.
+
+    def play(self, move: Move, advisor=None, auto: bool = False) -> Played:
+        """Make ``move`` for the current player (a :class:`Keep` rolls the other dice, a :class:`Score` fills
+        the box); with an ``advisor``, what it cost against the best option is in the result."""
+        if self.dice is None:
+            raise GameError("roll the dice first")
+        player, before = self.player, self.dice
+        loss = None
+        if advisor is not None and not (isinstance(move, Keep) and len(move.dice) == self.rules.dice):
+            try:
+                loss = advisor.advise(self.situation()).option_of(move).loss
+            except ValueError:
+                loss = None  # not a legal option: the move itself is refused below, with the reason
+        self.deadline = None
+        if isinstance(move, Keep):
+            if len(move.dice) == self.rules.dice:
+                raise GameError("keeping all the dice rolls nothing: score them in a box")
+            if self.rolls_left == 0:
+                raise GameError("no rolls left: score the dice in a box")
+            dice = self.roll(move.dice)
+            return Played(player.name, move, dice, move.dice, None, loss, player.computer)
+        scored = self.score(move.box, auto=auto)
+        return Played(player.name, move, before, (), scored, loss, player.computer)
+
+    def advance(self, advisor, now: float) -> list[Played | tuple[str, str, tuple[int, ...]]]:
+        """Play what needs no person, up to the point where one must act: a new turn's first roll (reported
+        as ``("rolled", player, dice)``), the computer players' moves, and, once ``now`` (seconds, any clock
+        the caller keeps) has passed the :attr:`deadline`, the auto-commit. The deadline is set, from ``now``,
+        when a person's last roll is first seen here. Returns what happened, in order."""
+        happened: list = []
+        while not self.over:
+            if self.dice is None:
+                name = self.player.name
+                happened.append(("rolled", name, self.roll()))
+                continue
+            if self.player.computer:
+                happened.append(computer_move(self, advisor))
+                continue
+            if self.rolls_left > 0 or self.auto_commit_seconds is None:
+                break
+            if self.deadline is None:
+                self.deadline = now + self.auto_commit_seconds
+            if now < self.deadline:
+                break
+            happened.append(self.play(Score(advisor.best_box(self.situation()).box), advisor, auto=True))
+        return happened
+
+    def view(self) -> dict:
+        """The game as JSON-ready data for any front end: players with their sheets and totals, whose turn,
+        the dice, the boxes that may take them with their points, the rules' warning, the auto-commit's
+        deadline, and the winners once the game is over."""
+        out: dict = {
+            "rules": self.rules.name,
+            "players": [
+                {
+                    "name": p.name,
+                    "computer": p.computer,
+                    "turns": p.turns,
+                    "sheet": p.sheet.as_dict(),
+                    "totals": p.sheet.totals(self.rules),
+                }
+                for p in self.players
+            ],
+            "over": self.over,
+            "current": None if self.over else self.current,
+            "turn": None if self.over else self.turn_number,
+            "dice": list(self.dice) if self.dice is not None else None,
+            "rolls_left": self.rolls_left if self.dice is not None else None,
+            "deadline": self.deadline,
+        }
+        if self.dice is not None:
+            legal, bonus = self.legal_boxes()
+            out.update(legal=legal, penta_bonus=bonus, warning=self.warning)
+        if self.over:
+            out["winners"] = [p.name for p in self.winners()]
+        return out
 
     def _next_player(self) -> None:
         self.dice = None
@@ -320,7 +423,7 @@ class Game:
                 "format": SAVE_FORMAT,
                 "rules": self.rules.name,
                 "players": [
-                    {"name": p.name, "computer": p.computer, "turns": p.turns, "sheet": p.sheet().as_dict()}
+                    {"name": p.name, "computer": p.computer, "turns": p.turns, "sheet": p.sheet.as_dict()}
                     for p in self.players
                 ],
                 "current": self.current,
@@ -477,7 +580,7 @@ def _load_player(rs: rules.RuleSet, data: object) -> Player:
         extra = sheet.boxes["penta"] // rs.penta_points - 1  # a turn for each five of a kind added to the box
     if turns != len(sheet.boxes) + extra:
         raise GameError(f"player {name!r} has {len(sheet.boxes)} boxes filled after {turns} turns")
-    return Player(name, computer, dict(sheet.boxes), sheet.penta_bonus, turns)
+    return Player(name, computer, sheet, turns)
 
 
 def _load_path(path: object) -> str | None:
@@ -488,12 +591,6 @@ def _load_path(path: object) -> str | None:
     return path  # only ever shown (cleaned), never written to: a save file does not choose where games go
 
 
-def computer_move(game: Game, advisor) -> tuple[object, Scored | None]:
-    """One step of the computer for the current player, once the dice are rolled: the advisor's best option,
-    played. Returns the option and, when it scored, what it earned."""
-    advice = advisor.advise(game.situation())
-    best = advice.best
-    if best.action == "keep":
-        game.roll(best.keep or ())
-        return best, None
-    return best, game.score(best.box or "")
+def computer_move(game: Game, advisor) -> Played:
+    """One step of the computer for the current player, once the dice are rolled: the advisor's best option."""
+    return game.play(advisor.advise(game.situation()).best.move, advisor)

@@ -29,11 +29,12 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pentadice import atomic, paths, rules
+from pentadice import atomic, paths, rules, words
 from pentadice.advisor import Advisor
-from pentadice.advisor.words import describe
 from pentadice.atomic import write_file
+from pentadice.moves import Keep, Score
 from pentadice.play.engine import MAX_SAVE_BYTES, SAVE_FORMAT, Game, GameError, Scored, clean, computer_move
+from pentadice.words import describe, dice_text, keep_text
 
 MAX_LINE = 4096  # bytes in a command line
 NOT_UTF8 = "that line is not UTF-8 text"
@@ -424,10 +425,6 @@ def load_game(path: Path) -> Game:
         raise GameError(f"{shown}: {e}") from None
 
 
-def dice_text(dice: tuple[int, ...]) -> str:
-    return " ".join(f"[{d}]" for d in dice)
-
-
 SCREEN = 80  # columns the sheet fits in, whatever the number of players and the length of their names
 
 
@@ -490,12 +487,8 @@ def _shown(text: str, limit: int = 40) -> str:
 
 
 def scored_text(game: Game, s: Scored) -> str:
-    rs = game.rules
-    text = f"{clean(s.player)} scores {rs.box_name(s.box)}: {s.points} point{'s' if s.points != 1 else ''}"
-    if s.penta_bonus:
-        text += f" + {s.penta_bonus} {rs.bonus_name}"
-    if s.upper_bonus:
-        text += f" + {s.upper_bonus} upper bonus"
+    """What a box earned, as :func:`pentadice.words.scored_text` says it, with the player's running total."""
+    text = words.scored_text(game.rules, clean(s.player), s.box, s.points, s.penta_bonus, s.upper_bonus)
     text += " (auto-commit)" if s.auto else ""
     player = next(p for p in game.players if p.name == s.player)
     return f"{text}; total {game.totals(player)['total']}"
@@ -671,12 +664,12 @@ class TerminalGame:
         """The advisor's best option for the current player, played and shown."""
         game = self.game
         name = clean(game.player.name)
-        option, scored = computer_move(game, self.advisor)
-        if scored is None:
-            self.out(f"{name}: {describe(option, game.rules).lower()}")
-            self._show_roll(tuple(option.keep or ()))
+        played = computer_move(game, self.advisor)
+        if played.scored is None:
+            self.out(f"{name}: {keep_text(played.kept, game.rules).lower()}")
+            self._show_roll(played.kept)
         else:
-            self.out(scored_text(game, scored))
+            self.out(scored_text(game, played.scored))
             self.autosave()
 
     def human_step(self) -> None:
@@ -754,7 +747,7 @@ class TerminalGame:
             self.out(sheet_text(game))
         elif word == "best":
             self.play_computer_choice()
-            self.feedback(advice, advice.best)
+            self.feedback(advice, 0.0)
         elif word == "quit":
             raise _Quit
         elif word == "save":
@@ -771,9 +764,9 @@ class TerminalGame:
             if game.rolls_left == 0:
                 raise GameError("no rolls left: score the dice in a box")
             keep = self.parse_dice(rest if word in ("keep", "k") else "" if word in ("roll", "r") else line)
-            game.roll(keep)
-            self.feedback(advice, advice.option_for(keep=keep) if len(keep) < game.rules.dice else None)
-            self._show_roll(tuple(sorted(keep)))
+            played = game.play(Keep(keep), self.advisor)
+            self.feedback(advice, played.loss)
+            self._show_roll(played.kept)
         else:
             if word in ("score", "s"):
                 if not rest:
@@ -797,9 +790,9 @@ class TerminalGame:
                 "type it again (or 'yes') to confirm."
             )
             return
-        option = next((o for o in advice.options if o.box == box), None)
-        self.out(scored_text(game, game.score(box)))
-        self.feedback(advice, option)
+        played = game.play(Score(box), self.advisor)
+        self.out(scored_text(game, played.scored))
+        self.feedback(advice, played.loss)
         self.autosave()
 
     def parse_dice(self, text: str) -> tuple[int, ...]:
@@ -816,13 +809,14 @@ class TerminalGame:
                 raise GameError(f"{_shown(w)} is not a die: a die shows 1 to 6{split}; the dice show {showing}")
         return tuple(int(w) for w in words)
 
-    def feedback(self, advice, option) -> None:
-        if not self.hints or option is None:
+    def feedback(self, advice, loss: float | None) -> None:
+        """With hints: what the move cost against the best (the engine's figure)."""
+        if not self.hints or loss is None:
             return
-        if option.loss <= 1e-9:
+        if loss <= 1e-9:
             self.out("Best choice.")
         else:
-            self.out(f"That cost {option.loss:.2f} points against the best: {describe(advice.best, self.game.rules)}.")
+            self.out(f"That cost {loss:.2f} points against the best: {describe(advice.best, self.game.rules)}.")
 
     def save_command(self, name: str) -> None:
         """``save [FILE]``: the game saved (to FILE, or to the save file); FILE is the save file from then on."""

@@ -1,0 +1,94 @@
+"""Every sentence a player reads, in one place: options ("Keep 4 and reroll four dice", "Score Fours: 20
+points + 100 Penta bonus"), dice, scoring, the advice's text. Box and bonus names follow the rule set, so a
+translated or renamed rule set (Yahtzee, Kiriki) speaks its own words. Front ends call these; they do not
+write their own."""
+
+from __future__ import annotations
+
+from pentadice import rules
+from pentadice.moves import Keep, Score
+
+NUMBERS = ("no", "one", "two", "three", "four", "five")
+
+
+def dice_count(n: int) -> str:
+    return f"{NUMBERS[n]} {'die' if n == 1 else 'dice'}"
+
+
+def dice_text(dice) -> str:
+    """Dice as a player sees them: ``[1] [3] [4]``."""
+    return " ".join(f"[{d}]" for d in dice)
+
+
+def points_text(points: int) -> str:
+    return f"{points} point{'s' if points != 1 else ''}"
+
+
+def keep_text(keep, rs: rules.RuleSet) -> str:
+    """Keeping some dice in words: ``Keep 4 and reroll four dice``."""
+    rerolled = rs.dice - len(keep)
+    if not keep:
+        return f"Keep nothing and reroll all {dice_count(rerolled)}"
+    return f"Keep {' '.join(map(str, keep))} and reroll {dice_count(rerolled)}"
+
+
+def describe(option, rs: rules.RuleSet) -> str:
+    """An option (advisor's :class:`~pentadice.advisor.Option`) as a recommendation."""
+    match option.move:
+        case Keep(dice=keep):
+            return keep_text(keep, rs)
+        case Score(box=box):
+            text = f"Score {rs.box_name(box)}: {points_text(option.points)}"
+            if option.penta_bonus:
+                text += f" + {option.penta_bonus} {rs.bonus_name}"
+            if option.upper_bonus:
+                text += f" + {option.upper_bonus} upper bonus"
+            if option.points == 0 and not option.penta_bonus:
+                text += " (sacrifice)"
+            return text
+    raise TypeError(option.move)
+
+
+def short(option, rs: rules.RuleSet) -> str:
+    """An option in a table cell."""
+    match option.move:
+        case Keep(dice=keep):
+            kept = " ".join(map(str, keep)) or "nothing"
+            return f"keep {kept}, reroll {dice_count(rs.dice - len(keep))}"
+        case Score(box=box):
+            extra = f" +{option.penta_bonus}" if option.penta_bonus else ""
+            extra += f" +{option.upper_bonus} bonus" if option.upper_bonus else ""
+            return f"score {rs.box_name(box)} {option.points}{extra}"
+    raise TypeError(option.move)
+
+
+def scored_text(rs: rules.RuleSet, player: str, box: str, points: int, penta_bonus: int, upper_bonus: int) -> str:
+    """What a scoring move earned: ``Ana scores Fours: 20 points + 100 Penta bonus``."""
+    text = f"{player} scores {rs.box_name(box)}: {points_text(points)}"
+    if penta_bonus:
+        text += f" + {penta_bonus} {rs.bonus_name}"
+    if upper_bonus:
+        text += f" + {upper_bonus} upper bonus"
+    return text
+
+
+def advice_text(advice, rs: rules.RuleSet, top: int, why: str | None = None) -> str:
+    """The advice for people: the recommendation, the rules' notes, the explanation, the ranked options."""
+    best = advice.best
+    lines = [advice.situation.describe(rs), ""]
+    lines.append(f"Best: {describe(best, rs)} (expected final score {best.value:.3f})")
+    if advice.joker:
+        lines.append(advice.joker + ".")
+    if advice.warning:  # the last roll: the best option is then the best sacrifice, shown just above
+        lines.append(advice.warning + ".")
+    elif isinstance(best.move, Keep):
+        box = advice.best_box
+        lines.append(f"Best box if you score now: {describe(box, rs)} (expected {box.value:.3f})")
+    if why:
+        lines.append(f"Why: {why}.")
+    lines += ["", f"{'rank':>4}  {'option':<34}{'expected':>10}{'loss':>9}"]
+    for i, o in enumerate(advice.options[:top], 1):
+        lines.append(f"{i:>4}  {short(o, rs):<34}{o.value:>10.3f}{o.loss:>9.3f}")
+    if len(advice.options) > top:
+        lines.append(f"      ({len(advice.options) - top} more options: --top {len(advice.options)} shows them all)")
+    return "\n".join(lines)
