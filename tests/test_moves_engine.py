@@ -119,3 +119,21 @@ def test_the_simulators_totals_are_the_sheets(penta_advisor):
         assert sheet.totals(PENTA)["total"] == int(sim.totals[g])
         assert sheet.totals(PENTA)["upper_bonus"] == int(sim.upper_bonus[g])
     assert np.all(sim.totals >= 0)
+
+
+def test_a_coach_game_takes_its_dice_from_the_caller(penta_advisor):
+    g = Game(PENTA, parse_players("Ana"), coach=True)
+    assert g.advance(penta_advisor, now=0.0) == [] and g.dice is None  # waiting for the real dice
+    with pytest.raises(GameError, match="coach game"):
+        g.roll()
+    g.start_turn(rolled=[6, 6, 2, 3, 6])
+    assert g.dice == (2, 3, 6, 6, 6)
+    with pytest.raises(GameError, match="give the faces of the 2 dice"):
+        g.play(Keep((6, 6, 6)), rolled=[1])
+    played = g.play(Keep((6, 6, 6)), penta_advisor, rolled=[6, 6])
+    assert played.dice == (6, 6, 6, 6, 6) and played.loss is not None
+
+
+def test_a_coach_game_stays_one_when_saved():
+    g = Game(PENTA, parse_players("Ana"), coach=True)
+    assert Game.from_json(g.to_json()).coach and not Game.from_json(Game(PENTA, parse_players("Ana")).to_json()).coach

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from pentadice import rules
 from pentadice.cli import main
+from pentadice.moves import Score
 from pentadice.play.engine import Game, Player
 from pentadice.simulator import simulate as sim
 
@@ -47,17 +48,16 @@ def test_statistics_are_those_of_the_games(penta_advisor):
 def replay(advisor, rolls):
     """One game played by the engine and the advisor on the simulator's dice (roll r of turn t uses
     rolls[t, r, :k] for k rerolled dice)."""
-    g = Game(advisor.rules, [Player("solo")])
+    g = Game(advisor.rules, [Player("solo")], coach=True)  # a coach game: the dice are given
     for t in range(13):
-        g.dice, g.rolls_made = tuple(sorted(int(x) for x in rolls[t, 0])), 1
+        g.start_turn(rolled=[int(x) for x in rolls[t, 0]])
         while True:
             best = advisor.advise(g.situation()).best
-            if best.action == "score":
-                g.score(best.box)
+            if isinstance(best.move, Score):
+                g.play(best.move)
                 break
-            n = 5 - len(best.keep)
-            g.dice = tuple(sorted(best.keep + tuple(int(x) for x in rolls[t, g.rolls_made, :n])))
-            g.rolls_made += 1
+            n = 5 - len(best.move.dice)
+            g.play(best.move, rolled=[int(x) for x in rolls[t, g.rolls_made, :n]])
     return g.players[0]
 
 

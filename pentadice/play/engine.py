@@ -35,7 +35,7 @@ MAX_SAVE_BYTES = 1 << 20  # a saved game is a few kilobytes; anything over a meg
 MAX_TURNS = 10_000  # far beyond any game (Kiriki's extra turns included)
 SAVE_FORMAT = "pentadice-game"
 SAVE_KEYS = {"format", "rules", "players", "current", "dice", "rolls_made", "auto_commit_seconds", "rng"}
-SAVE_OPTIONAL_KEYS = {"hints", "save_path"}  # absent from saves of earlier versions
+SAVE_OPTIONAL_KEYS = {"hints", "save_path", "coach"}  # absent from saves of earlier versions
 PLAYER_KEYS = {"name", "computer", "turns", "sheet"}
 RNG_KEYS = {"bit_generator", "state", "has_uint32", "uinteger"}
 # Characters never printed raw: they could move the cursor, retitle the terminal or reorder the text shown.
@@ -198,8 +198,10 @@ class Game:
         players: Sequence[Player],
         seed: int | None = None,
         auto_commit_seconds: float | None = 3.0,
+        coach: bool = False,
     ) -> None:
         check_players(players)
+        self.coach = coach  # the dice come from the caller (real dice on the table), not the generator
         self.rules = rs
         self.players = list(players)
         self.rng = np.random.default_rng(seed)
@@ -271,8 +273,9 @@ class Game:
 
     # Moves.
 
-    def roll(self, keep: Sequence[int] = ()) -> tuple[int, ...]:
-        """Roll the dice, keeping ``keep`` (faces among the dice showing); returns the dice, sorted."""
+    def roll(self, keep: Sequence[int] = (), rolled: Sequence[int] | None = None) -> tuple[int, ...]:
+        """Roll the dice, keeping ``keep`` (faces among the dice showing); returns the dice, sorted. ``rolled``:
+        the faces the other dice show, given by the caller (a coach game must give them)."""
         if self.over:
             raise GameError("the game is over")
         if self.rolls_made >= self.rules.rolls:
@@ -293,7 +296,15 @@ class Game:
                     f"cannot keep {' '.join(map(str, keep))}: the dice show {' '.join(map(str, self.dice))} "
                     f"({', '.join(faces)})"
                 )
-        rolled = self.rng.integers(1, 7, size=self.rules.dice - len(keep))
+        n = self.rules.dice - len(keep)
+        if rolled is None:
+            if self.coach:
+                raise GameError(f"a coach game takes the faces of the {n} dice rolled from you")
+            rolled = self.rng.integers(1, 7, size=n)
+        else:
+            rolled = tuple(rolled)
+            if len(rolled) != n or not all(isinstance(d, int | np.integer) and 1 <= d <= 6 for d in rolled):
+                raise GameError(f"give the faces of the {n} dice rolled, each 1 to 6, not {list(rolled)}")
         self.dice = tuple(sorted(keep + tuple(int(d) for d in rolled)))
         self.rolls_made += 1
         return self.dice
@@ -325,13 +336,20 @@ class Game:
         """After the last roll, with no box chosen in time: fill the box the computer would choose."""
         if self.dice is None or self.rolls_left > 0:
             raise GameError("the auto-commit only fills a box after the last roll")
-        return self.score(advisor.best_box(self.situation()).box, auto=True)
+        return self.play(Score(advisor.best_box(self.situation()).box), auto=True).scored
 
     # One move type in, what happened out; the game advanced until a person must act.
 
-    def play(self, move: Move, advisor=None, auto: bool = False) -> Played:
-        """Make ``move`` for the current player (a :class:`Keep` rolls the other dice, a :class:`Score` fills
-        the box); with an ``advisor``, what it cost against the best option is in the result."""
+    def start_turn(self, rolled: Sequence[int] | None = None) -> tuple[int, ...]:
+        """The first roll of the current player's turn (``rolled``: the dice, in a coach game)."""
+        if self.dice is not None:
+            raise GameError("the turn has begun: the dice are showing")
+        return self.roll((), rolled)
+
+    def play(self, move: Move, advisor=None, auto: bool = False, rolled: Sequence[int] | None = None) -> Played:
+        """Make ``move`` for the current player (a :class:`Keep` rolls the other dice, from the generator or,
+        given, ``rolled``; a :class:`Score` fills the box); with an ``advisor``, what it cost against the best
+        option is in the result."""
         if self.dice is None:
             raise GameError("roll the dice first")
         player, before = self.player, self.dice
@@ -347,21 +365,24 @@ class Game:
                 raise GameError("keeping all the dice rolls nothing: score them in a box")
             if self.rolls_left == 0:
                 raise GameError("no rolls left: score the dice in a box")
-            dice = self.roll(move.dice)
+            dice = self.roll(move.dice, rolled)
             return Played(player.name, move, dice, move.dice, None, loss, player.computer)
         scored = self.score(move.box, auto=auto)
         return Played(player.name, move, before, (), scored, loss, player.computer)
 
-    def advance(self, advisor, now: float) -> list[Played | tuple[str, str, tuple[int, ...]]]:
+    def advance(self, advisor, now: float, limit: int | None = None) -> list[Played | tuple[str, str, tuple[int, ...]]]:
         """Play what needs no person, up to the point where one must act: a new turn's first roll (reported
         as ``("rolled", player, dice)``), the computer players' moves, and, once ``now`` (seconds, any clock
         the caller keeps) has passed the :attr:`deadline`, the auto-commit. The deadline is set, from ``now``,
-        when a person's last roll is first seen here. Returns what happened, in order."""
+        when a person's last roll is first seen here (:meth:`restart_countdown` clears it when the person
+        acts). At most ``limit`` steps (a front end that shows them one by one). Returns what happened."""
         happened: list = []
-        while not self.over:
+        while not self.over and (limit is None or len(happened) < limit):
             if self.dice is None:
+                if self.coach:
+                    break  # the caller rolls real dice: start_turn(rolled)
                 name = self.player.name
-                happened.append(("rolled", name, self.roll()))
+                happened.append(("rolled", name, self.start_turn()))
                 continue
             if self.player.computer:
                 happened.append(computer_move(self, advisor))
@@ -374,6 +395,11 @@ class Game:
                 break
             happened.append(self.play(Score(advisor.best_box(self.situation()).box), advisor, auto=True))
         return happened
+
+    def restart_countdown(self) -> None:
+        """The person whose turn it is did something (typed a line): the auto-commit's countdown starts again
+        at the next :meth:`advance`."""
+        self.deadline = None
 
     def view(self) -> dict:
         """The game as JSON-ready data for any front end: players with their sheets and totals, whose turn,
@@ -431,6 +457,7 @@ class Game:
                 "rolls_made": self.rolls_made,
                 "auto_commit_seconds": self.auto_commit_seconds,
                 "hints": self.hints,
+                "coach": self.coach,
                 "save_path": self.save_path,
                 "rng": self.rng.bit_generator.state,
             },
@@ -486,6 +513,10 @@ class Game:
         if not isinstance(hints, bool):
             raise GameError(f"hints must be true or false, not {_short(hints)}")
         game.hints = hints
+        coach = data.get("coach", False)
+        if not isinstance(coach, bool):
+            raise GameError(f"coach must be true or false, not {_short(coach)}")
+        game.coach = coach
         game.save_path = _load_path(data.get("save_path"))
         game._load_rng(_field(data, "rng", "the game"))
         game._check_loaded()

@@ -635,42 +635,44 @@ class TerminalGame:
         self.confirm = None
 
     def turn(self) -> None:
+        """One step: what the engine plays by itself (a first roll, a computer's move, a due auto-commit),
+        shown; or, when a person must act, their command read and played."""
         game = self.game
-        player = game.player
-        if game.dice is None or not self._headed:
+        if game.dice is not None and not self._headed:  # a game resumed in the middle of a turn
             self._header()
             self._headed = True
-        if game.dice is None:
-            self._mark()
-            game.roll()
-        self._show_roll()
-        while game.player is player and game.dice is not None:
-            self._mark()
-            if self._fresh:  # the rules' warning: once for each roll, on the last roll only
-                self._fresh = False
-                if game.warning:
-                    self.out(game.warning + ".")
-            if player.computer:
-                self.computer_step()
-            else:
-                self.human_step()
+            self._show_roll()
+        if self._fresh:  # the rules' warning: once for each roll, on the last roll only
+            self._fresh = False
+            if game.warning:
+                self.out(game.warning + ".")
+        self._mark()
+        happened = game.advance(self.advisor, time.monotonic(), limit=1)
+        if happened:
+            self.show(happened[0])
+        else:
+            self.human_step()
 
-    def computer_step(self) -> None:
-        if self.pause:
+    def show(self, event) -> None:
+        """What the engine did by itself, for people."""
+        game = self.game
+        if isinstance(event, tuple):  # ("rolled", player, dice): a turn begins
+            self._header()
+            self._headed = True
+            self._show_roll()
+            return
+        if event.computer and self.pause:
             time.sleep(self.pause)
-        self.play_computer_choice()
+        if event.scored is None:
+            self.out(f"{clean(event.player)}: {keep_text(event.kept, game.rules).lower()}")
+            self._show_roll(event.kept)
+        else:
+            self.out(scored_text(game, event.scored))
+            self.autosave()
 
     def play_computer_choice(self) -> None:
-        """The advisor's best option for the current player, played and shown."""
-        game = self.game
-        name = clean(game.player.name)
-        played = computer_move(game, self.advisor)
-        if played.scored is None:
-            self.out(f"{name}: {keep_text(played.kept, game.rules).lower()}")
-            self._show_roll(played.kept)
-        else:
-            self.out(scored_text(game, played.scored))
-            self.autosave()
+        """The advisor's best option for the current player (the `best` command), played and shown."""
+        self.show(computer_move(self.game, self.advisor))
 
     def human_step(self) -> None:
         game = self.game
@@ -681,11 +683,12 @@ class TerminalGame:
         last = game.rolls_left == 0
         name = clean(game.player.name)
         prompt = f"{name}, score which box? " if last else f"{name}, keep, roll or score? "
-        line = self.read_choice(prompt, game.auto_commit_seconds if last else None)
-        if line is None:
-            self.out(scored_text(game, game.auto_commit(self.advisor)))
-            self.autosave()
+        seconds = None if game.deadline is None else max(0.0, game.deadline - time.monotonic())
+        line = self.read_choice(prompt, seconds)
+        if line is None:  # the countdown ran out (typing paused it): the engine fills the box now
+            self.show(game.advance(self.advisor, max(time.monotonic(), game.deadline or 0.0), limit=1)[0])
             return
+        game.restart_countdown()  # the player acted: a new prompt counts down afresh
         try:
             self.command(line, advice)
         except GameError as e:
@@ -710,7 +713,7 @@ class TerminalGame:
                     continue
                 if line is None or line.strip():
                     return None if line is None else line.strip()
-        shown = prompt if seconds is None else f"{prompt}(auto-commit in {seconds:g} s) "
+        shown = prompt if seconds is None else f"{prompt}(auto-commit in {math.ceil(seconds)} s) "
         self.out(shown, nl=False)
         deadline = None if seconds is None else time.monotonic() + seconds
         while True:
@@ -761,8 +764,6 @@ class TerminalGame:
                 raise GameError("'roll' rerolls all the dice; to keep some, type keep and them, e.g. 'keep 4 4'")
             if word in ("keep", "k") and not rest:
                 raise GameError("keep which dice? Type them after keep, e.g. 'keep 4 4' ('roll' rerolls all)")
-            if game.rolls_left == 0:
-                raise GameError("no rolls left: score the dice in a box")
             keep = self.parse_dice(rest if word in ("keep", "k") else "" if word in ("roll", "r") else line)
             played = game.play(Keep(keep), self.advisor)
             self.feedback(advice, played.loss)
