@@ -302,7 +302,8 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, r
 
     from click.core import ParameterSource
 
-    from pentadice.play.engine import Game, GameError, clean, parse_auto_commit, parse_players
+    from pentadice.inputs import clean
+    from pentadice.play.engine import Game, GameError, parse_auto_commit, parse_players
     from pentadice.play.terminal import LineInput, TerminalGame, check_save_path, load_game
 
     def given(name: str) -> bool:

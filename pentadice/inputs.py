@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import unicodedata
 from typing import Any
 
 MAX_DEPTH = 64  # our formats nest three or four levels; anything deeper is refused before it is parsed
@@ -114,3 +115,18 @@ def loads(text: str | bytes, what: str = "the input") -> Any:
         raise InputError(f"{what} is not valid JSON: {e}") from None
     except (RecursionError, ValueError) as e:  # belt and braces: the depth scan should have caught the first
         raise InputError(f"{what} cannot be read as JSON: {e}") from None
+
+
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+def unsafe_char(c: str) -> bool:
+    """Whether ``c`` is a control character (C0, DEL, C1, ESC), a lone surrogate, a line or paragraph separator
+    or a bidirectional control: characters that must never reach a terminal raw."""
+    return c in _BIDI or unicodedata.category(c) in _UNSAFE_CATEGORIES
+
+
+def clean(text: str) -> str:
+    """``text`` fit to print: every unsafe character (see :func:`unsafe_char`) replaced by ``?``."""
+    return "".join("?" if unsafe_char(c) else c for c in text)

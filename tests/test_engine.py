@@ -282,7 +282,7 @@ def test_names_that_could_hurt_a_terminal_are_refused(spec, message):
 
 
 def test_clean_replaces_every_control_character():
-    from pentadice.play.engine import clean
+    from pentadice.inputs import clean
 
     assert clean("\x1b]0;pwned\x07Ana") == "?]0;pwned?Ana"
     assert clean("a\x9bb\u202ec\x00d\x7fe\u2028f\ud800") == "a?b?c?d?e?f?"

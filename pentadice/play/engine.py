@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pentadice import inputs, rules
+from pentadice.inputs import unsafe_char
 from pentadice.moves import Keep, Move, Score
 from pentadice.rules import NO_SCORE_MESSAGE
 from pentadice.sheet import Sheet, SheetError
@@ -39,23 +40,10 @@ SAVE_OPTIONAL_KEYS = {"hints", "save_path", "coach"}  # absent from saves of ear
 PLAYER_KEYS = {"name", "computer", "turns", "sheet"}
 RNG_KEYS = {"bit_generator", "state", "has_uint32", "uinteger"}
 # Characters never printed raw: they could move the cursor, retitle the terminal or reorder the text shown.
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 
 
 class GameError(ValueError):
     """A move the rules do not allow now, or a saved game that cannot be loaded."""
-
-
-def unsafe_char(c: str) -> bool:
-    """Whether ``c`` is a control character (C0, DEL, C1, ESC), a lone surrogate, a line or paragraph separator
-    or a bidirectional control: characters that must never reach a terminal raw."""
-    return c in _BIDI or unicodedata.category(c) in _UNSAFE_CATEGORIES
-
-
-def clean(text: str) -> str:
-    """``text`` fit to print: every unsafe character (see :func:`unsafe_char`) replaced by ``?``."""
-    return "".join("?" if unsafe_char(c) else c for c in text)
 
 
 def check_name(name: object) -> str:

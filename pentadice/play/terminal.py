@@ -11,7 +11,7 @@ Piped input is a script, read line by line. At a terminal the game reads what th
   and an emptied line starts it again.
 
 Every line is at most :data:`MAX_LINE` bytes of UTF-8 text; another line is refused with a message, and the
-game goes on. Names and paths are printed without control characters (see :func:`engine.clean`).
+game goes on. Names and paths are printed without control characters (see :func:`pentadice.inputs.clean`).
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from pathlib import Path
 from pentadice import atomic, paths, rules, words
 from pentadice.advisor import Advisor
 from pentadice.atomic import write_file
+from pentadice.inputs import clean
 from pentadice.moves import Keep, Score
-from pentadice.play.engine import MAX_SAVE_BYTES, SAVE_FORMAT, Game, GameError, Scored, clean, computer_move
-from pentadice.words import describe, dice_text, keep_text
+from pentadice.play.engine import MAX_SAVE_BYTES, SAVE_FORMAT, Game, GameError, Scored, computer_move
+from pentadice.words import describe, dice_text, keep_text, sheet_text
 
 MAX_LINE = 4096  # bytes in a command line
 NOT_UTF8 = "that line is not UTF-8 text"
@@ -423,45 +424,6 @@ def load_game(path: Path) -> Game:
         return Game.from_json(b"".join(chunks))
     except GameError as e:
         raise GameError(f"{shown}: {e}") from None
-
-
-SCREEN = 80  # columns the sheet fits in, whatever the number of players and the length of their names
-
-
-def sheet_text(game: Game) -> str:
-    """All players' sheets side by side, with the totals, within :data:`SCREEN` columns (long names cut)."""
-    rs = game.rules
-    names = [clean(p.name) for p in game.players]
-    width = max(6, min(max(10, *(len(n) + 2 for n in names)), (SCREEN - 18) // len(names)))
-    names = [n if len(n) < width else n[: width - 2] + "~" for n in names]
-    head = f"{'':<18}" + "".join(f"{n:>{width}}" for n in names)
-    lines = [head, "-" * len(head)]
-
-    def row(label: str, cells: list[str]) -> None:
-        lines.append(f"{label:<18}" + "".join(f"{c:>{width}}" for c in cells))
-
-    totals = [game.totals(p) for p in game.players]
-    for box in rs.boxes:
-        if box == "three_of_a_kind":
-            row("Upper", [str(t["upper"]) for t in totals])
-            row(f"Bonus ({rs.upper_threshold}+)", [str(t["upper_bonus"]) for t in totals])
-        row(rs.box_name(box), [str(p.boxes[box]) if box in p.boxes else "." for p in game.players])
-    row("Lower", [str(t["lower"]) for t in totals])
-    if rs.penta_bonus:  # Kiriki has no such bonus: no row for it
-        row(rs.bonus_name, [str(t["penta_bonus"]) for t in totals])
-    row("TOTAL", [str(t["total"]) for t in totals])
-    if game.dice is not None:
-        lines += ["", roll_scores_text(game)]
-    return "\n".join(lines)
-
-
-def roll_scores_text(game: Game) -> str:
-    """What the dice showing would score now in each box that may take them."""
-    rs = game.rules
-    legal, bonus = game.legal_boxes()
-    cells = ", ".join(f"{rs.box_name(b)} {p}" for b, p in legal.items())
-    extra = f" (+{bonus} {rs.bonus_name})" if bonus else ""
-    return f"{clean(game.player.name)}'s roll {dice_text(game.dice)} would score: {cells}{extra}"
 
 
 def parse_box(rs: rules.RuleSet, text: str) -> str:
