@@ -11,6 +11,17 @@ from pentadice.play.engine import Game, GameError, Player, computer_move, parse_
 from pentadice.sheet import Sheet
 
 PENTA = rules.get_rules("penta")
+# A sheet on which 1 1 3 4 6 scores nothing in any open box.
+NO_SCORE_SHEET = {
+    "ones": 2,
+    "threes": 6,
+    "fours": 8,
+    "sixes": 12,
+    "chance": 20,
+    "three_of_a_kind": 0,
+    "four_of_a_kind": 0,
+    "small_straight": 0,
+}
 
 
 def game_at(boxes=None, dice=None, rolls_made=3, players=1, penta_bonus=0, seed=1):
@@ -58,16 +69,7 @@ def test_first_penta_scores_50_without_bonus():
 
 def test_sacrifice_warning():
     g = game_at(
-        {
-            "ones": 2,
-            "threes": 6,
-            "fours": 8,
-            "sixes": 12,
-            "chance": 20,
-            "three_of_a_kind": 0,
-            "four_of_a_kind": 0,
-            "small_straight": 0,
-        },
+        NO_SCORE_SHEET,
         (1, 1, 3, 4, 6),
     )
     assert g.no_box_scores and g.warning == NO_SCORE_MESSAGE
@@ -218,17 +220,6 @@ def test_players_are_people_or_computers():
 
 # Issue 9: the sacrifice warning on the last roll only; clearer keep messages; the auto-commit time checked;
 # names printable; saved games checked as strictly as a sheet on the command line.
-
-NO_SCORE_SHEET = {
-    "ones": 2,
-    "threes": 6,
-    "fours": 8,
-    "sixes": 12,
-    "chance": 20,
-    "three_of_a_kind": 0,
-    "four_of_a_kind": 0,
-    "small_straight": 0,
-}
 
 
 @pytest.mark.parametrize("rolls_made", [1, 2])
