@@ -5,6 +5,7 @@ write their own."""
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 
 from pentadice import rules
@@ -136,4 +137,5 @@ def roll_scores_text(game: Game) -> str:
     legal, bonus = game.legal_boxes()
     cells = ", ".join(f"{rs.box_name(b)} {p}" for b, p in legal.items())
     extra = f" (+{bonus} {rs.bonus_name})" if bonus else ""
-    return f"{clean(game.player.name)}'s roll {dice_text(game.dice)} would score: {cells}{extra}"
+    text = f"{clean(game.player.name)}'s roll {dice_text(game.dice)} would score: {cells}{extra}"
+    return textwrap.fill(text, SCREEN, subsequent_indent="  ", break_on_hyphens=False)
