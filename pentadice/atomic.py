@@ -96,6 +96,17 @@ def target(
     return Target(final, "replace", given)
 
 
+def _still_replaceable(where: Target) -> None:
+    """Just before the rename: the target is still a regular file or missing (it may have been swapped for
+    something else while the work went on)."""
+    try:
+        st = os.lstat(where.path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise TargetError(f"{where.given} became {_kind(st.st_mode)} meanwhile: it is left alone")
+
+
 def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISDIR, "a directory"),
@@ -116,9 +127,15 @@ def write_temp(final: Path, write: Callable[[BinaryIO], object]) -> Path:
     remove_stale_temps(final)
     fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.{os.getpid()}-", suffix=TEMP_SUFFIX)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # held until closed: marks the temporary as being written
-        _copy_permissions(fd, final)
-        with os.fdopen(fd, "wb") as fh:
+        fh = os.fdopen(fd, "wb")  # owns the descriptor from here: closed whatever happens
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    try:
+        with fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)  # held until closed: marks the temporary as being written
+            _copy_permissions(fh.fileno(), final)
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
@@ -203,6 +220,7 @@ def write_file(path: str | os.PathLike[str] | Target, write: Callable[[BinaryIO]
     assert where.path is not None
     tmp = write_temp(where.path, write)
     try:
+        _still_replaceable(where)
         with Held(committed=True):
             os.replace(tmp, where.path)
     except CommittedInterrupt:

@@ -219,6 +219,8 @@ def _load_advisor(rules_name: str, data: str | None, compiled: bool = True):
             return advisor
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
+    except KeyboardInterrupt:
+        raise exits.Interrupted("stopped; a table being solved was written whole or not at all") from None
 
 
 def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None) -> None:
@@ -244,8 +246,6 @@ def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None)
         out.flush()
     except KeyboardInterrupt:
         raise exits.Interrupted(f"{answered:,} lines were answered (lines 1 to {answered:,})") from None
-    except IsADirectoryError:
-        raise exits.BadInput(f"cannot read {path}: it is a directory") from None
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()
@@ -333,6 +333,9 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, r
             game = load_game(resumed)
         except GameError as e:  # one line, no usage banner: the file is at fault, not the command line
             raise exits.BadInput(clean(str(e))) from None
+        if game.coach:
+            where = clean(str(resumed))
+            raise exits.BadInput(f"{where} is a coach game (its dice come from the table): the terminal rolls its own")
         if given("auto_commit"):
             game.auto_commit_seconds = seconds
         if not given("hints"):
@@ -495,10 +498,10 @@ def verify(rules_name: str, data: str | None) -> None:
 
     rs = rules.get_rules(rules_name)
     try:
-        files = table.verify(rs, paths.data_dir(data))
+        checked = table.verify(rs, paths.data_dir(data))
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
-    meta = json.loads(files.meta.read_text())
+    files, meta = checked.files, checked.meta
     click.echo(f"The {rs.name} table in {files.directory} is whole:")
     click.echo(f"  {files.values.name:<16}{meta['checksum']} (of the values)")
     click.echo(f"  {files.parquet.name:<16}{meta['parquet_checksum']} (of the file: compare with sha256sum)")

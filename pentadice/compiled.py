@@ -18,7 +18,7 @@ from pathlib import Path
 import numba
 
 PACKAGE = Path(__file__).parent
-KERNEL_DIRS = (PACKAGE, PACKAGE / "solver", PACKAGE / "game", PACKAGE / "advisor")
+KERNEL_DIRS = (PACKAGE, PACKAGE / "solver", PACKAGE / "simulator", PACKAGE / "advisor")
 
 
 def _writable(directory: Path) -> bool:

@@ -42,7 +42,7 @@ class Interrupted(click.ClickException):
 
     exit_code = INTERRUPTED
 
-    def __init__(self, message: str = "stopped; no file was changed") -> None:
+    def __init__(self, message: str = "stopped") -> None:
         super().__init__(message)
 
     def show(self, file=None) -> None:

@@ -294,8 +294,22 @@ class Table:
         return float(self.values[int(penta_scored), open_mask, min(upper_subtotal, self.rules.upper_threshold)])
 
 
+class _Mismatch(TableError):
+    """Values and metadata that do not go together: damaged, or read while a writer renamed them."""
+
+
 def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
-    """Load the table of ``rs`` from ``directory``, memory-mapped; refuse a wrong or damaged one."""
+    """Load the table of ``rs`` from ``directory``, memory-mapped; refuse a wrong or damaged one. Values and
+    metadata that do not match are read once more a moment later: a writer renames the values first and the
+    metadata last, so a reader in between sees the new values with the old metadata."""
+    try:
+        return _load(rs, directory, verify)
+    except _Mismatch:
+        time.sleep(0.5)
+        return _load(rs, directory, verify)
+
+
+def _load(rs: rules.RuleSet, directory: Path, verify: bool) -> Table:
     files = TableFiles(Path(directory), rs.name)
     hint = f"run `pentadice solve --rules {rs.name} --data {files.directory}`"
     if not files.meta.exists() or not files.values.exists():
@@ -326,9 +340,9 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
         raise TableError(f"{files.values} is not the size its header says: the file is damaged; {hint}")
     if verify:
         if checksum(values) != meta.get("checksum"):
-            raise TableError(f"{files.values} does not match its checksum: the table is damaged; {hint}")
+            raise _Mismatch(f"{files.values} does not match its checksum: the table is damaged; {hint}")
         if meta.get("expected_score") != expected_score(rs, values) or meta.get("states") != states(values):
-            raise TableError(f"{files.meta} does not agree with the values it describes: it was edited; {hint}")
+            raise _Mismatch(f"{files.meta} does not agree with the values it describes: it was edited; {hint}")
     return Table(rs, values, meta, files)
 
 
@@ -375,7 +389,7 @@ def read_parquet(path: str | os.PathLike[str]) -> tuple[np.ndarray, dict]:
     return values, meta
 
 
-def verify(rs: rules.RuleSet, directory: Path) -> TableFiles:
+def verify(rs: rules.RuleSet, directory: Path) -> Table:
     """Check every file of a table: the values against their checksum, the metadata against the values, the
     Parquet file's SHA-256 against the metadata and its rows against the values. TableError if one fails."""
     tbl = load(rs, directory, verify=True)
@@ -389,4 +403,4 @@ def verify(rs: rules.RuleSet, directory: Path) -> TableFiles:
     values, _ = read_parquet(files.parquet)
     if not np.array_equal(values, tbl.values, equal_nan=True):
         raise TableError(f"{files.parquet} holds other values than {files.values}")
-    return files
+    return tbl

@@ -157,3 +157,19 @@ def test_signals_during_the_rename_are_held_back_and_raised_after(tmp_path):
         os.replace = real_replace
     assert path.read_text() == "done"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_target_swapped_for_a_fifo_during_the_write_is_left_alone(tmp_path):
+    path = tmp_path / "out.parquet"
+    path.write_text("old")
+    where = atomic.target(path)
+
+    def write_while_swapped(fh):
+        path.unlink()
+        os.mkfifo(path)
+        fh.write(b"new")
+
+    with pytest.raises(atomic.TargetError, match="meanwhile"):
+        atomic.write_file(where, write_while_swapped)
+    assert stat.S_ISFIFO(os.lstat(path).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.parquet"]

@@ -137,3 +137,25 @@ def test_a_coach_game_takes_its_dice_from_the_caller(penta_advisor):
 def test_a_coach_game_stays_one_when_saved():
     g = Game(PENTA, parse_players("Ana"), coach=True)
     assert Game.from_json(g.to_json()).coach and not Game.from_json(Game(PENTA, parse_players("Ana")).to_json()).coach
+
+
+def test_the_deadline_belongs_to_one_players_last_roll(penta_advisor):
+    """A countdown left from one person's last roll never fires at once on the next person's."""
+    g = Game(PENTA, parse_players("Ana,Bo"), seed=2, auto_commit_seconds=3.0)
+    g.advance(penta_advisor, now=0.0)
+    g.play(Keep(()))
+    g.play(Keep(()))
+    assert g.advance(penta_advisor, now=10.0) == [] and g.deadline == 13.0
+    g.score(next(iter(g.legal_boxes()[0])))  # the step underneath play: Ana scores before her deadline
+    assert g.deadline is None
+    g.advance(penta_advisor, now=20.0)
+    g.play(Keep(()))
+    g.play(Keep(()))
+    assert g.advance(penta_advisor, now=20.0) == [] and g.player.name == "Bo" and g.deadline == 23.0
+
+
+def test_a_coach_save_is_refused_by_the_terminal(penta_table_dir, tmp_path):
+    path = tmp_path / "coach.json"
+    path.write_text(Game(PENTA, parse_players("Ana"), coach=True).to_json())
+    result = CliRunner().invoke(main, ["play", "--resume", str(path), "--data", str(penta_table_dir)])
+    assert result.exit_code == 2 and "coach game" in result.output

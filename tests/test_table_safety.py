@@ -69,7 +69,7 @@ def test_metadata_that_is_not_a_regular_file_is_refused_without_hanging(copy):
 def test_parquet_export_is_verified(copy, penta_solution):
     values, meta = table.read_parquet(copy / "penta.parquet")
     assert np.array_equal(values, penta_solution.values, equal_nan=True) and meta["rules"] == "penta"
-    assert table.verify(PENTA, copy).parquet == copy / "penta.parquet"
+    assert table.verify(PENTA, copy).files.parquet == copy / "penta.parquet"
     assert pq.ParquetFile(copy / "penta.parquet").metadata.num_rows == penta_solution.states_solved
 
 

@@ -103,7 +103,7 @@ def explain(advisor: Advisor, advice: Advice) -> Why | None:
         box, chance = o.likely_box
         return f"{o.points_now:.1f} points on average (most often in {rs.box_name(box)}: {chance:.0%})"
 
-    gain = obvious.option.loss - best.option.loss
+    gain = obvious.option.loss - best.option.loss  # (Why.gain says the same once built)
     first = doing(best)
     text = (
         f"{first[0].upper()}{first[1:]} scores {now(best)} this turn, against {now(obvious)} for {doing(obvious)}; "

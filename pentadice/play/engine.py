@@ -1,12 +1,13 @@
 """The game engine: players take turns on their own score sheets, under one rule set. Pure Python, no I/O.
 
-A front end drives it: :meth:`Game.roll` (keeping some dice), :meth:`Game.score` (a box), and after the last
-roll, when the player picks nothing within :attr:`Game.auto_commit_seconds`, :meth:`Game.auto_commit`, which
-fills the box the computer would choose (the advisor's best box). :func:`computer_move` plays one step for a
-computer player. A game saves to JSON (:meth:`Game.to_json`) and loads from it (:meth:`Game.from_json`),
-random generator included, so that a resumed game rolls what the original would have rolled. A saved game is
-checked as strictly as a sheet typed on the command line: anything wrong in it is a :class:`GameError` naming
-what, never another exception.
+A front end drives it (see ``docs/architecture.md``): :meth:`Game.advance` plays what needs no person (a
+turn's first roll, the computer's moves, and the auto-commit once the time passed in reaches the deadline:
+the box the computer would choose), :meth:`Game.play` makes a person's :class:`~pentadice.moves.Keep` or
+:class:`~pentadice.moves.Score` and says what happened, :meth:`Game.view` gives the game as JSON-ready data.
+(:meth:`Game.roll` and :meth:`Game.score` are the steps underneath.) A game saves to JSON
+(:meth:`Game.to_json`) and loads from it (:meth:`Game.from_json`), random generator included, so that a
+resumed game rolls what the original would have rolled. A saved game is checked as strictly as a sheet typed
+on the command line: anything wrong in it is a :class:`GameError` naming what, never another exception.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from pentadice.rules import NO_SCORE_MESSAGE
 from pentadice.sheet import Sheet, SheetError
 from pentadice.situation import Situation
 
+_COUNT_WORDS = ("no", "one", "two", "three", "four", "five")  # (the engine's messages; words.py is above it)
+
 MAX_PLAYERS = 6
-_COUNT_WORDS = ("no", "one", "two", "three", "four", "five")
 MAX_NAME = 32  # characters in a player's name
 MAX_AUTO_COMMIT = 86400.0  # seconds: a day; longer is "off"
 MAX_SAVE_BYTES = 1 << 20  # a saved game is a few kilobytes; anything over a megabyte is not one
@@ -295,6 +297,7 @@ class Game:
                 raise GameError(f"give the faces of the {n} dice rolled, each 1 to 6, not {list(rolled)}")
         self.dice = tuple(sorted(keep + tuple(int(d) for d in rolled)))
         self.rolls_made += 1
+        self.deadline = None
         return self.dice
 
     def score(self, box: str, auto: bool = False) -> Scored:
@@ -322,9 +325,12 @@ class Game:
 
     def auto_commit(self, advisor) -> Scored:
         """After the last roll, with no box chosen in time: fill the box the computer would choose."""
+        return self._auto_commit_played(advisor).scored
+
+    def _auto_commit_played(self, advisor) -> Played:
         if self.dice is None or self.rolls_left > 0:
             raise GameError("the auto-commit only fills a box after the last roll")
-        return self.play(Score(advisor.best_box(self.situation()).box), auto=True).scored
+        return self.play(Score(advisor.best_box(self.situation()).box), advisor, auto=True)
 
     # One move type in, what happened out; the game advanced until a person must act.
 
@@ -381,7 +387,7 @@ class Game:
                 self.deadline = now + self.auto_commit_seconds
             if now < self.deadline:
                 break
-            happened.append(self.play(Score(advisor.best_box(self.situation()).box), advisor, auto=True))
+            happened.append(self._auto_commit_played(advisor))
         return happened
 
     def restart_countdown(self) -> None:
@@ -422,6 +428,7 @@ class Game:
     def _next_player(self) -> None:
         self.dice = None
         self.rolls_made = 0
+        self.deadline = None  # the next player's countdown starts at their own last roll
         for step in range(1, len(self.players) + 1):
             nxt = (self.current + step) % len(self.players)
             if len(self.players[nxt].boxes) < len(self.rules.boxes):
