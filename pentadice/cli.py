@@ -399,45 +399,48 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
 
     try:  # what can fail before the games is checked before them
         target = atomic.target(out, stream_ok=True, replaces=sim.is_games_file) if out else None
-        sim.check_memory(games)
-    except (atomic.TargetError, ValueError) as e:
+    except atomic.TargetError as e:
         raise click.UsageError(str(e)) from None
     advisor = _load_advisor(rules_name, data)
     with interrupts.Held():
         sim.compile_seconds()
+    seed = sim.fresh_seed() if seed is None else seed
+    tally = sim.Tally(advisor.rules)
     bar = _progress(label=f"Playing {games:,} games", length=games, enabled=not as_json)
+    start = time.perf_counter()
+    summary = functools.partial(_simulate_summary, tally, advisor, strategy, seed, as_json, target)
     try:
         with bar:
-            result = sim.simulate(advisor.table, games, seed, strategy, progress=bar.update)
-    except MemoryError:
-        raise exits.Failure(f"not enough memory for {games:,} games; simulate fewer") from None
-    if target is not None:
-        try:
-            sim.write_parquet(result, target)
-        except interrupts.CommittedInterrupt:
-            raise exits.Interrupted(f"the games had been written to {out} already") from None
-        except KeyboardInterrupt:
-            if target.streamed:
-                raise exits.Interrupted(f"the games on {target.given} may be cut short") from None
-            raise exits.Interrupted(f"no games were written; {out} is as it was") from None
-        except OSError as e:
-            raise exits.Failure(f"cannot write {out}: {e.strerror or e}") from None
+            sim.run(advisor.table, games, seed, strategy, tally, bar.update, target)
+    except interrupts.CommittedInterrupt:
+        summary(time.perf_counter() - start, out)
+        raise exits.Interrupted(f"the games had been written to {out} already") from None
+    except KeyboardInterrupt:
+        if tally.games:  # what was played is summed up all the same
+            summary(time.perf_counter() - start, None)
+        kept = f"the summary above is of the {tally.games:,} games played of {games:,}"
+        if target is None:
+            raise exits.Interrupted(kept) from None
+        if target.streamed:
+            raise exits.Interrupted(f"{kept}; the games on {target.given} are cut short") from None
+        raise exits.Interrupted(f"{kept}; no games were written, {out} is as it was") from None
+    except OSError as e:
+        raise exits.Failure(f"cannot write {out}: {e.strerror or e}") from None
     try:
-        _simulate_summary(result, advisor, strategy, rules_name, as_json, target, out)
+        summary(time.perf_counter() - start, out)
     except KeyboardInterrupt:
         raise exits.Interrupted(f"the games were written to {out}" if out else "stopped") from None
 
 
-def _simulate_summary(result, advisor, strategy, rules_name, as_json, target, out) -> None:
-    from pentadice.simulator import simulate as sim
-
+def _simulate_summary(tally, advisor, strategy, seed, as_json, target, seconds: float, written: str | None) -> None:
     # With the games on standard output, the summary goes to standard error.
     echo = functools.partial(click.echo, err=target is not None and target.path is None)
-    st = result.stats
+    rs = tally.rules
+    st = tally.stats(seconds)
     if as_json:
-        echo(json.dumps({"rules": rules_name, "strategy": strategy, "seed": result.seed, **st}))
+        echo(json.dumps({"rules": rs.name, "strategy": strategy, "seed": seed, **st}))
         return
-    echo(f"{result.rules.title}, {strategy} strategy, {st['games']:,} games (seed {result.seed})")
+    echo(f"{rs.title}, {strategy} strategy, {st['games']:,} games (seed {seed})")
     echo(f"Mean score:        {st['mean']:.3f}  (std {st['std']:.2f}, standard error {st['stderr']:.3f})")
     if strategy == "optimal":
         echo(f"Solved mean:       {advisor.table.expected_score:.3f}  (exact, from the table)")
@@ -445,22 +448,22 @@ def _simulate_summary(result, advisor, strategy, rules_name, as_json, target, ou
     echo("Percentiles:       " + "  ".join(f"{q}%: {pct[q]}" for q in ("1", "10", "25", "50", "75", "90", "99")))
     echo(f"Min / max:         {st['min']} / {st['max']}")
     echo(f"Upper bonus rate:  {st['upper_bonus_rate']:.2%}")
-    penta = result.rules.box_name("penta")
+    penta = rs.box_name("penta")
     echo(f"{penta + ' rate:':<19}{st['penta_rate']:.2%}  (games with points in the {penta} box)")
-    if result.rules.penta_bonus:
+    if rs.penta_bonus:
         dist = ", ".join(f"{k}: {v:,}" for k, v in st["penta_bonus_distribution"].items())
-        echo(f"{result.rules.bonus_name + 'es:':<19}{dist}")
-    if result.rules.penta_repeat:
+        echo(f"{rs.bonus_name + 'es:':<19}{dist}")
+    if rs.penta_repeat:
         dist = ", ".join(f"{k}: {v:,}" for k, v in st["extra_turns_distribution"].items())
         echo(f"{'Extra turns:':<19}{dist}")
     echo(f"Speed:             {st['games_per_second']:,.0f} games/s ({st['seconds']:.2f} s)")
     echo("Final scores:")
-    hist = sim.histogram(result.totals)
+    hist = tally.histogram()
     peak = max(c for _, _, c in hist)
     for lo, hi, c in hist:
         echo(f"  {lo:>4}-{hi:<4} {'#' * round(40 * c / peak):<40} {c:,}")
-    if out:
-        echo(f"Games written to {out}")
+    if written:
+        echo(f"Games written to {written}")
 
 
 @main.command()

@@ -8,7 +8,7 @@ zeros. It is the baseline that shows what looking ahead is worth.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,17 +41,13 @@ class Simulation:
         return len(self.penta_bonus)
 
     @property
-    def upper_total(self) -> np.ndarray:
-        return np.clip(self.scores[:, :6], 0, None).sum(axis=1)
-
-    @property
     def upper_bonus(self) -> np.ndarray:
-        return np.where(self.upper_total >= self.rules.upper_threshold, self.rules.upper_bonus, 0)
+        return final_scores(self.rules, self.scores, self.penta_bonus)[1]
 
     @property
     def totals(self) -> np.ndarray:
         """Final scores."""
-        return np.clip(self.scores, 0, None).sum(axis=1) + self.upper_bonus + self.penta_bonus
+        return final_scores(self.rules, self.scores, self.penta_bonus)[0]
 
 
 def strategy_values(strategy: str, tbl: table.Table) -> np.ndarray:
@@ -63,6 +59,38 @@ def strategy_values(strategy: str, tbl: table.Table) -> np.ndarray:
     raise ValueError(f"unknown strategy {strategy!r}; strategies: {', '.join(STRATEGIES)}")
 
 
+def fresh_seed() -> int:
+    """A seed drawn from the system's entropy (printed and stored, so that the run can be played again)."""
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def play_chunks(
+    tbl: table.Table, games: int, seed: int, strategy: str = "optimal", chunk: int | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``(scores, penta_bonus)`` of each run of at most ``chunk`` games, in order: memory bounded by the chunk,
+    whatever the number of games. The dice of chunk after chunk come from one generator (NumPy draws small
+    integers in words of several, so the games of a seed belong to its chunk size too: keep :data:`CHUNK`)."""
+    from pentadice.simulator import games as kernel
+
+    if games < 1:
+        raise ValueError(f"the number of games must be at least 1, not {games}")
+    chunk = chunk or CHUNK
+    rs = tbl.rules
+    V = strategy_values(strategy, tbl)
+    rng = np.random.default_rng(seed)
+    max_turns = len(rs.boxes) + (EXTRA_TURNS if rs.penta_repeat else 0)
+    shape = (max_turns, rs.rolls, rs.dice)
+    for lo in range(0, games, chunk):
+        n = min(games, lo + chunk) - lo
+        rolls = rng.integers(1, 7, size=(n, *shape), dtype=np.int8)
+        scores = np.empty((n, rules.N_BOXES), dtype=np.int16)
+        bonus = np.empty(n, dtype=np.int64)
+        kernel.play_games(V, *turn_inputs(rs).games(), rolls, scores, bonus, threads())
+        if (bonus < 0).any():
+            raise RuntimeError(f"a game needed more than {max_turns} turns; raise EXTRA_TURNS")
+        yield scores, bonus
+
+
 def simulate(
     tbl: table.Table,
     games: int,
@@ -70,30 +98,19 @@ def simulate(
     strategy: str = "optimal",
     progress: Callable[[int], None] | None = None,
 ) -> Simulation:
-    """Play ``games`` solitaire games of the table's rule set; the same seed gives the same games. Without a
-    seed one is drawn (and kept in the result), so that any run can be played again."""
-    from pentadice.simulator import games as kernel
-
-    if games < 1:
-        raise ValueError(f"the number of games must be at least 1, not {games}")
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
-    rs = tbl.rules
-    V = strategy_values(strategy, tbl)
-    rng = np.random.default_rng(seed)
-    max_turns = len(rs.boxes) + (EXTRA_TURNS if rs.penta_repeat else 0)
-    scores = np.empty((games, rules.N_BOXES), dtype=np.int16)
-    bonus = np.empty(games, dtype=np.int64)
+    """Play ``games`` solitaire games of the table's rule set, every game kept (see :class:`Tally` for a
+    summary in bounded memory); the same seed gives the same games. Without a seed one is drawn (and kept in
+    the result), so that any run can be played again."""
+    seed = fresh_seed() if seed is None else seed
     start = time.perf_counter()
-    for lo in range(0, games, CHUNK):
-        hi = min(games, lo + CHUNK)
-        rolls = rng.integers(1, 7, size=(hi - lo, max_turns, rs.rolls, rs.dice), dtype=np.int8)
-        kernel.play_games(V, *turn_inputs(rs).games(), rolls, scores[lo:hi], bonus[lo:hi], threads())
-        if (bonus[lo:hi] < 0).any():
-            raise RuntimeError(f"a game needed more than {max_turns} turns; raise EXTRA_TURNS")
+    parts = []
+    for scores, bonus in play_chunks(tbl, games, seed, strategy):
+        parts.append((scores, bonus))
         if progress is not None:
-            progress(hi - lo)
-    return Simulation(rs, strategy, seed, scores, bonus, time.perf_counter() - start)
+            progress(len(bonus))
+    scores = np.concatenate([p[0] for p in parts])
+    bonus = np.concatenate([p[1] for p in parts])
+    return Simulation(tbl.rules, strategy, seed, scores, bonus, time.perf_counter() - start)
 
 
 def threads() -> int:
@@ -121,57 +138,124 @@ def compile_seconds() -> float:
     return time.perf_counter() - start
 
 
+def final_scores(rs: rules.RuleSet, scores: np.ndarray, bonus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(totals, upper_bonus)`` of games from their box scores (-1 for a box the game lacks) and bonuses."""
+    upper = np.clip(scores[:, :6], 0, None).sum(axis=1)
+    upper_bonus = np.where(upper >= rs.upper_threshold, rs.upper_bonus, 0)
+    return np.clip(scores, 0, None).sum(axis=1) + upper_bonus + bonus, upper_bonus
+
+
+@dataclass
+class Tally:
+    """What the summary needs of games seen so far, in memory that does not grow with their number: how many
+    games ended on each final score (the mean, spread and percentiles follow exactly), and counts of bonuses."""
+
+    rules: rules.RuleSet
+    games: int = 0
+    score_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    upper_bonus_games: int = 0
+    penta_games: int = 0
+    bonus_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    extra_counts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def add(self, scores: np.ndarray, bonus: np.ndarray) -> None:
+        rs = self.rules
+        totals, upper_bonus = final_scores(rs, scores, bonus)
+        self.games += len(totals)
+        self.score_counts = _add_counts(self.score_counts, np.bincount(totals))
+        self.upper_bonus_games += int((upper_bonus > 0).sum())
+        penta = scores[:, rules.PENTA]
+        self.penta_games += int((penta > 0).sum())
+        n_bonus = bonus // rs.penta_bonus if rs.penta_bonus else np.zeros(len(bonus), dtype=np.int64)
+        self.bonus_counts = _add_counts(self.bonus_counts, np.bincount(n_bonus))
+        if rs.penta_repeat:
+            extra = np.clip(penta.astype(np.int64) // rs.penta_points - 1, 0, None)
+            self.extra_counts = _add_counts(self.extra_counts, np.bincount(extra))
+
+    def stats(self, seconds: float) -> dict:
+        """The summary figures (see :func:`statistics`)."""
+        n = self.games
+        values = np.nonzero(self.score_counts)[0]
+        counts = self.score_counts[values]
+        mean = float(int((values * counts).sum())) / n  # exact: a sum of whole numbers
+        std = float(np.sqrt((counts * (values - mean) ** 2).sum() / (n - 1))) if n > 1 else 0.0
+        cumulative = np.cumsum(counts)
+
+        def percentile(q: int) -> int:  # the smallest score reached by at least q % of the games
+            return int(values[np.searchsorted(cumulative, q / 100 * n, side="left")])
+
+        stats = {
+            "games": n,
+            "mean": mean,
+            "std": std,
+            "stderr": std / np.sqrt(n),
+            "min": int(values[0]),
+            "max": int(values[-1]),
+            # Scores that exist: the smallest score reached by at least q % of the games (the inverted CDF).
+            "percentiles": {str(q): percentile(q) for q in (1, 5, 10, 25, 50, 75, 90, 95, 99)},
+            "upper_bonus_rate": self.upper_bonus_games / n,
+            "penta_rate": self.penta_games / n,
+            "penta_bonus_distribution": {str(k): int(c) for k, c in enumerate(self.bonus_counts) if c},
+            "seconds": seconds,
+            "games_per_second": n / seconds if seconds > 0 else float("inf"),
+        }
+        if self.rules.penta_repeat:  # only Kiriki gives extra turns
+            stats["extra_turns_distribution"] = {str(k): int(c) for k, c in enumerate(self.extra_counts) if c}
+        return stats
+
+    def histogram(self, bins: int = 20) -> list[tuple[int, int, int]]:
+        """``(low, high, games)`` for equal-width bins of final scores."""
+        values = np.nonzero(self.score_counts)[0]
+        lo, hi = int(values[0]), int(values[-1]) + 1
+        width = max(1, -(-(hi - lo) // bins))
+        edges = np.arange(lo, hi + width, width)
+        return [
+            (int(edges[i]), int(edges[i + 1]) - 1, int(self.score_counts[edges[i] : edges[i + 1]].sum()))
+            for i in range(len(edges) - 1)
+        ]
+
+
+def _add_counts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros(max(len(a), len(b)), dtype=np.int64)
+    out[: len(a)] += a
+    out[: len(b)] += b
+    return out
+
+
 def statistics(sim: Simulation) -> dict:
-    """Summary figures of a run."""
-    totals = sim.totals
-    n = len(totals)
-    std = float(totals.std(ddof=1)) if n > 1 else 0.0
-    penta = sim.scores[:, rules.PENTA]
-    n_bonus = sim.penta_bonus // sim.rules.penta_bonus if sim.rules.penta_bonus else np.zeros(n, dtype=np.int64)
-    counts = np.bincount(n_bonus)
-    stats = {
-        "games": n,
-        "mean": float(totals.mean()),
-        "std": std,
-        "stderr": std / np.sqrt(n),
-        "min": int(totals.min()),
-        "max": int(totals.max()),
-        # Scores that exist: the smallest score reached by at least q % of the games (the inverted CDF).
-        "percentiles": {
-            str(q): int(np.percentile(totals, q, method="inverted_cdf")) for q in (1, 5, 10, 25, 50, 75, 90, 95, 99)
-        },
-        "upper_bonus_rate": float((sim.upper_bonus > 0).mean()),
-        "penta_rate": float((penta > 0).mean()),
-        "penta_bonus_distribution": {str(k): int(c) for k, c in enumerate(counts) if c},
-        "seconds": sim.seconds,
-        "games_per_second": n / sim.seconds if sim.seconds > 0 else float("inf"),
-    }
-    if sim.rules.penta_repeat:  # only Kiriki gives extra turns
-        extra = np.clip(penta // sim.rules.penta_points - 1, 0, None)
-        stats["extra_turns_distribution"] = {str(k): int(c) for k, c in enumerate(np.bincount(extra)) if c}
-    return stats
+    """Summary figures of a run: games, mean, std, stderr, min, max, percentiles, bonus rates and counts."""
+    tally = Tally(sim.rules)
+    tally.add(sim.scores, sim.penta_bonus)
+    return tally.stats(sim.seconds)
 
 
 def histogram(totals: np.ndarray, bins: int = 20) -> list[tuple[int, int, int]]:
     """``(low, high, games)`` for equal-width bins of final scores."""
-    lo, hi = int(totals.min()), int(totals.max()) + 1
-    width = max(1, -(-(hi - lo) // bins))
-    edges = np.arange(lo, hi + width, width)
-    counts, _ = np.histogram(totals, bins=edges)
-    return [(int(edges[i]), int(edges[i + 1]) - 1, int(c)) for i, c in enumerate(counts)]
+    return Tally(rules.PENTA_RULES, len(totals), np.bincount(totals)).histogram(bins)
 
 
 def arrow_table(sim: Simulation):
     """One row per game: final score, each box's score, upper bonus, Penta bonus."""
+    return games_table(sim.rules, sim.scores, sim.penta_bonus, 0).replace_schema_metadata(
+        games_metadata(sim.rules, sim.strategy, sim.seed)
+    )
+
+
+def games_metadata(rs: rules.RuleSet, strategy: str, seed: int) -> dict[str, str]:
+    return {"rules": rs.name, "strategy": strategy, "seed": str(seed)}
+
+
+def games_table(rs: rules.RuleSet, scores: np.ndarray, bonus: np.ndarray, first: int):
+    """Rows of games ``first`` on: game number, final score, each box, upper bonus, Penta bonus."""
     import pyarrow as pa
 
-    columns = {"game": pa.array(np.arange(sim.games, dtype=np.int64)), "total": pa.array(sim.totals)}
-    for b in sim.rules.boxes:
-        columns[b] = pa.array(sim.scores[:, rules.BOX_INDEX[b]])
-    columns["upper_bonus"] = pa.array(sim.upper_bonus.astype(np.int16))
-    columns["penta_bonus"] = pa.array(sim.penta_bonus.astype(np.int16))  # at most 100 a turn: fits like the boxes
-    meta = {"rules": sim.rules.name, "strategy": sim.strategy, "seed": str(sim.seed)}
-    return pa.table(columns).replace_schema_metadata(meta)
+    totals, upper_bonus = final_scores(rs, scores, bonus)
+    columns = {"game": pa.array(np.arange(first, first + len(bonus), dtype=np.int64)), "total": pa.array(totals)}
+    for b in rs.boxes:
+        columns[b] = pa.array(scores[:, rules.BOX_INDEX[b]])
+    columns["upper_bonus"] = pa.array(upper_bonus.astype(np.int16))
+    columns["penta_bonus"] = pa.array(bonus.astype(np.int16))  # at most 100 a turn: fits like the boxes
+    return pa.table(columns)
 
 
 def write_parquet(sim: Simulation, path) -> None:
@@ -186,6 +270,47 @@ def write_parquet(sim: Simulation, path) -> None:
     atomic.write_file(where, lambda fh: pq.write_table(games, fh, write_page_checksum=True))
 
 
+def run(
+    tbl: table.Table,
+    games: int,
+    seed: int,
+    strategy: str,
+    tally: Tally,
+    progress: Callable[[int], None] | None = None,
+    out=None,
+) -> None:
+    """Play ``games`` games into ``tally`` (memory independent of their number); with ``out`` (a checked
+    :class:`pentadice.atomic.Target`), each chunk of games is also written as a Parquet row group as it comes:
+    atomically into a file (whole or not at all), or streamed into a pipe."""
+    import pyarrow.parquet as pq
+
+    from pentadice import atomic
+
+    def play(writer=None) -> None:
+        for scores, bonus in play_chunks(tbl, games, seed, strategy):
+            if writer is not None:
+                writer.write_table(games_table(tbl.rules, scores, bonus, tally.games))
+            tally.add(scores, bonus)
+            if progress is not None:
+                progress(len(bonus))
+
+    if out is None:
+        play()
+        return
+
+    def write(fh) -> None:
+        schema = games_table(tbl.rules, *_no_games(tbl.rules), 0).schema
+        schema = schema.with_metadata(games_metadata(tbl.rules, strategy, seed))
+        with pq.ParquetWriter(fh, schema, write_page_checksum=True) as writer:
+            play(writer)
+
+    atomic.write_file(out, write)
+
+
+def _no_games(rs: rules.RuleSet) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros((0, rules.N_BOXES), dtype=np.int16), np.zeros(0, dtype=np.int64)
+
+
 def is_games_file(path) -> bool:
     """Whether ``path`` holds games written by :func:`write_parquet` (which may then replace it): a Parquet file
     whose metadata names a strategy. A table's Parquet export, or any other file, is not."""
@@ -197,28 +322,3 @@ def is_games_file(path) -> bool:
     except (OSError, ValueError, pa.ArrowException):
         return False
     return b"strategy" in meta and b"pentadice" not in meta
-
-
-BYTES_PER_GAME = rules.N_BOXES * 2 + 8  # int16 box scores and the int64 Penta bonus
-
-
-def check_memory(games: int) -> None:
-    """Refuse, before any work, a run whose games would not fit in the memory available now."""
-    need = games * BYTES_PER_GAME
-    available = _available_memory()
-    if available is not None and need > available:
-        raise ValueError(
-            f"{games:,} games need {need / 2**30:.1f} GiB to hold their scores, and {available / 2**30:.1f} GiB "
-            "of memory is available: simulate fewer"
-        )
-
-
-def _available_memory() -> int | None:
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
