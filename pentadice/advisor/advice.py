@@ -221,7 +221,20 @@ class Advisor:
         hand = self.inputs.tables.keep_of(situation.dice)
         return sheet.open_mask(rs), sheet.upper_subtotal(rs), int(sheet.penta_scored(rs)), hand
 
+    def keep_values(self, situation: Situation, rerolls: int) -> np.ndarray:
+        """The value still to come of keeping each multiset of the dice tables (``K[k]``) with ``rerolls``
+        rerolls left, in the state of ``situation``'s sheet."""
+        K, _, _, _ = self._turn(situation, rerolls)
+        return K[:, 0].copy()
+
     def _raw(self, situation: Situation):
+        K, box_values, points, bonus = self._turn(situation, situation.rolls_left)
+        hand = self.inputs.tables.keep_of(situation.dice)
+        keep_values = K[self.inputs.tables.subkeeps[hand], 0] if situation.rolls_left > 0 else np.empty(0)
+        return keep_values, box_values, points, bonus
+
+    def _turn(self, situation: Situation, rerolls: int):
+        """One run of the turn code for the situation's state: ``(K, box_values, points, bonus)``."""
         open_mask, sub, penta_scored, hand = self.state_of(situation)
         t = self.inputs.tables
         K = np.empty((t.n_keeps, 1))
@@ -236,9 +249,8 @@ class Advisor:
         else:
             fn = turn.situation_values
         args = (self.values, *self.inputs.turn(), hand)
-        bonus = fn(*args, open_mask, penta_scored, sub, situation.rolls_left, K, B, rows, points, box_values)
-        keep_values = K[t.subkeeps[hand], 0] if situation.rolls_left > 0 else np.empty(0)
-        return keep_values, box_values, points, int(bonus)
+        bonus = fn(*args, open_mask, penta_scored, sub, rerolls, K, B, rows, points, box_values)
+        return K, box_values, points, int(bonus)
 
     def _advice(self, situation: Situation, keep_values, box_values, points, bonus: int) -> Advice:
         rs, t = self.rules, self.inputs.tables

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pentadice import rules, turn
+from pentadice import rules
 from pentadice.advisor.advice import Advice, Advisor, Option
 from pentadice.moves import Score
 from pentadice.situation import Situation
@@ -130,7 +130,7 @@ def _turn_tables(advisor: Advisor, situation: Situation):
     if situation.rolls_left < 2:
         return points, boxes
     # With one reroll left, each hand's choice: score (its best box) or its best keep, by the values.
-    keep1 = _keep_values(advisor, situation)
+    keep1 = advisor.keep_values(situation, 1)
     order = {k: (-len(t.keep_faces[k]), t.keep_faces[k]) for k in range(n_hands, t.n_keeps)}
     p1, b1 = hand_points.copy(), hand_boxes.copy()
     for h in range(n_hands):
@@ -152,18 +152,3 @@ def _keeps(t, hand_points: np.ndarray, hand_boxes: np.ndarray) -> tuple[np.ndarr
         points[k] = points[bigger].mean()
         boxes[k] = boxes[bigger].mean(axis=0)
     return points, boxes
-
-
-def _keep_values(advisor: Advisor, situation: Situation) -> np.ndarray:
-    """The value still to come of keeping each multiset with one reroll left (the advisor's own turn code)."""
-    t = advisor.inputs.tables
-    open_mask, sub, penta_scored, hand = advisor.state_of(situation)
-    K = np.empty((t.n_keeps, 1))
-    B = np.empty((t.n_keeps, 1))
-    rows = np.empty((turn.N_ROWS, 1))
-    pts = np.empty(rules.N_BOXES, dtype=np.int64)
-    box_values = np.empty(rules.N_BOXES)
-    turn.situation_values(
-        advisor.values, *advisor.inputs.turn(), hand, open_mask, penta_scored, sub, 1, K, B, rows, pts, box_values
-    )
-    return K[:, 0].copy()

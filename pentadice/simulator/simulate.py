@@ -205,14 +205,7 @@ class Tally:
 
     def histogram(self, bins: int = 20) -> list[tuple[int, int, int]]:
         """``(low, high, games)`` for equal-width bins of final scores."""
-        values = np.nonzero(self.score_counts)[0]
-        lo, hi = int(values[0]), int(values[-1]) + 1
-        width = max(1, -(-(hi - lo) // bins))
-        edges = np.arange(lo, hi + width, width)
-        return [
-            (int(edges[i]), int(edges[i + 1]) - 1, int(self.score_counts[edges[i] : edges[i + 1]].sum()))
-            for i in range(len(edges) - 1)
-        ]
+        return _histogram(self.score_counts, bins)
 
 
 def _add_counts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -231,7 +224,18 @@ def statistics(sim: Simulation) -> dict:
 
 def histogram(totals: np.ndarray, bins: int = 20) -> list[tuple[int, int, int]]:
     """``(low, high, games)`` for equal-width bins of final scores."""
-    return Tally(rules.PENTA_RULES, len(totals), np.bincount(totals)).histogram(bins)
+    return _histogram(np.bincount(totals), bins)
+
+
+def _histogram(score_counts: np.ndarray, bins: int) -> list[tuple[int, int, int]]:
+    values = np.nonzero(score_counts)[0]
+    lo, hi = int(values[0]), int(values[-1]) + 1
+    width = max(1, -(-(hi - lo) // bins))
+    edges = np.arange(lo, hi + width, width)
+    return [
+        (int(edges[i]), int(edges[i + 1]) - 1, int(score_counts[edges[i] : edges[i + 1]].sum()))
+        for i in range(len(edges) - 1)
+    ]
 
 
 def arrow_table(sim: Simulation):
