@@ -6,8 +6,12 @@ the box the computer would choose), :meth:`Game.play` makes a person's :class:`~
 :class:`~pentadice.moves.Score` and says what happened, :meth:`Game.view` gives the game as JSON-ready data.
 (:meth:`Game.roll` and :meth:`Game.score` are the steps underneath.) A game saves to JSON
 (:meth:`Game.to_json`) and loads from it (:meth:`Game.from_json`), random generator included, so that a
-resumed game rolls what the original would have rolled. A saved game is checked as strictly as a sheet typed
-on the command line: anything wrong in it is a :class:`GameError` naming what, never another exception.
+resumed game rolls what the original would have rolled (a save made with ``rng=False`` leaves it out, and
+the game draws fresh dice when it is loaded). A saved game is checked as strictly as a sheet typed on the command
+line: anything wrong in it is a :class:`GameError` naming what, never another exception.
+
+Every decision is kept in :attr:`Game.history` (:class:`Step`: the moment and the move), saved with the game, for
+the review. A coach game (the dice entered by the caller) takes its steps back with :meth:`Game.undo`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import json
 import math
 import re
 import unicodedata
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -24,7 +28,7 @@ import numpy as np
 
 from pentadice import inputs, rules
 from pentadice.inputs import unsafe_char
-from pentadice.moves import Keep, Move, Score
+from pentadice.moves import Keep, Move, MoveError, Score, parse_move
 from pentadice.rules import NO_SCORE_MESSAGE
 from pentadice.sheet import Sheet, SheetError
 from pentadice.situation import Situation
@@ -37,9 +41,11 @@ MAX_AUTO_COMMIT = 86400.0  # seconds: a day; longer is "off"
 MAX_SAVE_BYTES = 1 << 20  # a saved game is a few kilobytes; anything over a megabyte is not one
 MAX_TURNS = 10_000  # far beyond any game (Kiriki's extra turns included)
 SAVE_FORMAT = "pentadice-game"
-SAVE_KEYS = {"format", "rules", "players", "current", "dice", "rolls_made", "auto_commit_seconds", "rng"}
-SAVE_OPTIONAL_KEYS = {"hints", "save_path", "coach"}  # absent from saves of earlier versions
+SAVE_KEYS = {"format", "rules", "players", "current", "dice", "rolls_made", "auto_commit_seconds"}
+SAVE_OPTIONAL_KEYS = {"hints", "save_path", "coach", "history", "history_from", "rng"}  # absent from earlier saves
 PLAYER_KEYS = {"name", "computer", "turns", "sheet"}
+STEP_KEYS = {"index", "turn", "dice", "rolls_left", "sheet", "move", "after", "auto", "computer"}
+MAX_UNDO = 1000  # steps a coach game can take back (a whole game of six players is about 400)
 RNG_KEYS = {"bit_generator", "state", "has_uint32", "uinteger"}
 # Characters never printed raw: they could move the cursor, retitle the terminal or reorder the text shown.
 
@@ -144,6 +150,53 @@ class Played:
         return out
 
 
+@dataclass(frozen=True)
+class Step:
+    """One decision of a game: who made it (``player``, the name; ``index``, the seat), in which of their turns,
+    the moment before it (the dice showing, the rerolls left, the sheet), the move, the dice after it (a keep),
+    and whether the auto-commit (``auto``) or a computer player made it. A turn's first roll is no decision."""
+
+    player: str
+    index: int
+    turn: int
+    dice: tuple[int, ...]
+    rolls_left: int
+    sheet: Sheet
+    move: Move
+    after: tuple[int, ...] | None = None
+    auto: bool = False
+    computer: bool = False
+
+    def situation(self) -> Situation:
+        """The moment of the decision as the advisor sees it."""
+        return Situation(self.dice, self.rolls_left, self.sheet)
+
+    def as_json(self) -> dict:
+        """The step as saved (the player by seat)."""
+        return {
+            "index": self.index,
+            "turn": self.turn,
+            "dice": list(self.dice),
+            "rolls_left": self.rolls_left,
+            "sheet": self.sheet.as_dict(),
+            "move": str(self.move),
+            "after": list(self.after) if self.after is not None else None,
+            "auto": self.auto,
+            "computer": self.computer,
+        }
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """What a step changes, as it was before it (for :meth:`Game.undo`)."""
+
+    sheets: tuple[tuple[Sheet, int], ...]  # each player's sheet and turns
+    current: int
+    dice: tuple[int, ...] | None
+    rolls_made: int
+    history: int  # steps recorded
+
+
 def parse_players(spec: str) -> list[Player]:
     """Players from ``"Ana,cpu,cpu"``: a name is a human, ``cpu`` (or ``cpu:NAME``) a computer player."""
     players = []
@@ -200,6 +253,11 @@ class Game:
         self.dice: tuple[int, ...] | None = None
         self.rolls_made = 0
         self.deadline: float | None = None  # when the auto-commit fills a box (see advance)
+        self.history: list[Step] = []  # every decision, in order
+        # Where the history began, when not at the game's start (a save of an earlier version played on, or a game
+        # set up in the middle): each player's turns and the rolls made in the turn then. Set at the first step.
+        self.history_from: tuple[tuple[int, ...], int] | None = None
+        self._undo: deque[_Snapshot] = deque(maxlen=MAX_UNDO)  # coach games: the game before each step
         # The front end's settings, kept with a saved game.
         self.hints = False
         self.save_path: str | None = None
@@ -233,9 +291,7 @@ class Game:
         """The boxes that may take the dice now and their points, and the Penta bonus the dice earn."""
         if self.dice is None:
             raise GameError("roll the dice first")
-        sheet = self.player.sheet
-        open_boxes = rules.boxes_of(sheet.open_mask(self.rules))
-        return rules.legal_scores(self.rules, self.dice, open_boxes, sheet.penta_scored(self.rules))
+        return _legal(self.rules, self.dice, self.player.sheet)
 
     @property
     def no_box_scores(self) -> bool:
@@ -295,7 +351,11 @@ class Game:
             rolled = tuple(rolled)
             if len(rolled) != n or not all(isinstance(d, int | np.integer) and 1 <= d <= 6 for d in rolled):
                 raise GameError(f"give the faces of the {n} dice rolled, each 1 to 6, not {list(rolled)}")
+        before = self.dice
+        self._remember()
         self.dice = tuple(sorted(keep + tuple(int(d) for d in rolled)))
+        if before is not None:  # a keep: a decision (the first roll of a turn is none)
+            self._record(before, Keep(keep), self.dice)
         self.rolls_made += 1
         self.deadline = None
         return self.dice
@@ -318,10 +378,52 @@ class Game:
         points = legal[box]
         before = player.sheet.upper_total
         upper_bonus = rules.upper_bonus_earned(self.rules, before, points) if rules.BOX_INDEX[box] < 6 else 0
+        self._remember()
+        self._record(self.dice, Score(box), None, auto)
         player.sheet = player.sheet.with_score(box, points, bonus)
         player.turns += 1
         self._next_player()
         return Scored(player.name, box, points, bonus, upper_bonus, auto)
+
+    def _record(self, dice: tuple[int, ...], move: Move, after: tuple[int, ...] | None, auto: bool = False) -> None:
+        """Keep the decision being made now (before the game changes) in :attr:`history`."""
+        if not self.history:
+            base = (tuple(q.turns for q in self.players), self.rolls_made)
+            self.history_from = None if base == ((0,) * len(self.players), 1) else base
+        p = self.player
+        sheet = Sheet(dict(p.sheet.boxes), p.sheet.penta_bonus)  # a copy: a sheet's boxes are a plain dict
+        step = Step(p.name, self.current, p.turns + 1, dice, self.rolls_left, sheet, move, after, auto, p.computer)
+        self.history.append(step)
+
+    # Taking a step back (coach games).
+
+    def _remember(self) -> None:
+        """The game as it is now, before a step changes it: what :meth:`undo` goes back to (coach games)."""
+        if self.coach:
+            sheets = tuple((Sheet(dict(p.sheet.boxes), p.sheet.penta_bonus), p.turns) for p in self.players)
+            self._undo.append(_Snapshot(sheets, self.current, self.dice, self.rolls_made, len(self.history)))
+
+    @property
+    def can_undo(self) -> bool:
+        """Whether :meth:`undo` has a step to take back: a coach game with a step made since it began or was
+        loaded (the steps to take back are not saved)."""
+        return self.coach and bool(self._undo)
+
+    def undo(self) -> None:
+        """Take back the last step of a coach game: a box filled, a keep with the roll entered for it, or a
+        turn's first roll. The sheets, turns, player, dice and history are as they were before it; the
+        auto-commit's countdown starts again. GameError in a game that rolls its own dice (undo would let a
+        player roll again until the dice please), or with nothing to take back."""
+        if not self.coach:
+            raise GameError("only a coach game takes a step back: here the game rolls the dice, and undo would reroll")
+        if not self._undo:
+            raise GameError("nothing to undo")
+        snap = self._undo.pop()
+        for p, (sheet, turns) in zip(self.players, snap.sheets, strict=True):
+            p.sheet, p.turns = sheet, turns
+        self.current, self.dice, self.rolls_made = snap.current, snap.dice, snap.rolls_made
+        del self.history[snap.history :]
+        self.deadline = None
 
     def auto_commit(self, advisor) -> Scored:
         """After the last roll, with no box chosen in time: fill the box the computer would choose."""
@@ -437,27 +539,36 @@ class Game:
 
     # Saving and loading.
 
-    def to_json(self) -> str:
-        """The whole game, random generator and the front end's settings included."""
-        return json.dumps(
-            {
-                "format": SAVE_FORMAT,
-                "rules": self.rules.name,
-                "players": [
-                    {"name": p.name, "computer": p.computer, "turns": p.turns, "sheet": p.sheet.as_dict()}
-                    for p in self.players
-                ],
-                "current": self.current,
-                "dice": list(self.dice) if self.dice is not None else None,
-                "rolls_made": self.rolls_made,
-                "auto_commit_seconds": self.auto_commit_seconds,
-                "hints": self.hints,
-                "coach": self.coach,
-                "save_path": self.save_path,
-                "rng": self.rng.bit_generator.state,
-            },
-            indent=1,
-        )
+    def to_json(self, rng: bool = True) -> str:
+        """The whole game, its history and the front end's settings included, and the random generator's state
+        unless ``rng`` is false (a save for a client that must not predict the dice: the game loaded from it
+        draws fresh dice). The history comes last, a step a line."""
+        data = {
+            "format": SAVE_FORMAT,
+            "rules": self.rules.name,
+            "players": [
+                {"name": p.name, "computer": p.computer, "turns": p.turns, "sheet": p.sheet.as_dict()}
+                for p in self.players
+            ],
+            "current": self.current,
+            "dice": list(self.dice) if self.dice is not None else None,
+            "rolls_made": self.rolls_made,
+            "auto_commit_seconds": self.auto_commit_seconds,
+            "hints": self.hints,
+            "coach": self.coach,
+            "save_path": self.save_path,
+        }
+        if rng:
+            data["rng"] = self.rng.bit_generator.state
+        if self.history and self.history_from is not None:
+            data["history_from"] = {"turns": list(self.history_from[0]), "rolls_made": self.history_from[1]}
+        text = json.dumps({**data, "history": []}, indent=1)
+        if not self.history:
+            return text
+        head = text.removesuffix('"history": []\n}')
+        assert head != text  # the last key: its text ends the save
+        steps = ",\n  ".join(json.dumps(step.as_json()) for step in self.history)
+        return f'{head}"history": [\n  {steps}\n ]\n}}'
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Game:
@@ -513,9 +624,34 @@ class Game:
             raise GameError(f"coach must be true or false, not {_short(coach)}")
         game.coach = coach
         game.save_path = _load_path(data.get("save_path"))
-        game._load_rng(_field(data, "rng", "the game"))
+        if "rng" in data:
+            game._load_rng(data["rng"])
+        else:  # saved without it (rng=False): fresh dice, nobody could predict
+            game.rng = np.random.default_rng()
         game._check_loaded()
+        history = data.get("history", [])  # none in saves of earlier versions: it begins with the next step
+        if not isinstance(history, list):
+            raise GameError("history must be a list of steps")
+        if history:
+            game.history_from = game._load_history_from(data.get("history_from"))
+            game._load_history(history)
+        elif "history_from" in data:
+            raise GameError("history_from without a history")
         return game
+
+    def _load_history_from(self, data: object) -> tuple[tuple[int, ...], int] | None:
+        """Where a saved history began (None: at the game's start)."""
+        if data is None:
+            return None
+        if not isinstance(data, dict):
+            raise GameError("history_from must be an object")
+        _check_keys(data, {"turns", "rolls_made"}, set(), "history_from")
+        turns = _field(data, "turns", "history_from")
+        if not isinstance(turns, list) or len(turns) != len(self.players):
+            raise GameError(f"history_from: turns must be a list of {len(self.players)} numbers")
+        turns = tuple(_whole(t, "history_from: turns", 0, p.turns) for t, p in zip(turns, self.players, strict=True))
+        rolls_made = _whole(_field(data, "rolls_made", "history_from"), "history_from: rolls_made", 0, self.rules.rolls)
+        return turns, rolls_made
 
     def _load_rng(self, state: object) -> None:
         """The generator's state, checked field by field: a PCG64 state of 128-bit numbers (odd increment)."""
@@ -557,6 +693,134 @@ class Game:
                     f"{p.name!r} has played {p.turns} turns and {current.name!r}, whose turn it is, "
                     f"{current.turns}: not the order of play"
                 )
+
+    def _load_history(self, data: list) -> None:
+        """The saved decisions: each a legal move of its own moment, and together the game as it stands (each
+        player's sheet follows from their boxes, a keep's dice are the next step's, the last boxes made the
+        sheets, the rolls showing come from the last keep). A history may begin after the game did (a save of
+        an earlier version, played on)."""
+        if len(data) > 4 * MAX_TURNS:
+            raise GameError(f"history of {len(data)} steps: more than a game has")
+        steps = [self._load_step(n, step) for n, step in enumerate(data, 1)]
+        base_turns, base_rolls = self.history_from or ((0,) * len(self.players), 0)
+        sheets: dict[int, Sheet] = {}  # each player's sheet after the steps so far
+        pending: Step | None = None  # a keep not yet followed by the turn's box
+        for n, step in enumerate(steps, 1):
+            what = f"history step {n} ({step.player}, {step.move})"
+            first = self.rules.rolls - max(1, base_rolls if n == 1 else 1)  # a turn's first decision
+            if pending is None and step.rolls_left != first:
+                raise GameError(f"{what}: a turn's first decision is made with {first} rerolls left")
+            if pending is not None and (step.index, step.dice, step.rolls_left) != (
+                pending.index,
+                pending.after,
+                pending.rolls_left - 1,
+            ):
+                raise GameError(f"{what} does not follow the keep before it (the dice, rerolls or player differ)")
+            if step.index in sheets and step.sheet != sheets[step.index]:
+                raise GameError(f"{what}: the sheet is not the one the player's previous box made")
+            if step.turn != _turns_of(self.rules, step.sheet) + 1:
+                raise GameError(f"{what}: turn {step.turn} with {len(step.sheet.boxes)} boxes filled")
+            if isinstance(step.move, Keep):
+                sheets[step.index], pending = step.sheet, step
+                continue
+            legal, bonus = _legal(self.rules, step.dice, step.sheet)
+            sheets[step.index], pending = step.sheet.with_score(step.move.box, legal[step.move.box], bonus), None
+        for index, p in enumerate(self.players):
+            boxes = sum(isinstance(s.move, Score) and s.index == index for s in steps)
+            if boxes != p.turns - base_turns[index]:
+                raise GameError(f"the history holds {boxes} boxes of {p.name!r}, who played {p.turns} turns")
+            if index in sheets and sheets[index] != p.sheet:
+                raise GameError(f"the history's last box of {p.name!r} does not give the sheet saved")
+        if pending is not None:
+            if pending.index != self.current or (self.dice, self.rolls_left) != (pending.after, pending.rolls_left - 1):
+                raise GameError("the history's last keep does not give the dice showing")
+        elif steps:
+            if self.rolls_made > 1:
+                raise GameError(f"the dice show after roll {self.rolls_made}, yet the history holds no keep for them")
+            if not self.over and self.current != self._seat_after(steps[-1].index):
+                raise GameError(f"the history's last box was {steps[-1].player!r}'s: not the turn of the player after")
+        self.history = steps
+
+    def _seat_after(self, index: int) -> int:
+        """The seat that plays after ``index``: the next one with an open box (as the sheets stand now)."""
+        for step in range(1, len(self.players) + 1):
+            nxt = (index + step) % len(self.players)
+            if len(self.players[nxt].boxes) < len(self.rules.boxes):
+                return nxt
+        return index
+
+    def _load_step(self, n: int, data: object) -> Step:
+        """One saved step, every field checked, and its move legal at its moment."""
+        what = f"history step {n}"
+        if not isinstance(data, dict):
+            raise GameError(f"{what} must be an object")
+        _check_keys(data, STEP_KEYS, set(), what)
+        rs = self.rules
+        index = _whole(_field(data, "index", what), f"{what}: index", 0, len(self.players) - 1)
+        player = self.players[index]
+        turn = _whole(_field(data, "turn", what), f"{what}: turn", 1, MAX_TURNS)
+        dice = _dice(rs, _field(data, "dice", what), f"{what}: dice")
+        rolls_left = _whole(_field(data, "rolls_left", what), f"{what}: rolls_left", 0, rs.rolls - 1)
+        points = _field(data, "sheet", what)
+        if not isinstance(points, dict):
+            raise GameError(f"{what}: the sheet must be an object of box: points pairs")
+        for key, value in points.items():
+            _whole(value, f"{what}: sheet {_short(key)}", -(2**63), 2**63 - 1)
+        try:
+            sheet = Sheet.from_mapping(points).validate(rs)
+        except SheetError as e:
+            raise GameError(f"{what}: {e}") from None
+        text = _field(data, "move", what)
+        try:
+            move = parse_move(text) if isinstance(text, str) and len(text) <= 100 else None
+        except MoveError as e:
+            raise GameError(f"{what}: {e}") from None
+        if move is None or str(move) != text:
+            raise GameError(f"{what}: the move is 'keep 1 3 4', 'roll' or 'score BOX', not {_short(text)}")
+        after = _field(data, "after", what)
+        auto, computer = _field(data, "auto", what), _field(data, "computer", what)
+        if not isinstance(auto, bool) or not isinstance(computer, bool):
+            raise GameError(f"{what}: auto and computer must be true or false")
+        if computer != player.computer:
+            raise GameError(f"{what}: {player.name!r} is {'' if player.computer else 'not '}a computer player")
+        if isinstance(move, Keep):
+            if rolls_left == 0:
+                raise GameError(f"{what}: a keep with no rolls left")
+            if Counter(move.dice) - Counter(dice) or len(move.dice) > rs.dice:
+                raise GameError(f"{what}: cannot {move}: the dice show {' '.join(map(str, dice))}")
+            if after is None or auto:
+                raise GameError(f"{what}: a keep gives the dice after it, and is never the auto-commit")
+            after = _dice(rs, after, f"{what}: after")
+            if Counter(move.dice) - Counter(after):
+                raise GameError(f"{what}: the dice after {move} do not hold the dice kept")
+        else:
+            if after is not None:
+                raise GameError(f"{what}: a box has no dice after it")
+            if move.box not in _legal(rs, dice, sheet)[0]:
+                raise GameError(f"{what}: {rs.box_name(move.box)} may not take {' '.join(map(str, dice))} there")
+            if auto and rolls_left > 0:
+                raise GameError(f"{what}: the auto-commit only fills a box after the last roll")
+        return Step(player.name, index, turn, dice, rolls_left, sheet, move, after, auto, computer)
+
+
+def _legal(rs: rules.RuleSet, dice: Sequence[int], sheet: Sheet) -> tuple[dict[str, int], int]:
+    """The boxes of ``sheet`` that may take ``dice`` with their points, and the Penta bonus they earn."""
+    return rules.legal_scores(rs, dice, rules.boxes_of(sheet.open_mask(rs)), sheet.penta_scored(rs))
+
+
+def _turns_of(rs: rules.RuleSet, sheet: Sheet) -> int:
+    """The turns played to fill ``sheet``: one a box, and in Kiriki one more for each five of a kind added."""
+    extra = 0
+    if rs.penta_repeat and sheet.boxes.get("penta", 0) > 0:
+        extra = sheet.boxes["penta"] // rs.penta_points - 1
+    return len(sheet.boxes) + extra
+
+
+def _dice(rs: rules.RuleSet, value: object, what: str) -> tuple[int, ...]:
+    """The dice of the rule set as a sorted tuple, from a JSON list; GameError naming ``what`` otherwise."""
+    if not isinstance(value, list) or len(value) != rs.dice:
+        raise GameError(f"{what}: {rs.dice} dice, not {_short(value)}")
+    return tuple(sorted(_whole(d, f"{what}: a die", 1, 6) for d in value))
 
 
 def _check_keys(data: dict, required: set[str], optional: set[str], what: str) -> None:
@@ -601,10 +865,7 @@ def _load_player(rs: rules.RuleSet, data: object) -> Player:
         _whole(value, f"player {name!r}: {_short(key)}", -(2**63), 2**63 - 1)
     sheet = Sheet.from_mapping(points).validate(rs, finished_ok=True)
     turns = _whole(_field(data, "turns", f"player {name!r}"), f"player {name!r}: turns", 0, MAX_TURNS)
-    extra = 0
-    if rs.penta_repeat and sheet.boxes.get("penta", 0) > 0:
-        extra = sheet.boxes["penta"] // rs.penta_points - 1  # a turn for each five of a kind added to the box
-    if turns != len(sheet.boxes) + extra:
+    if turns != _turns_of(rs, sheet):
         raise GameError(f"player {name!r} has {len(sheet.boxes)} boxes filled after {turns} turns")
     return Player(name, computer, sheet, turns)
 
