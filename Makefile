@@ -9,7 +9,7 @@ DATA ?= data
 SOLVER_SOURCES := pentadice/rules.py pentadice/turn.py pentadice/states.py pentadice/dice.py pentadice/table.py \
 	$(wildcard pentadice/solver/*.py)
 
-.PHONY: install test bench table figures lint clean
+.PHONY: install test bench table figures lint clean browser messages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,27 @@ bench: install  ## solver benchmark (median of several runs, ratio to yatzy-solv
 
 figures: install  ## run the notebooks; regenerates notebooks/figures/*.png (shown in the README)
 	$(BIN)/python notebooks/execute.py
+
+# The browser tests drive Debian's Chromium (tests/test_browser.py); without it they are skipped. Nothing is
+# downloaded at test time: Playwright (the Python package) drives this system browser.
+browser:  ## Debian's chromium and fonts for the browser tests (apt-get, as root or with sudo), when missing
+	@if [ -x /usr/bin/chromium ]; then echo "chromium: /usr/bin/chromium"; else \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core fonts-liberation; fi
+
+# The message catalogue (see pentadice/i18n.py): the English messages of the code and of the page's t("...")
+# extracted, the Indonesian .po brought up to date with them (translate what is new there, then run this again),
+# and every .po compiled to the .mo that ships. tests/test_i18n.py fails while a message is missing or untranslated.
+LOCALE := pentadice/locale
+messages: install  ## extract the messages, update the Indonesian catalogue, compile the .mo files
+	$(BIN)/pybabel extract --mapping-file $(LOCALE)/babel.cfg --keyword t --no-location --sort-output --no-wrap \
+		--project pentadice --copyright-holder "the pentadice authors" --output-file $(LOCALE)/pentadice.pot .
+	test -f $(LOCALE)/id/LC_MESSAGES/pentadice.po || \
+		$(BIN)/pybabel init --domain pentadice --locale id --input-file $(LOCALE)/pentadice.pot --output-dir $(LOCALE)
+	$(BIN)/pybabel update --domain pentadice --input-file $(LOCALE)/pentadice.pot --output-dir $(LOCALE) \
+		--no-fuzzy-matching --ignore-obsolete --no-wrap
+	$(BIN)/pybabel compile --domain pentadice --directory $(LOCALE) --statistics
 
 lint: install
 	$(BIN)/ruff check pentadice tests benchmarks notebooks/execute.py

@@ -33,6 +33,23 @@ def main() -> None:
 DATA_OPTION = click.option("--data", default=None, type=click.Path(file_okay=False), help=paths.DEFAULT_HELP)
 
 
+def _set_language(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """The language of the command's text, spoken from here on: --lang, else the environment's."""
+    from pentadice import i18n
+
+    return i18n.use(i18n.choose(value))
+
+
+LANG_OPTION = click.option(
+    "--lang",
+    type=click.Choice(["en", "id"]),
+    default=None,
+    expose_value=False,
+    callback=_set_language,
+    help="Language of the text: English or Indonesian [default: from LANGUAGE, LC_ALL, LC_MESSAGES or LANG].",
+)
+
+
 @main.command()
 @RULES_OPTION
 @click.option("--data", "--out", "data", type=click.Path(file_okay=False), default=None, help=paths.DEFAULT_HELP)
@@ -49,6 +66,8 @@ def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool)
     directory = paths.data_dir(data)
     try:
         table.prepare_directory(directory, rs.name)
+        if solver.needs_compiling():  # a first run: say why nothing moves for a few seconds
+            click.echo(solver.COMPILING_MESSAGE, err=True)
         bar = _progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
         solved = []
 
@@ -130,6 +149,7 @@ BOX_NAMES_HELP = (
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--batch", metavar="FILE", default=None, help="JSON lines of situations ('-': standard input).")
 @DATA_OPTION
+@LANG_OPTION
 def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, batch, data) -> None:
     """Which dice to keep or which box to fill, and what every option is worth.
 
@@ -171,7 +191,7 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
     if as_json:
         click.echo(json.dumps({**advice.as_dict(rs, top), "why": why.as_dict() if why else None}))
     else:
-        click.echo(advice_text(advice, rs, top or 10, why.text if why else None))
+        click.echo(advice_text(advice, rs, top or 10, why))
 
 
 SHEET_FILE_LIMIT = 64 * 1024
@@ -294,6 +314,7 @@ def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None)
     help="Resume a saved game (its players, rules and dice; it goes on saving to that file).",
 )
 @DATA_OPTION
+@LANG_OPTION
 @click.pass_context
 def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, resume, data) -> None:
     """Play Penta in the terminal, against the computer or each other."""
@@ -374,6 +395,38 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, r
     finally:
         if hup is not None:
             signal.signal(signal.SIGHUP, hup)
+
+
+@main.command()
+@click.argument("save_file", metavar="SAVE.json")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@DATA_OPTION
+@LANG_OPTION
+def review(save_file: str, as_json: bool, data: str | None) -> None:
+    """How well a saved game was played: each decision against the best option and the expected points it
+    lost, and for each player the total, the mean per decision (under 0.2: expert play) and the worst three.
+
+    SAVE.json is a game saved by `pentadice play --save` (or by the web page); its rule set is used.
+    """
+    from pentadice.inputs import clean
+    from pentadice.play.engine import GameError
+    from pentadice.play.review import review as review_game
+    from pentadice.play.review_text import review_lines
+    from pentadice.play.terminal import load_game
+
+    try:
+        game = load_game(paths.expand(save_file))
+    except paths.PathError as e:
+        raise click.UsageError(str(e)) from None
+    except GameError as e:  # one line, no usage banner: the file is at fault, not the command line
+        raise exits.BadInput(clean(str(e))) from None
+    advisor = _load_advisor(game.rules.name, data, compiled=False)
+    result = review_game(game, advisor)
+    if as_json:
+        click.echo(json.dumps(result.as_dict()))
+        return
+    for line in review_lines(result, game.rules):
+        click.echo(line)
 
 
 @main.command()
@@ -509,6 +562,69 @@ def verify(rules_name: str, data: str | None) -> None:
     click.echo(f"  {files.values.name:<16}{meta['checksum']} (of the values)")
     click.echo(f"  {files.parquet.name:<16}{meta['parquet_checksum']} (of the file: compare with sha256sum)")
     click.echo(f"  {files.meta.name:<16}agrees with the values (expected score {meta['expected_score']:.10f})")
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every network).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0: any free one).")
+@click.option(
+    "--rules",
+    "rules_names",
+    multiple=True,
+    type=click.Choice([*rules.REGISTRY, "all"], case_sensitive=True),
+    help="Rule set to serve, repeatable, or 'all' [default: penta and every rule set already solved].",
+)
+@DATA_OPTION
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser once it is served.")
+def serve(host: str, port: int, rules_names: tuple[str, ...], data: str | None, open_browser: bool) -> None:
+    """Serve the page (play, coach, review) and the JSON API (/openapi.json) over HTTP, until Ctrl-C."""
+    from pentadice.web import server
+
+    names = _served_rules(rules_names, data)
+    try:
+        sock = server.bind(host, port)  # a port in use is said before any table loads
+    except server.BindError as e:
+        raise (click.UsageError if e.usage else exits.Failure)(str(e)) from None
+    with sock:
+        advisors = {name: _load_advisor(name, data) for name in names}
+        from pentadice.web.advising import warm_up
+        from pentadice.web.api import create_app
+
+        warm_up(advisors.values())
+        app = create_app(advisors)
+        sock.listen(2048)
+        address = sock.getsockname()
+        url = server.url_of(host, address[1])
+        click.echo(f"Serving {', '.join(names)} at {url} (API: {url}openapi.json). Ctrl-C stops it.")
+        if not server.is_local(host):
+            there = server.url_of(server.network_address(host), address[1])
+            click.echo(
+                f"The page is reachable from the network: on a phone on the same Wi-Fi, open {there} "
+                "(anyone on the network can use it)."
+            )
+        sys.stdout.flush()
+
+        def opened() -> None:
+            import webbrowser
+
+            webbrowser.open(url)
+
+        try:
+            server.run(app, sock, on_started=opened if open_browser else None)
+        except KeyboardInterrupt:
+            raise exits.Interrupted("the server stopped; the games it held are gone") from None
+
+
+def _served_rules(given: tuple[str, ...], data: str | None) -> list[str]:
+    """The rule sets to serve: those given ('all': every one), else penta and every one already solved."""
+    if "all" in given:
+        return list(rules.REGISTRY)
+    if given:
+        return list(dict.fromkeys(given))
+    from pentadice import table
+
+    held = table.inventory(paths.data_dir(data))
+    return [n for n in rules.REGISTRY if n == rules.DEFAULT_RULES or held.get(n, "").startswith("solved")]
 
 
 class _NoBar:

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from pentadice.i18n import N_  # marks the names and messages for the catalogue (translated where shown)
+
 # Box ids, in score-sheet order. Bit ``i`` of a box mask stands for ``BOX_IDS[i]``.
 BOX_IDS: tuple[str, ...] = (
     "ones",
@@ -54,19 +56,19 @@ BOX_INDEX = {box: i for i, box in enumerate(BOX_IDS)}
 ) = range(N_BOXES)
 
 BOX_NAMES_EN = {
-    "ones": "Ones",
-    "twos": "Twos",
-    "threes": "Threes",
-    "fours": "Fours",
-    "fives": "Fives",
-    "sixes": "Sixes",
-    "three_of_a_kind": "Three of a kind",
-    "four_of_a_kind": "Four of a kind",
-    "full_house": "Full house",
-    "small_straight": "Small straight",
-    "large_straight": "Large straight",
-    "chance": "Chance",
-    "penta": "Penta",
+    "ones": N_("Ones"),
+    "twos": N_("Twos"),
+    "threes": N_("Threes"),
+    "fours": N_("Fours"),
+    "fives": N_("Fives"),
+    "sixes": N_("Sixes"),
+    "three_of_a_kind": N_("Three of a kind"),
+    "four_of_a_kind": N_("Four of a kind"),
+    "full_house": N_("Full house"),
+    "small_straight": N_("Small straight"),
+    "large_straight": N_("Large straight"),
+    "chance": N_("Chance"),
+    "penta": N_("Penta"),
 }
 
 # Other names people type for the boxes (the ids and the rule set's display names are always understood).
@@ -86,7 +88,7 @@ BOX_ALIASES = {
     "penta": (),
 }
 BONUS_ID = "penta_bonus"  # the sheet's key for the bonus points of five of a kinds, whatever the rule set calls it
-NO_SCORE_MESSAGE = "No open box scores: you must sacrifice one"  # the rules' words, when every legal box scores 0
+NO_SCORE_MESSAGE = N_("No open box scores: you must sacrifice one")  # the rules' words, when every legal box scores 0
 
 
 class UnknownBox(ValueError):
@@ -268,18 +270,18 @@ REGISTRY: dict[str, RuleSet] = {
     rs.name: rs
     for rs in (
         PENTA_RULES,
-        RuleSet("yahtzee", "Yahtzee, free joker", joker="free", joker_needs_full=False, box_names=YAHTZEE_NAMES),
+        RuleSet("yahtzee", N_("Yahtzee, free joker"), joker="free", joker_needs_full=False, box_names=YAHTZEE_NAMES),
         RuleSet(
             "yahtzee+forced-joker",
-            "Yahtzee, forced joker",
+            N_("Yahtzee, forced joker"),
             joker="forced",
             joker_needs_full=False,
             box_names=YAHTZEE_NAMES,
         ),
-        RuleSet("yahtzee+no-joker", "Yahtzee without joker", joker="none", box_names=YAHTZEE_NAMES),
+        RuleSet("yahtzee+no-joker", N_("Yahtzee without joker"), joker="none", box_names=YAHTZEE_NAMES),
         RuleSet(
             "yahtzee+no-bonus",
-            "Yahtzee without joker or bonus",
+            N_("Yahtzee without joker or bonus"),
             joker="none",
             penta_bonus=0,
             box_names=YAHTZEE_NAMES,

@@ -1,25 +1,64 @@
 """Every sentence a player reads, in one place: options ("Keep 4 and reroll four dice", "Score Fours: 20
 points + 100 Penta bonus"), dice, scoring, the advice's text. Box and bonus names follow the rule set, so a
 translated or renamed rule set (Yahtzee, Kiriki) speaks its own words. Front ends call these; they do not
-write their own."""
+write their own.
+
+Every sentence is in the language spoken now (:mod:`pentadice.i18n`: English, or Indonesian from the
+catalogue); the rules' box names and messages are translated here, where they are shown."""
 
 from __future__ import annotations
 
 import textwrap
 from typing import TYPE_CHECKING
 
-from pentadice import rules
+from pentadice import i18n, rules
+from pentadice.i18n import N_, _, ngettext
 from pentadice.inputs import clean
 from pentadice.moves import Keep, Score
 
 if TYPE_CHECKING:
+    from pentadice.advisor.explain import Why
     from pentadice.play.engine import Game
+    from pentadice.situation import Situation
 
-NUMBERS = ("no", "one", "two", "three", "four", "five")
+NUMBERS = (N_("no"), N_("one"), N_("two"), N_("three"), N_("four"), N_("five"))
+
+
+def box_name(rs: rules.RuleSet, box: str) -> str:
+    """A box's display name under ``rs``, in the language spoken now (``Fours``, ``Empat``)."""
+    return _(rs.box_name(box))
+
+
+def bonus_name(rs: rules.RuleSet) -> str:
+    """The bonus for further five of a kinds: "Penta bonus", "bonus Penta"."""
+    return _("{box} bonus").format(box=box_name(rs, "penta"))
+
+
+def title(rs: rules.RuleSet) -> str:
+    """The rule set's title (``Penta``, ``Yahtzee, free joker``)."""
+    return _(rs.title)
+
+
+def message(text: str | None) -> str | None:
+    """One of the rules' messages (the sacrifice warning), translated; None stays None."""
+    return None if text is None else _(text)
+
+
+def parse_box(rs: rules.RuleSet, text: str) -> str:
+    """A box as a player names it: what the rule set reads (ids, English names, short forms), or the box's
+    name in the language spoken now (``empat``, ``Straight kecil``); :class:`rules.UnknownBox` otherwise."""
+    try:
+        return rs.parse_box(text)
+    except rules.UnknownBox:
+        key = rules.name_key(text)
+        for box in rs.boxes:
+            if rules.name_key(box_name(rs, box)) == key:
+                return box
+        raise
 
 
 def dice_count(n: int) -> str:
-    return f"{NUMBERS[n]} {'die' if n == 1 else 'dice'}"
+    return ngettext("{number} die", "{number} dice", n).format(number=_(NUMBERS[n]))
 
 
 def dice_text(dice) -> str:
@@ -28,15 +67,23 @@ def dice_text(dice) -> str:
 
 
 def points_text(points: int) -> str:
-    return f"{points} point{'s' if points != 1 else ''}"
+    return ngettext("{n} point", "{n} points", points).format(n=points)
 
 
 def keep_text(keep, rs: rules.RuleSet) -> str:
     """Keeping some dice in words: ``Keep 4 and reroll four dice``."""
     rerolled = rs.dice - len(keep)
     if not keep:
-        return f"Keep nothing and reroll all {dice_count(rerolled)}"
-    return f"Keep {' '.join(map(str, keep))} and reroll {dice_count(rerolled)}"
+        return _("Keep nothing and reroll all {dice}").format(dice=dice_count(rerolled))
+    return _("Keep {kept} and reroll {dice}").format(kept=" ".join(map(str, keep)), dice=dice_count(rerolled))
+
+
+def _extras(rs: rules.RuleSet, penta_bonus: int, upper_bonus: int) -> str:
+    """`` + 100 Penta bonus + 35 upper bonus``, as earned."""
+    text = f" + {penta_bonus} {bonus_name(rs)}" if penta_bonus else ""
+    if upper_bonus:
+        text += " + " + _("{points} upper bonus").format(points=upper_bonus)
+    return text
 
 
 def describe(option, rs: rules.RuleSet) -> str:
@@ -45,13 +92,10 @@ def describe(option, rs: rules.RuleSet) -> str:
         case Keep(dice=keep):
             return keep_text(keep, rs)
         case Score(box=box):
-            text = f"Score {rs.box_name(box)}: {points_text(option.points)}"
-            if option.penta_bonus:
-                text += f" + {option.penta_bonus} {rs.bonus_name}"
-            if option.upper_bonus:
-                text += f" + {option.upper_bonus} upper bonus"
+            text = _("Score {box}: {points}").format(box=box_name(rs, box), points=points_text(option.points))
+            text += _extras(rs, option.penta_bonus, option.upper_bonus)
             if option.points == 0 and not option.penta_bonus:
-                text += " (sacrifice)"
+                text += " " + _("(sacrifice)")
             return text
     raise TypeError(option.move)
 
@@ -60,44 +104,82 @@ def short(option, rs: rules.RuleSet) -> str:
     """An option in a table cell."""
     match option.move:
         case Keep(dice=keep):
-            kept = " ".join(map(str, keep)) or "nothing"
-            return f"keep {kept}, reroll {dice_count(rs.dice - len(keep))}"
+            kept = " ".join(map(str, keep)) or _("nothing")
+            return _("keep {kept}, reroll {dice}").format(kept=kept, dice=dice_count(rs.dice - len(keep)))
         case Score(box=box):
             extra = f" +{option.penta_bonus}" if option.penta_bonus else ""
-            extra += f" +{option.upper_bonus} bonus" if option.upper_bonus else ""
-            return f"score {rs.box_name(box)} {option.points}{extra}"
+            extra += " " + _("+{points} bonus").format(points=option.upper_bonus) if option.upper_bonus else ""
+            return _("score {box} {points}").format(box=box_name(rs, box), points=option.points) + extra
     raise TypeError(option.move)
 
 
 def scored_text(rs: rules.RuleSet, player: str, box: str, points: int, penta_bonus: int, upper_bonus: int) -> str:
     """What a scoring move earned: ``Ana scores Fours: 20 points + 100 Penta bonus``."""
-    text = f"{player} scores {rs.box_name(box)}: {points_text(points)}"
-    if penta_bonus:
-        text += f" + {penta_bonus} {rs.bonus_name}"
-    if upper_bonus:
-        text += f" + {upper_bonus} upper bonus"
-    return text
+    text = _("{player} scores {box}: {points}").format(player=player, box=box_name(rs, box), points=points_text(points))
+    return text + _extras(rs, penta_bonus, upper_bonus)
 
 
-def advice_text(advice, rs: rules.RuleSet, top: int, why: str | None = None) -> str:
-    """The advice for people: the recommendation, the rules' notes, the explanation, the ranked options."""
+def situation_text(situation: Situation, rs: rules.RuleSet) -> str:
+    """One line for people: rule set, roll, dice, score so far."""
+    left = situation.rolls_left
+    rerolls = _("last roll") if left == 0 else ngettext("{n} reroll left", "{n} rerolls left", left).format(n=left)
+    filled = len(situation.sheet.boxes)
+    if filled == 0:
+        when = _("start of the game")
+    else:
+        boxes = ngettext("{n} box filled", "{n} boxes filled", filled).format(n=filled)
+        when = _("{boxes}, {points} points so far").format(boxes=boxes, points=situation.sheet.score(rs))
+    return _("{title}: dice {dice}, roll {roll} of {rolls} ({rerolls}); {when}").format(
+        title=title(rs),
+        dice=" ".join(map(str, situation.dice)),
+        roll=rs.rolls - left,
+        rolls=rs.rolls,
+        rerolls=rerolls,
+        when=when,
+    )
+
+
+def advice_text(advice, rs: rules.RuleSet, top: int, why: Why | str | None = None) -> str:
+    """The advice for people: the recommendation, the rules' notes, the explanation, the ranked options.
+    ``why``: :func:`pentadice.advisor.explain.explain`'s answer (said in the language spoken now), or a text."""
+    from pentadice.advisor.advice import joker_note
+    from pentadice.advisor.explain import why_text
+
+    tr = i18n.translations(i18n.current())
     best = advice.best
-    lines = [advice.situation.describe(rs), ""]
-    lines.append(f"Best: {describe(best, rs)} (expected final score {best.value:.3f})")
+    lines = [situation_text(advice.situation, rs), ""]
+    lines.append(
+        _("Best: {option} (expected final score {value})").format(option=describe(best, rs), value=f"{best.value:.3f}")
+    )
     if advice.joker:
-        lines.append(advice.joker + ".")
+        scoring = [o for o in advice.options if isinstance(o.move, Score)]
+        lines.append((joker_note(rs, advice.situation, scoring, tr) or advice.joker) + ".")
     if advice.warning:  # the last roll: the best option is then the best sacrifice, shown just above
-        lines.append(advice.warning + ".")
+        lines.append(message(advice.warning) + ".")
     elif isinstance(best.move, Keep):
         box = advice.best_box
-        lines.append(f"Best box if you score now: {describe(box, rs)} (expected {box.value:.3f})")
+        lines.append(
+            _("Best box if you score now: {option} (expected {value})").format(
+                option=describe(box, rs), value=f"{box.value:.3f}"
+            )
+        )
     if why:
-        lines.append(f"Why: {why}.")
-    lines += ["", f"{'rank':>4}  {'option':<34}{'expected':>10}{'loss':>9}"]
-    for i, o in enumerate(advice.options[:top], 1):
-        lines.append(f"{i:>4}  {short(o, rs):<34}{o.value:>10.3f}{o.loss:>9.3f}")
+        text = why if isinstance(why, str) else why_text(why.best, why.obvious, rs, tr)
+        lines.append(_("Why: {text}.").format(text=text))
+    shown = [(o, short(o, rs)) for o in advice.options[:top]]
+    width = max(34, *(len(text) + 1 for _o, text in shown))  # 34 fits English; longer words widen the column
+    rank, option, expected, loss = _("rank"), _("option"), _("expected"), _("loss")
+    lines += ["", f"{rank:>4}  {option:<{width}}{expected:>10}{loss:>9}"]
+    for i, (o, text) in enumerate(shown, 1):
+        lines.append(f"{i:>4}  {text:<{width}}{o.value:>10.3f}{o.loss:>9.3f}")
     if len(advice.options) > top:
-        lines.append(f"      ({len(advice.options) - top} more options: --top {len(advice.options)} shows them all)")
+        more = len(advice.options) - top
+        lines.append(
+            "      "
+            + ngettext(
+                "({n} more option: --top {all} shows them all)", "({n} more options: --top {all} shows them all)", more
+            ).format(n=more, all=len(advice.options))
+        )
     return "\n".join(lines)
 
 
@@ -119,13 +201,13 @@ def sheet_text(game: Game) -> str:
     totals = [game.totals(p) for p in game.players]
     for box in rs.boxes:
         if box == "three_of_a_kind":
-            row("Upper", [str(t["upper"]) for t in totals])
-            row(f"Bonus ({rs.upper_threshold}+)", [str(t["upper_bonus"]) for t in totals])
-        row(rs.box_name(box), [str(p.boxes[box]) if box in p.boxes else "." for p in game.players])
-    row("Lower", [str(t["lower"]) for t in totals])
+            row(_("Upper"), [str(t["upper"]) for t in totals])
+            row(_("Bonus ({points}+)").format(points=rs.upper_threshold), [str(t["upper_bonus"]) for t in totals])
+        row(box_name(rs, box), [str(p.boxes[box]) if box in p.boxes else "." for p in game.players])
+    row(_("Lower"), [str(t["lower"]) for t in totals])
     if rs.penta_bonus:  # Kiriki has no such bonus: no row for it
-        row(rs.bonus_name, [str(t["penta_bonus"]) for t in totals])
-    row("TOTAL", [str(t["total"]) for t in totals])
+        row(bonus_name(rs), [str(t["penta_bonus"]) for t in totals])
+    row(_("TOTAL"), [str(t["total"]) for t in totals])
     if game.dice is not None:
         lines += ["", roll_scores_text(game)]
     return "\n".join(lines)
@@ -135,7 +217,9 @@ def roll_scores_text(game: Game) -> str:
     """What the dice showing would score now in each box that may take them."""
     rs = game.rules
     legal, bonus = game.legal_boxes()
-    cells = ", ".join(f"{rs.box_name(b)} {p}" for b, p in legal.items())
-    extra = f" (+{bonus} {rs.bonus_name})" if bonus else ""
-    text = f"{clean(game.player.name)}'s roll {dice_text(game.dice)} would score: {cells}{extra}"
+    cells = ", ".join(f"{box_name(rs, b)} {p}" for b, p in legal.items())
+    extra = f" (+{bonus} {bonus_name(rs)})" if bonus else ""
+    text = _("{player}'s roll {dice} would score: {scores}").format(
+        player=clean(game.player.name), dice=dice_text(game.dice), scores=cells + extra
+    )
     return textwrap.fill(text, SCREEN, subsequent_indent="  ", break_on_hyphens=False)

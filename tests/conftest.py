@@ -1,10 +1,17 @@
 """Shared fixtures: solved tables are expensive, so each is solved once per test session."""
 
 import functools
+import os
 
 import pytest
 
 from pentadice import rules, solver, table
+
+# The commands' human output follows the locale (see pentadice/i18n.py): tests that compare English text run in
+# a neutral one, whatever the developer's; the language tests set their own.
+for _name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+    os.environ.pop(_name, None)
+os.environ["LANG"] = "C.UTF-8"
 
 
 @functools.cache

@@ -7,6 +7,7 @@ scoring before keeping, boxes in sheet order, keeps with more dice first, then b
 
 from __future__ import annotations
 
+import gettext
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from pentadice.situation import Situation
 from pentadice.turn_inputs import turn_inputs
 
 NO_SCORE_MESSAGE = rules.NO_SCORE_MESSAGE
+ENGLISH = gettext.NullTranslations()  # the messages as written (the JSON answers' language)
 
 
 @dataclass(frozen=True)
@@ -279,11 +281,14 @@ class Advisor:
         options = [entry[-1] for entry in ranked]
         scoring = [o for o in options if isinstance(o.move, Score)]
         no_box_scores = all(o.points == 0 for o in scoring)
-        return Advice(situation, options, so_far, _joker_note(rs, situation, scoring), no_box_scores)
+        return Advice(situation, options, so_far, joker_note(rs, situation, scoring), no_box_scores)
 
 
-def _joker_note(rs: rules.RuleSet, situation: Situation, scoring: list[Option]) -> str | None:
-    """Why the joker shapes the boxes, in words, when it applies."""
+def joker_note(
+    rs: rules.RuleSet, situation: Situation, scoring: list[Option], tr: gettext.NullTranslations = ENGLISH
+) -> str | None:
+    """Why the joker shapes the boxes, in words, when it applies (``scoring``: the situation's scoring
+    options). ``tr`` translates: the advice holds the English note; a front end asks again in its language."""
     sheet = situation.sheet
     counts = rules.dice_counts(situation.dice)
     penta_scored = int(sheet.penta_scored(rs))
@@ -291,14 +296,21 @@ def _joker_note(rs: rules.RuleSet, situation: Situation, scoring: list[Option]) 
         return None
     face = situation.dice[0]
     face_box = rules.BOX_IDS[face - 1]
-    name = rs.box_name(face_box)
-    penta = rs.box_name("penta")
-    why = f"a new {penta} with the {penta} box at {sheet.boxes['penta']}"
+    name = tr.gettext(rs.box_name(face_box))
+    penta = tr.gettext(rs.box_name("penta"))
+    why = tr.gettext("a new {penta} with the {penta} box at {points}").format(penta=penta, points=sheet.boxes["penta"])
     if rs.joker is rules.Joker.FREE:
-        return f"Joker: {why} and {name} filled: Full house, Small and Large straight score in full; any open box"
-    allowed = {o.box for o in scoring}
-    if allowed == {face_box}:
-        return f"Joker: {why}; the {name} box is open, so it must take the roll"
-    if allowed <= {rules.BOX_IDS[i] for i in range(6)}:
-        return f"Joker: {why}; {name} and the whole lower section are filled, so an open upper box takes it at 0"
-    return f"Joker: {why}; {name} is filled, so any open lower box takes it (Full house 25, straights 30 and 40)"
+        text = tr.gettext(
+            "Joker: {why} and {name} filled: Full house, Small and Large straight score in full; any open box"
+        )
+    elif (allowed := {o.box for o in scoring}) == {face_box}:
+        text = tr.gettext("Joker: {why}; the {name} box is open, so it must take the roll")
+    elif allowed <= {rules.BOX_IDS[i] for i in range(6)}:
+        text = tr.gettext(
+            "Joker: {why}; {name} and the whole lower section are filled, so an open upper box takes it at 0"
+        )
+    else:
+        text = tr.gettext(
+            "Joker: {why}; {name} is filled, so any open lower box takes it (Full house 25, straights 30 and 40)"
+        )
+    return text.format(why=why, name=name)

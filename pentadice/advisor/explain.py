@@ -9,12 +9,13 @@ the one with the most points this turn, :func:`explain` says what each aims at a
 
 from __future__ import annotations
 
+import gettext
 from dataclasses import dataclass
 
 import numpy as np
 
 from pentadice import rules
-from pentadice.advisor.advice import Advice, Advisor, Option
+from pentadice.advisor.advice import ENGLISH, Advice, Advisor, Option
 from pentadice.moves import Score
 from pentadice.situation import Situation
 
@@ -89,28 +90,41 @@ def explain(advisor: Advisor, advice: Advice) -> Why | None:
     obvious = max(looks, key=lambda o: (o.points_now, o.option.value))
     if obvious.option == best.option or obvious.points_now <= best.points_now:
         return None
-    rs = advisor.rules
+    return Why(best, obvious, why_text(best, obvious, advisor.rules))
+
+
+def why_text(best: Outlook, obvious: Outlook, rs: rules.RuleSet, tr: gettext.NullTranslations = ENGLISH) -> str:
+    """The explanation for people (:attr:`Why.text` is the English one); ``tr`` translates."""
 
     def doing(o: Outlook) -> str:
         if isinstance(o.option.move, Score):
-            return f"scoring {rs.box_name(o.option.move.box)}"
+            return tr.gettext("scoring {box}").format(box=tr.gettext(rs.box_name(o.option.move.box)))
         kept = o.option.move.dice
-        return f"keeping {' '.join(map(str, kept))}" if kept else "rerolling all the dice"
+        if not kept:
+            return tr.gettext("rerolling all the dice")
+        return tr.gettext("keeping {dice}").format(dice=" ".join(map(str, kept)))
 
     def now(o: Outlook) -> str:
         if isinstance(o.option.move, Score):
-            return f"{o.points_now:.0f} point{'s' if o.points_now != 1 else ''}"
+            n = f"{o.points_now:.0f}"
+            return tr.ngettext("{n} point", "{n} points", 1 if o.points_now == 1 else 2).format(n=n)
         box, chance = o.likely_box
-        return f"{o.points_now:.1f} points on average (most often in {rs.box_name(box)}: {chance:.0%})"
+        return tr.gettext("{points} points on average (most often in {box}: {chance})").format(
+            points=f"{o.points_now:.1f}", box=tr.gettext(rs.box_name(box)), chance=f"{chance:.0%}"
+        )
 
-    gain = obvious.option.loss - best.option.loss  # (Why.gain says the same once built)
-    first = doing(best)
-    text = (
-        f"{first[0].upper()}{first[1:]} scores {now(best)} this turn, against {now(obvious)} for {doing(obvious)}; "
-        f"it leaves {best.later - obvious.later:.1f} more for later, so it is worth {gain:+.2f} in expected "
-        "final score"
+    text = tr.gettext(
+        "{doing} scores {now} this turn, against {other_now} for {other}; it leaves {later} more for later, "
+        "so it is worth {gain} in expected final score"
+    ).format(
+        doing=doing(best),
+        now=now(best),
+        other_now=now(obvious),
+        other=doing(obvious),
+        later=f"{best.later - obvious.later:.1f}",
+        gain=f"{obvious.option.loss - best.option.loss:+.2f}",
     )
-    return Why(best, obvious, text)
+    return text[:1].upper() + text[1:]
 
 
 def _turn_tables(advisor: Advisor, situation: Situation):

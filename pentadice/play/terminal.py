@@ -32,16 +32,18 @@ from pathlib import Path
 from pentadice import atomic, paths, rules, words
 from pentadice.advisor import Advisor
 from pentadice.atomic import write_file
+from pentadice.i18n import N_, _
 from pentadice.inputs import clean
 from pentadice.moves import Keep, Score
 from pentadice.play.engine import MAX_SAVE_BYTES, SAVE_FORMAT, Game, GameError, Scored, computer_move
 from pentadice.words import describe, dice_text, keep_text, sheet_text
 
 MAX_LINE = 4096  # bytes in a command line
-NOT_UTF8 = "that line is not UTF-8 text"
-TOO_LONG = f"that line is longer than {MAX_LINE} bytes"
+NOT_UTF8 = N_("that line is not UTF-8 text")
+TOO_LONG_TEXT = N_("that line is longer than {limit} bytes")
+TOO_LONG = TOO_LONG_TEXT.format(limit=MAX_LINE)
 
-HELP = """Commands:
+HELP = N_("""Commands:
   keep 1 1 4   keep these dice and reroll the others (also: k 1 1 4, or just 1 1 4)
   roll         reroll all the dice (also: r)
   score fours  fill a box (also: s fours, or just the box: fours, "full house", ...)
@@ -52,11 +54,17 @@ HELP = """Commands:
                the game is saved there after every box from then on
   quit         stop playing (the game is saved if it has a file; Ctrl-D and Ctrl-C too)
 After the last roll the box is filled for you if you choose nothing within the auto-commit time
-(at a terminal the prompt counts down; typing pauses it)."""
+(at a terminal the prompt counts down; typing pauses it).""")
 
 
 class InputRefused(GameError):
     """A line that is not read as a command: not UTF-8 text, or longer than :data:`MAX_LINE` bytes."""
+
+
+def _refused(e: InputRefused) -> str:
+    """Why a line was not read, in the language spoken now."""
+    reason = str(e)
+    return _(TOO_LONG_TEXT).format(limit=MAX_LINE) if reason == TOO_LONG else _(reason)
 
 
 def _decode(raw: bytes) -> str:
@@ -128,7 +136,7 @@ class LineInput:
             if line is not None:
                 return line
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([self.fd], [], [], wait)
+            ready = select.select([self.fd], [], [], wait)[0]
             if not ready:
                 return None
             chunk = self._read(65536)
@@ -260,14 +268,14 @@ class LineInput:
             if deadline is None:
                 status = ""
             elif text:
-                status = "(auto-commit paused) "
+                status = _("(auto-commit paused)") + " "
             else:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self._draw(prompt, "", text, end="\n")
                     return None
                 whole = math.ceil(remaining)
-                status = f"(auto-commit in {whole} s) "
+                status = _("(auto-commit in {seconds} s)").format(seconds=whole) + " "
                 wait = remaining - (whole - 1)  # until the number shown changes
             if shown != (status, bytes(text)):
                 self._draw(prompt, status, text)
@@ -276,7 +284,7 @@ class LineInput:
                 shown = None
             watched = [self.fd] if self._wake is None else [self.fd, self._wake]
             # Every half second at most: the settings are checked again (a shell may set its own after fg).
-            ready, _, _ = select.select(watched, [], [], 0.5 if wait is None else min(wait, 0.5))
+            ready = select.select(watched, [], [], 0.5 if wait is None else min(wait, 0.5))[0]
             if self._wake is not None and self._wake in ready:
                 with contextlib.suppress(OSError):
                     os.read(self._wake, 1024)
@@ -427,9 +435,10 @@ def load_game(path: Path) -> Game:
 
 
 def parse_box(rs: rules.RuleSet, text: str) -> str:
-    """A box as the player names it (the rule set reads it: ids, names, short forms); GameError otherwise."""
+    """A box as the player names it (ids, names in English or the language spoken, short forms); GameError
+    otherwise."""
     try:
-        return rs.parse_box(text)
+        return words.parse_box(rs, text)
     except rules.UnknownBox as e:
         raise GameError(str(e)) from None
 
@@ -437,7 +446,7 @@ def parse_box(rs: rules.RuleSet, text: str) -> str:
 def _names_box(rs: rules.RuleSet, text: str) -> bool:
     """Whether ``text`` names a box (``3k``, ``4k`` start with a digit, as kept dice do)."""
     try:
-        rs.parse_box(text)
+        words.parse_box(rs, text)
     except rules.UnknownBox:
         return False
     return True
@@ -451,9 +460,9 @@ def _shown(text: str, limit: int = 40) -> str:
 def scored_text(game: Game, s: Scored) -> str:
     """What a box earned, as :func:`pentadice.words.scored_text` says it, with the player's running total."""
     text = words.scored_text(game.rules, clean(s.player), s.box, s.points, s.penta_bonus, s.upper_bonus)
-    text += " (auto-commit)" if s.auto else ""
+    text += " " + _("(auto-commit)") if s.auto else ""
     player = next(p for p in game.players if p.name == s.player)
-    return f"{text}; total {game.totals(player)['total']}"
+    return text + "; " + _("total {points}").format(points=game.totals(player)["total"])
 
 
 @contextlib.contextmanager
@@ -510,7 +519,9 @@ class TerminalGame:
         """Play until the game is over (True) or stops early (False)."""
         game = self.game
         names = ", ".join(clean(p.name) for p in game.players)
-        self.out(f"{game.rules.title}: {names}. Type 'help' for the commands.")
+        self.out(
+            _("{title}: {names}. Type 'help' for the commands.").format(title=words.title(game.rules), names=names)
+        )
         if self.resumed_from is not None:
             self.out(self._resumed_text())
         with self.inp.session():
@@ -519,16 +530,17 @@ class TerminalGame:
                     self.turn()
             except (EOFError, _Quit) as stop:
                 saved = self._stop_text()  # saved first: the terminal may be gone
-                self.out("" if isinstance(stop, _Quit) else "\nInput ended: the game stops here.")
+                self.out("" if isinstance(stop, _Quit) else "\n" + _("Input ended: the game stops here."))
                 self.out(saved)
                 return False
         self.out("\n" + sheet_text(game))
         winners = game.winners()
         best = game.totals(winners[0])["total"]
         if len(winners) == 1:
-            self.out(f"{clean(winners[0].name)} wins with {best} points.")
+            self.out(_("{player} wins with {points} points.").format(player=clean(winners[0].name), points=best))
         else:
-            self.out(f"Tie at {best} points: {' and '.join(clean(p.name) for p in winners)}.")
+            names = (" " + _("and") + " ").join(clean(p.name) for p in winners)
+            self.out(_("Tie at {points} points: {players}.").format(points=best, players=names))
         if self.save_path is not None:
             self.save(self.save_path)
         return True
@@ -537,34 +549,43 @@ class TerminalGame:
         game = self.game
         where = clean(str(self.resumed_from))
         if game.over:
-            return f"Resumed the game saved in {where}: it is over."
-        text = f"Resumed the game saved in {where}: {clean(game.player.name)} to play"
-        text += f", roll {game.rolls_made} of {game.rules.rolls}." if game.dice is not None else "."
+            return _("Resumed the game saved in {path}: it is over.").format(path=where)
+        player = clean(game.player.name)
+        if game.dice is not None:
+            text = _("Resumed the game saved in {path}: {player} to play, roll {roll} of {rolls}.").format(
+                path=where, player=player, roll=game.rolls_made, rolls=game.rules.rolls
+            )
+        else:
+            text = _("Resumed the game saved in {path}: {player} to play.").format(path=where, player=player)
         recorded, now = self.recorded_save_path, self.game.save_path
         if recorded is not None and now is not None and recorded != now:
-            text += f" It was saved to {clean(recorded)}; from now on it is saved to {clean(now)}."
+            text += " " + _("It was saved to {old}; from now on it is saved to {new}.").format(
+                old=clean(recorded), new=clean(now)
+            )
         return text
 
     def _stop_text(self) -> str:
         """After quit or the end of input: the game saved, and the line saying where (or how to save it)."""
         if self.save_path is None:
-            return "The game was not saved: start with --save FILE (or type 'save FILE') to keep it."
+            return _("The game was not saved: start with --save FILE (or type 'save FILE') to keep it.")
         self.save(self.save_path)
         where = clean(str(self.save_path))
-        return f"Game saved to {where}; resume it with: pentadice play --resume {shlex.quote(where)}"
+        return _("Game saved to {path}; resume it with: {command}").format(
+            path=where, command=f"pentadice play --resume {shlex.quote(where)}"
+        )
 
     def save_interrupted(self) -> str:
         """After Ctrl-C: the game as it stood at the last prompt saved, if it has a file; says where (for
         ``Interrupted: ...``). A second Ctrl-C while it is written is ignored."""
-        message = f"game saved to {clean(str(self.save_path))}"
+        message = _("game saved to {path}").format(path=clean(str(self.save_path)))
         if self.save_path is None:
-            message = "the game was not saved (start with --save FILE to keep it)"
+            message = _("the game was not saved (start with --save FILE to keep it)")
         else:
             with _signals_ignored():
                 try:
                     self.save(self.save_path, self.checkpoint)
                 except GameError as e:
-                    message = f"the game was not saved: {e}"
+                    message = _("the game was not saved: {reason}").format(reason=e)
                 except KeyboardInterrupt:
                     pass  # noted while the file was renamed into place: it is written
         if self._prompt_open:
@@ -579,8 +600,12 @@ class TerminalGame:
     def _header(self) -> None:
         game = self.game
         count, n = len(game.rules.boxes), game.turn_number
-        of = f"of {count}" if n <= count else "(extra turn)"
-        self.out(f"\n== {clean(game.player.name)}, turn {n} {of} ==")
+        player = clean(game.player.name)
+        if n <= count:
+            header = _("== {player}, turn {turn} of {turns} ==").format(player=player, turn=n, turns=count)
+        else:
+            header = _("== {player}, turn {turn} (extra turn) ==").format(player=player, turn=n)
+        self.out("\n" + header)
 
     def _show_roll(self, kept: tuple[int, ...] = ()) -> None:
         """The dice, sorted; after a reroll the kept dice first, apart, so that the player sees what came."""
@@ -589,10 +614,10 @@ class TerminalGame:
             rolled = list(game.dice)
             for d in kept:
                 rolled.remove(d)
-            shown = f"{dice_text(kept)} kept | {dice_text(tuple(rolled))} rolled"
+            shown = _("{kept} kept | {rolled} rolled").format(kept=dice_text(kept), rolled=dice_text(tuple(rolled)))
         else:
             shown = dice_text(game.dice)
-        self.out(f"Roll {game.rolls_made}: {shown}")
+        self.out(_("Roll {roll}: {dice}").format(roll=game.rolls_made, dice=shown))
         self._fresh = self._hint_due = True
         self.confirm = None
 
@@ -607,7 +632,7 @@ class TerminalGame:
         if self._fresh:  # the rules' warning: once for each roll, on the last roll only
             self._fresh = False
             if game.warning:
-                self.out(game.warning + ".")
+                self.out(words.message(game.warning) + ".")
         self._mark()
         happened = game.advance(self.advisor, time.monotonic(), limit=1)
         if happened:
@@ -641,10 +666,15 @@ class TerminalGame:
         advice = self.advisor.advise(game.situation())
         if self.hints and self._hint_due:
             self._hint_due = False
-            self.out(f"Hint: {describe(advice.best, game.rules)} (expected final score {advice.best.value:.2f})")
+            self.out(
+                _("Hint: {option} (expected final score {value})").format(
+                    option=describe(advice.best, game.rules), value=f"{advice.best.value:.2f}"
+                )
+            )
         last = game.rolls_left == 0
         name = clean(game.player.name)
-        prompt = f"{name}, score which box? " if last else f"{name}, keep, roll or score? "
+        prompt = (_("{player}, score which box?") if last else _("{player}, keep, roll or score?")).format(player=name)
+        prompt += " "
         seconds = None if game.deadline is None else max(0.0, game.deadline - time.monotonic())
         line = self.read_choice(prompt, seconds)
         if line is None:  # the countdown ran out (typing paused it): the engine fills the box now
@@ -654,7 +684,7 @@ class TerminalGame:
         try:
             self.command(line, advice)
         except GameError as e:
-            self.out(f"Not allowed: {clean(str(e))}")
+            self.out(_("Not allowed: {reason}").format(reason=clean(str(e))))
 
     def read_choice(self, prompt: str, seconds: float | None) -> str | None:
         """A command; None when the auto-commit is due (``seconds`` given: no choice within them, or no more
@@ -671,11 +701,15 @@ class TerminalGame:
                 try:
                     line = self.inp.edit(prompt, seconds)
                 except InputRefused as e:
-                    self.out(f"Not read: {e}.")
+                    self.out(_("Not read: {reason}.").format(reason=_refused(e)))
                     continue
                 if line is None or line.strip():
                     return None if line is None else line.strip()
-        shown = prompt if seconds is None else f"{prompt}(auto-commit in {math.ceil(seconds)} s) "
+        shown = (
+            prompt
+            if seconds is None
+            else prompt + _("(auto-commit in {seconds} s)").format(seconds=math.ceil(seconds)) + " "
+        )
         self.out(shown, nl=False)
         deadline = None if seconds is None else time.monotonic() + seconds
         while True:
@@ -688,7 +722,7 @@ class TerminalGame:
                 line = None  # the script ended: the auto-commit fills the box
             except InputRefused as e:
                 self.out("")
-                self.out(f"Not read: {e}.")
+                self.out(_("Not read: {reason}.").format(reason=_refused(e)))
                 self.out(shown, nl=False)
                 continue
             if line is None:
@@ -701,12 +735,12 @@ class TerminalGame:
 
     def command(self, line: str, advice) -> None:
         game = self.game
-        word, _, rest = line.partition(" ")
+        word, _sep, rest = line.partition(" ")
         word, rest = word.lower(), rest.strip()
         confirm, self.confirm = self.confirm, None
         if word in ("help", "?"):
             self.confirm = confirm
-            self.out(HELP)
+            self.out(_(HELP))
         elif word == "sheet":
             self.confirm = confirm
             self.out(sheet_text(game))
@@ -719,13 +753,13 @@ class TerminalGame:
             self.save_command(rest)
         elif word == "yes":
             if confirm is None:
-                raise GameError("there is nothing to confirm")
+                raise GameError(_("there is nothing to confirm"))
             self.score_box(confirm, advice, confirmed=True)
         elif word in ("roll", "r", "keep", "k") or (word[0].isdigit() and not _names_box(game.rules, line)):
             if word in ("roll", "r") and rest:
-                raise GameError("'roll' rerolls all the dice; to keep some, type keep and them, e.g. 'keep 4 4'")
+                raise GameError(_("'roll' rerolls all the dice; to keep some, type keep and them, e.g. 'keep 4 4'"))
             if word in ("keep", "k") and not rest:
-                raise GameError("keep which dice? Type them after keep, e.g. 'keep 4 4' ('roll' rerolls all)")
+                raise GameError(_("keep which dice? Type them after keep, e.g. 'keep 4 4' ('roll' rerolls all)"))
             keep = self.parse_dice(rest if word in ("keep", "k") else "" if word in ("roll", "r") else line)
             played = game.play(Keep(keep), self.advisor)
             self.feedback(advice, played.loss)
@@ -733,13 +767,15 @@ class TerminalGame:
         else:
             if word in ("score", "s"):
                 if not rest:
-                    raise GameError("score which box? e.g. 'score chance'")
+                    raise GameError(_("score which box? e.g. 'score chance'"))
                 box = parse_box(game.rules, rest)
             else:
                 try:
                     box = parse_box(game.rules, line)
                 except GameError:
-                    raise GameError(f"unknown command or box {_shown(line)}; type 'help' for the commands") from None
+                    raise GameError(
+                        _("unknown command or box {text}; type 'help' for the commands").format(text=_shown(line))
+                    ) from None
             self.score_box(box, advice, confirmed=box == confirm)
 
     def score_box(self, box: str, advice, confirmed: bool = False) -> None:
@@ -749,8 +785,9 @@ class TerminalGame:
         if not confirmed and game.rolls_left > 0 and legal.get(box) == 0 and not bonus:
             self.confirm = box
             self.out(
-                f"{game.rules.box_name(box)} scores 0 here and you have rerolls left; "
-                "type it again (or 'yes') to confirm."
+                _("{box} scores 0 here and you have rerolls left; type it again (or 'yes') to confirm.").format(
+                    box=words.box_name(game.rules, box)
+                )
             )
             return
         played = game.play(Score(box), self.advisor)
@@ -765,11 +802,18 @@ class TerminalGame:
             if len(w) != 1 or w not in "0123456789":
                 showing = " ".join(map(str, self.game.dice or ()))
                 split = (
-                    f" (to keep {len(w)} dice, type them apart: 'keep {' '.join(w)}')"
+                    " "
+                    + _("(to keep {n} dice, type them apart: {command})").format(
+                        n=len(w), command=f"'keep {' '.join(w)}'"
+                    )
                     if w.isascii() and w.isdigit()
                     else ""
                 )
-                raise GameError(f"{_shown(w)} is not a die: a die shows 1 to 6{split}; the dice show {showing}")
+                raise GameError(
+                    _("{text} is not a die: a die shows 1 to 6{split}; the dice show {dice}").format(
+                        text=_shown(w), split=split, dice=showing
+                    )
+                )
         return tuple(int(w) for w in words)
 
     def feedback(self, advice, loss: float | None) -> None:
@@ -777,9 +821,13 @@ class TerminalGame:
         if not self.hints or loss is None:
             return
         if loss <= 1e-9:
-            self.out("Best choice.")
+            self.out(_("Best choice."))
         else:
-            self.out(f"That cost {loss:.2f} points against the best: {describe(advice.best, self.game.rules)}.")
+            self.out(
+                _("That cost {loss} points against the best: {option}.").format(
+                    loss=f"{loss:.2f}", option=describe(advice.best, self.game.rules)
+                )
+            )
 
     def save_command(self, name: str) -> None:
         """``save [FILE]``: the game saved (to FILE, or to the save file); FILE is the save file from then on."""
@@ -787,7 +835,7 @@ class TerminalGame:
             name = name[1:-1]
         if not name:
             if self.save_path is None:
-                raise GameError("save needs a file name (or start with --save FILE)")
+                raise GameError(_("save needs a file name (or start with --save FILE)"))
             target = self.save_path
         else:
             try:
@@ -803,9 +851,9 @@ class TerminalGame:
             raise
         where = clean(str(target))
         if before is not None and os.path.abspath(before) == os.path.abspath(target):
-            self.out(f"Game saved to {where}.")
+            self.out(_("Game saved to {path}.").format(path=where))
         else:
-            self.out(f"Game saved to {where}; it is saved there after every box from now on.")
+            self.out(_("Game saved to {path}; it is saved there after every box from now on.").format(path=where))
 
     def autosave(self) -> None:
         """After a box: the game saved to its file, if it has one; a failure is shown and the game goes on."""
@@ -814,7 +862,7 @@ class TerminalGame:
         try:
             self.save(self.save_path)
         except GameError as e:
-            self.out(f"Warning: {e}; the game goes on.")
+            self.out(_("Warning: {reason}; the game goes on.").format(reason=e))
 
     def save(self, target: Path, text: str | None = None) -> None:
         """Write the game (``text``: a checkpoint; else the game now, which becomes the checkpoint)."""
