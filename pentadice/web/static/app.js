@@ -1,0 +1,1234 @@
+// pentadice in the browser: play, coach and review, over the JSON API of `pentadice serve`.
+// Plain JavaScript, no framework and nothing fetched but the API: the page works offline, under a
+// Content-Security-Policy of default-src 'self'. Every text from the server or a saved game (player names,
+// messages) is written with textContent, never as markup. Every visible string goes through t().
+"use strict";
+
+(() => {
+  const params = new URLSearchParams(location.search);
+  const FAST = params.get("fast") === "1"; // tests: short pauses
+  const CPU_PAUSE_MS = FAST ? 40 : 600; // the computer's visible pause between steps
+  const N_ = (msgid) => msgid; // marks a message for the catalogue (make messages); t() translates it where shown
+  const FACE_WORDS = ["", N_("one"), N_("two"), N_("three"), N_("four"), N_("five"), N_("six")];
+  const REVIEW_COLUMNS = [N_("Player"), N_("Turn"), N_("Dice"), N_("Chosen"), N_("Best"), N_("Loss")];
+  const BOX_KEYS = "abcdefghijklm"; // box shortcuts, in sheet order
+  const EXPERT = 0.2; // mean loss per decision below which play is expert
+
+  const S = {
+    lang: "en",
+    messages: {},
+    rules: [],
+    mode: "play",
+    game: null, // the game view from the server
+    held: new Set(), // indices of the dice held (the dice are shown in the server's order)
+    pad: [], // faces entered for a coach roll
+    busy: false,
+    cpuTimer: null,
+    countdown: null, // {timer, box, left, turnKey}
+    stoppedKey: null, // the turn whose countdown the player stopped
+    lastReview: null,
+  };
+
+  // ---------- text ----------
+
+  /** A message in the page's language (the English msgid when the catalogue lacks it), with {name} filled. */
+  function t(msgid, values) {
+    let text = S.messages[msgid];
+    if (typeof text !== "string" || text === "") text = msgid;
+    if (values) {
+      text = text.replace(/\{(\w+)\}/g, (m, key) => (key in values ? String(values[key]) : m));
+    }
+    return text;
+  }
+
+  const $ = (id) => document.getElementById(id);
+
+  /** An element with text content only (never markup). */
+  function el(tag, opts, ...children) {
+    const node = document.createElement(tag);
+    if (opts) {
+      for (const [k, v] of Object.entries(opts)) {
+        if (v === undefined || v === null || v === false) continue;
+        if (k === "text") node.textContent = v;
+        else if (k === "cls") node.className = v;
+        else if (k === "on") for (const [ev, fn] of Object.entries(v)) node.addEventListener(ev, fn);
+        else if (k === "dataset") Object.assign(node.dataset, v);
+        else node.setAttribute(k, v === true ? "" : v);
+      }
+    }
+    for (const c of children) if (c !== null && c !== undefined) node.append(c);
+    return node;
+  }
+
+  function fmt(x, digits = 2) {
+    return Number(x).toLocaleString(S.lang === "id" ? "id-ID" : "en-US", {
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    });
+  }
+
+  /** A loss in points: three decimals for the small ones (0.003 is not 0.00). */
+  function fmtLoss(x) {
+    return fmt(x, Math.abs(x) < 0.1 ? 3 : 2);
+  }
+
+  function boxName(id) {
+    const rs = currentRules();
+    const box = rs && rs.boxes.find((b) => b.id === id);
+    return t(box ? box.name : id);
+  }
+
+  function diceText(faces) {
+    return faces.join(" ");
+  }
+
+  /** An option of the advisor (or of a review) in words. */
+  function optionText(o) {
+    if (!o) return "";
+    if (o.action === "keep") {
+      if (!o.keep.length) return t("Reroll all the dice");
+      const n = 5 - o.keep.length;
+      return n === 1
+        ? t("Keep {dice} and reroll one die", { dice: diceText(o.keep) })
+        : t("Keep {dice} and reroll {n} dice", { dice: diceText(o.keep), n });
+    }
+    let s = t("{box}: {points} points", { box: boxName(o.box), points: o.points });
+    if (o.penta_bonus) s += " " + t("+{n} Penta bonus", { n: o.penta_bonus });
+    if (o.upper_bonus) s += " " + t("+{n} upper bonus", { n: o.upper_bonus });
+    return s;
+  }
+
+  function announce(text) {
+    const live = $("live");
+    live.textContent = text;
+  }
+
+  function showError(text) {
+    const e = $("error");
+    e.textContent = text;
+    e.hidden = !text;
+  }
+
+  function applyTexts() {
+    document.documentElement.lang = S.lang;
+    for (const node of document.querySelectorAll("[data-t]")) node.textContent = t(node.dataset.t);
+    for (const node of document.querySelectorAll("[data-t-aria]")) node.setAttribute("aria-label", t(node.dataset.tAria));
+    document.title = t("pentadice: Penta in the browser");
+  }
+
+  async function loadMessages(lang) {
+    S.lang = lang;
+    S.messages = {};
+    if (lang !== "en") {
+      try {
+        const data = await api("GET", "/api/messages?lang=" + encodeURIComponent(lang));
+        if (data && data.messages && typeof data.messages === "object") S.messages = data.messages;
+      } catch (e) {
+        // No catalogue: the English texts stand.
+      }
+    }
+    try {
+      localStorage.setItem("pentadice.lang", lang);
+    } catch (e) {
+      // storage may be off
+    }
+    $("lang").value = lang;
+    applyTexts();
+    renderPlayers();
+    if (S.game) render();
+    if (S.lastReview) renderReview(S.lastReview);
+  }
+
+  function initialLang() {
+    const asked = params.get("lang");
+    if (asked === "en" || asked === "id") return asked;
+    try {
+      const kept = localStorage.getItem("pentadice.lang");
+      if (kept === "en" || kept === "id") return kept;
+    } catch (e) {
+      // storage may be off
+    }
+    const langs = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language || "en"];
+    for (const l of langs) {
+      const base = String(l).toLowerCase().split("-")[0];
+      if (base === "id" || base === "in" || base === "ms") return "id";
+      if (base === "en") return "en";
+    }
+    return "en";
+  }
+
+  // ---------- the API ----------
+
+  class ApiError extends Error {
+    constructor(message, status) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  async function api(method, path, body) {
+    const opts = { method, headers: { Accept: "application/json" } };
+    if (body !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch(path, opts);
+    } catch (e) {
+      throw new ApiError(t("The server cannot be reached"), 0);
+    }
+    let data = null;
+    try {
+      data = await response.json();
+    } catch (e) {
+      data = null;
+    }
+    if (!response.ok) {
+      const msg = data && typeof data.error === "string" ? data.error : "HTTP " + response.status;
+      throw new ApiError(msg, response.status);
+    }
+    return data;
+  }
+
+  function currentRules() {
+    const name = S.game ? S.game.rules : $("rules").value;
+    return S.rules.find((r) => r.name === name) || S.rules[0];
+  }
+
+  // ---------- dice ----------
+
+  const PIPS = {
+    1: [[50, 50]],
+    2: [[28, 28], [72, 72]],
+    3: [[28, 28], [50, 50], [72, 72]],
+    4: [[28, 28], [72, 28], [28, 72], [72, 72]],
+    5: [[28, 28], [72, 28], [50, 50], [28, 72], [72, 72]],
+    6: [[28, 26], [72, 26], [28, 50], [72, 50], [28, 74], [72, 74]],
+  };
+  const SVG = "http://www.w3.org/2000/svg";
+
+  /** A die face as SVG (pips), or a blank die for face 0. */
+  function dieSvg(face) {
+    const svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("viewBox", "0 0 100 100");
+    svg.setAttribute("aria-hidden", "true");
+    svg.setAttribute("focusable", "false");
+    const rect = document.createElementNS(SVG, "rect");
+    for (const [k, v] of Object.entries({ x: 4, y: 4, width: 92, height: 92, rx: 18, class: "die-body" })) rect.setAttribute(k, v);
+    svg.append(rect);
+    for (const [cx, cy] of PIPS[face] || []) {
+      const c = document.createElementNS(SVG, "circle");
+      c.setAttribute("cx", cx);
+      c.setAttribute("cy", cy);
+      c.setAttribute("r", 9);
+      c.setAttribute("class", "pip");
+      svg.append(c);
+    }
+    return svg;
+  }
+
+  /** Indices of ``dice`` that make up the multiset ``keep`` (the first matching dice). */
+  function indicesOf(dice, keep) {
+    const out = new Set();
+    const want = keep.slice();
+    dice.forEach((d, i) => {
+      const j = want.indexOf(d);
+      if (j >= 0) {
+        out.add(i);
+        want.splice(j, 1);
+      }
+    });
+    return out;
+  }
+
+  function heldFaces() {
+    const dice = (S.game && S.game.dice) || [];
+    return [...S.held].sort((a, b) => a - b).map((i) => dice[i]).sort((a, b) => a - b);
+  }
+
+  // ---------- game state helpers ----------
+
+  function me() {
+    const g = S.game;
+    if (!g || g.over || g.current === null || g.current === undefined) return null;
+    return g.players[g.current];
+  }
+
+  function humanTurn() {
+    const p = me();
+    return !!p && !p.computer;
+  }
+
+  function turnKey() {
+    const g = S.game;
+    return g ? [g.current, g.turn, g.players[g.current] ? g.players[g.current].turns : 0].join(":") : "";
+  }
+
+  function hintsOn() {
+    return S.game && (S.game.coach || $("hints").checked);
+  }
+
+  function advice() {
+    return (S.game && S.game.advice) || null;
+  }
+
+  function bestBox(adv) {
+    return adv ? adv.options.find((o) => o.action === "score") || null : null;
+  }
+
+  function bestKeep(adv) {
+    return adv ? adv.options.find((o) => o.action === "keep") || null : null;
+  }
+
+  function sameFaces(a, b) {
+    if (a.length !== b.length) return false;
+    const x = a.slice().sort(),
+      y = b.slice().sort();
+    return x.every((v, i) => v === y[i]);
+  }
+
+  function rollNumber() {
+    const g = S.game;
+    const rolls = currentRules() ? currentRules().rolls : 3;
+    if (!g || !g.dice) return 1;
+    return rolls - g.rolls_left + 1;
+  }
+
+  // ---------- rendering ----------
+
+  function render() {
+    const g = S.game;
+    if (!g) return;
+    renderStatus();
+    renderDice();
+    renderPad();
+    renderActions();
+    renderNote();
+    renderAdvice();
+    renderSheet();
+    renderWinner();
+    $("game").classList.toggle("over", !!g.over);
+    document.querySelector("#game .table-top").hidden = !!g.over;
+    document.body.dataset.state = gameState();
+  }
+
+  /** What the page waits for (read by the browser tests, and by style rules if need be). */
+  function gameState() {
+    const g = S.game;
+    if (!g) return "setup";
+    if (g.over) return "over";
+    if (S.busy) return "busy";
+    if (!humanTurn()) return "computer";
+    if (!g.dice) return "roll";
+    return g.rolls_left > 0 ? "choose" : "last";
+  }
+
+  function renderStatus() {
+    const g = S.game;
+    const rs = currentRules();
+    const p = me();
+    let text;
+    if (g.over) text = t("Game over");
+    else if (p.computer) text = t("{name}'s turn {turn} of {turns} (computer)", { name: p.name, turn: g.turn, turns: rs.boxes.length });
+    else text = t("{name}'s turn {turn} of {turns}", { name: p.name, turn: g.turn, turns: rs.boxes.length });
+    $("status").textContent = text;
+  }
+
+  function renderDice() {
+    const g = S.game;
+    const box = $("dice");
+    box.replaceChildren();
+    const dice = g.dice || [0, 0, 0, 0, 0];
+    const adv = hintsOn() && humanTurn() ? advice() : null;
+    const keep = adv && adv.best && adv.best.action === "keep" ? indicesOf(g.dice || [], adv.best.keep) : new Set();
+    const canHold = humanTurn() && g.dice && g.rolls_left > 0 && !S.busy;
+    dice.forEach((face, i) => {
+      const held = S.held.has(i);
+      let label;
+      if (!face) label = t("Die {n}: not rolled", { n: i + 1 });
+      else if (held) label = t("Die {n}: {face}, held", { n: i + 1, face: t(FACE_WORDS[face]) });
+      else label = t("Die {n}: {face}", { n: i + 1, face: t(FACE_WORDS[face]) });
+      if (keep.has(i)) label += ", " + t("the advisor keeps it");
+      const b = el("button", {
+        type: "button",
+        cls: "die" + (held ? " held" : "") + (keep.has(i) ? " advised" : "") + (face ? "" : " blank"),
+        "aria-label": label,
+        "aria-pressed": face ? String(held) : null,
+        "aria-keyshortcuts": String(i + 1),
+        disabled: !canHold,
+        dataset: { index: String(i), face: String(face) },
+        on: { click: () => toggleHold(i) },
+      });
+      b.append(dieSvg(face));
+      if (held) b.append(el("span", { cls: "held-tag", text: t("held"), "aria-hidden": "true" }));
+      box.append(b);
+    });
+  }
+
+  function renderPad() {
+    const g = S.game;
+    const pad = $("pad");
+    const need = padNeeded();
+    pad.hidden = !need;
+    if (!need) return;
+    const rollNo = rollNumber();
+    $("pad-prompt").textContent = t("Roll {n}: tap the faces of the {k} dice rolled", { n: rollNo, k: need });
+    const faces = $("pad-faces");
+    if (!faces.childElementCount) {
+      for (let f = 1; f <= 6; f++) {
+        const b = el("button", { type: "button", cls: "die face", dataset: { face: String(f) }, on: { click: () => padAdd(f) } });
+        b.append(dieSvg(f));
+        faces.append(b);
+      }
+    }
+    for (const b of faces.children) {
+      const f = Number(b.dataset.face);
+      b.setAttribute("aria-label", t("Enter a {face}", { face: t(FACE_WORDS[f]) }));
+      b.disabled = S.busy || S.pad.length >= need;
+    }
+    const entered = $("pad-entered");
+    entered.replaceChildren();
+    const kept = g.dice ? heldFaces() : [];
+    if (kept.length) entered.append(el("span", { cls: "kept", text: t("kept: {dice}", { dice: diceText(kept) }) }));
+    entered.append(
+      el("span", {
+        cls: "rolled",
+        text: S.pad.length ? t("rolled: {dice}", { dice: diceText(S.pad) }) : t("rolled: nothing yet"),
+      }),
+    );
+    $("pad-clear").disabled = !S.pad.length || S.busy;
+    $("pad-enter").disabled = S.pad.length !== need || S.busy;
+  }
+
+  /** How many faces a coach roll needs now (0 when no roll is to be entered). */
+  function padNeeded() {
+    const g = S.game;
+    if (!g || !g.coach || !humanTurn()) return 0;
+    if (!g.dice) return 5;
+    if (g.rolls_left <= 0) return 0;
+    return 5 - S.held.size;
+  }
+
+  function renderActions() {
+    const g = S.game;
+    const rs = currentRules();
+    const roll = $("roll");
+    const human = humanTurn();
+    roll.hidden = g.coach || g.over;
+    const n = rollNumber();
+    if (g.dice && g.rolls_left === 0) roll.textContent = t("No rolls left");
+    else roll.textContent = t("Roll {n}/{rolls}", { n: n, rolls: rs.rolls });
+    roll.disabled = !human || S.busy || (g.dice && (g.rolls_left === 0 || S.held.size === g.dice.length));
+    const best = $("best");
+    best.hidden = g.over || g.coach;
+    best.disabled = !human || S.busy || !g.dice || !advice();
+    $("undo").hidden = !g.coach;
+    $("undo").disabled = !g.can_undo || S.busy;
+    $("review-game").hidden = !g.over;
+    $("save").disabled = S.busy;
+  }
+
+  function renderNote() {
+    const g = S.game;
+    const adv = humanTurn() ? advice() : null;
+    const lines = [];
+    if (g.dice && !g.over) {
+      if (adv && adv.joker) lines.push(jokerText(adv));
+      const warning = g.warning || (adv && adv.message);
+      if (warning) lines.push(t(warning));
+    }
+    const note = $("note");
+    note.textContent = lines.join(" ");
+    note.hidden = !lines.length;
+  }
+
+  /** The joker's message in the page's language: the advisor's English note (the same msgids, the same
+   * choice of sentence: pentadice.advisor.advice.joker_note) said again with t(). */
+  function jokerText(adv) {
+    const english = String(adv.joker);
+    const face = adv.dice[0];
+    const why = t("a new {penta} with the {penta} box at {points}", { penta: boxName("penta"), points: adv.sheet.penta });
+    const name = boxName(["ones", "twos", "threes", "fours", "fives", "sixes"][face - 1]);
+    let template;
+    if (english.endsWith("any open box")) template = N_("Joker: {why} and {name} filled: Full house, Small and Large straight score in full; any open box");
+    else if (english.endsWith("so it must take the roll")) template = N_("Joker: {why}; the {name} box is open, so it must take the roll");
+    else if (english.endsWith("takes it at 0")) template = N_("Joker: {why}; {name} and the whole lower section are filled, so an open upper box takes it at 0");
+    else if (english.endsWith("(Full house 25, straights 30 and 40)")) template = N_("Joker: {why}; {name} is filled, so any open lower box takes it (Full house 25, straights 30 and 40)");
+    else return t(english);
+    return t(template, { why, name });
+  }
+
+  function renderAdvice() {
+    const g = S.game;
+    const box = $("advice");
+    box.replaceChildren();
+    const adv = advice();
+    const show = hintsOn() && humanTurn() && g.dice && adv;
+    box.hidden = !show;
+    if (!show) return;
+    box.append(
+      el("p", { cls: "best" }, el("strong", { text: t("Best:") + " " }), optionText(adv.best) + " " + t("(expected final score {v})", { v: fmt(adv.best.value) })),
+    );
+    const bb = bestBox(adv);
+    if (bb && adv.best.action === "keep") {
+      box.append(el("p", { text: t("Best box if you score now: {option} (expected {v})", { option: optionText(bb), v: fmt(bb.value) }) }));
+    }
+    if (g.rolls_left > 0 && S.held.size) {
+      const kept = heldFaces();
+      const mine = adv.options.find((o) => o.action === "keep" && sameFaces(o.keep, kept));
+      if (mine) {
+        box.append(
+          el("p", {
+            cls: mine.loss > 5e-4 ? "cost" : "good",
+            text:
+              mine.loss > 5e-4
+                ? t("Keeping {dice} costs {loss} points", { dice: diceText(kept), loss: fmtLoss(mine.loss) })
+                : t("Keeping {dice} is the best keep", { dice: diceText(kept) }),
+          }),
+        );
+      }
+    }
+    if (g.coach) {
+      const details = el("details", { cls: "options", open: S.optionsOpen }, el("summary", { text: t("Every choice and its cost") }));
+      details.addEventListener("toggle", () => (S.optionsOpen = details.open));
+      const table = el("table", { cls: "opts" });
+      table.append(
+        el("thead", null, el("tr", null, el("th", { text: t("Choice"), scope: "col" }), el("th", { text: t("Expected"), scope: "col" }), el("th", { text: t("Loss"), scope: "col" }))),
+      );
+      const body = el("tbody");
+      for (const o of adv.options) {
+        body.append(el("tr", null, el("td", { text: optionText(o) }), el("td", { cls: "num", text: fmt(o.value) }), el("td", { cls: "num", text: fmtLoss(o.loss) })));
+      }
+      table.append(body);
+      details.append(table);
+      box.append(details);
+    }
+  }
+
+  function renderWinner() {
+    const g = S.game;
+    const w = $("winner");
+    if (!g.over) {
+      w.hidden = true;
+      return;
+    }
+    const winners = g.winners || [];
+    const totals = g.players.map((p) => p.totals.total);
+    const top = Math.max(...totals);
+    w.hidden = false;
+    w.textContent =
+      winners.length > 1
+        ? t("A tie: {names} with {total} points", { names: winners.join(", "), total: top })
+        : g.players.length === 1
+          ? t("Game over: {total} points", { total: top })
+          : t("{name} wins with {total} points", { name: winners[0], total: top });
+  }
+
+  function renderSheet() {
+    const g = S.game;
+    const rs = currentRules();
+    const table = $("sheet");
+    const head = table.tHead;
+    const body = table.tBodies[0];
+    head.replaceChildren();
+    body.replaceChildren();
+    const human = humanTurn();
+    const adv = human ? advice() : null;
+    const showHints = hintsOn() && human && g.dice && adv;
+    const advised = hintsOn() && adv ? bestBox(adv) : null;
+    const cd = S.countdown;
+
+    const hr = el("tr", null, el("th", { scope: "col", text: t("Box") }));
+    g.players.forEach((p, i) => {
+      const th = el("th", { scope: "col", cls: "player" + (i === g.current ? " current" : "") });
+      th.append(el("span", { cls: "name", text: p.name }));
+      if (p.computer) th.append(el("span", { cls: "tag", text: t("computer") }));
+      hr.append(th);
+    });
+    if (showHints) hr.append(el("th", { scope: "col", cls: "hint", text: t("Expected / loss") }));
+    head.append(hr);
+
+    const sumRow = (label, key, cls) => {
+      const tr = el("tr", { cls: "sum " + (cls || "") }, el("th", { scope: "row", text: label }));
+      g.players.forEach((p, i) => tr.append(el("td", { cls: "num" + (i === g.current ? " current" : ""), text: String(p.totals[key]) })));
+      if (showHints) tr.append(el("td", { cls: "hint" }));
+      body.append(tr);
+    };
+
+    rs.boxes.forEach((box, bi) => {
+      const name = t(box.name);
+      const key = BOX_KEYS[bi] || "";
+      const th = el("th", { scope: "row" });
+      if (key) th.append(el("kbd", { cls: "key", text: key.toUpperCase(), "aria-hidden": "true" }));
+      th.append(el("span", { text: name }));
+      const tr = el("tr", { cls: "box", dataset: { box: box.id } }, th);
+      g.players.forEach((p, i) => {
+        const td = el("td", { cls: "num" + (i === g.current ? " current" : "") });
+        const filled = p.sheet[box.id];
+        if (filled !== undefined) {
+          td.textContent = String(filled);
+          td.classList.add("filled");
+        } else if (i === g.current && g.dice && g.legal) {
+          const pts = g.legal[box.id];
+          if (pts === undefined) {
+            td.append(el("span", { cls: "closed", text: "–", title: t("not allowed now") }));
+          } else if (!p.computer) {
+            let label = t("{box}: score {points} points", { box: name, points: pts });
+            if (advised && advised.box === box.id) label += ", " + t("the advisor's box");
+            const b = el("button", {
+              type: "button",
+              cls:
+                "score" +
+                (pts === 0 ? " zero" : "") +
+                (advised && advised.box === box.id ? " advised" : "") +
+                (cd && cd.box === box.id ? " pending" : ""),
+              "aria-label": label,
+              "aria-keyshortcuts": key.toUpperCase(),
+              disabled: S.busy,
+              dataset: { box: box.id },
+              on: { click: () => scoreBox(box.id) },
+              text: String(pts),
+            });
+            td.append(b);
+          } else {
+            td.append(el("span", { cls: "would", text: String(pts) }));
+          }
+        }
+        tr.append(td);
+      });
+      if (showHints) {
+        const o = adv.options.find((x) => x.action === "score" && x.box === box.id);
+        const td = el("td", { cls: "hint num" });
+        if (o) {
+          td.append(el("span", { cls: "ev", text: fmt(o.value, 1) }));
+          td.append(" ");
+          td.append(el("span", { cls: o.loss > 5e-4 ? "loss" : "loss none", text: o.loss > 5e-4 ? "−" + fmtLoss(o.loss) : t("best") }));
+        }
+        tr.append(td);
+      }
+      body.append(tr);
+      if (box.id === "sixes") {
+        sumRow(t("Upper section"), "upper", "upper");
+        sumRow(t("Upper bonus (63+)"), "upper_bonus", "bonus");
+      }
+    });
+    sumRow(t("Lower section"), "lower", "lower");
+    sumRow(t("Penta bonus"), "penta_bonus", "bonus");
+    sumRow(t("TOTAL"), "total", "total");
+  }
+
+  // ---------- moves ----------
+
+  function toggleHold(i) {
+    const g = S.game;
+    if (!humanTurn() || !g.dice || g.rolls_left <= 0 || S.busy) return;
+    if (S.held.has(i)) S.held.delete(i);
+    else S.held.add(i);
+    if (g.coach) S.pad = S.pad.slice(0, 5 - S.held.size);
+    render();
+    const d = $("dice").children[i];
+    if (d) d.focus();
+  }
+
+  /** Sends one move and shows what happened; the view in the answer replaces the game. */
+  async function send(path, body, describe) {
+    if (S.busy || !S.game) return;
+    S.busy = true;
+    cancelCountdown();
+    showError("");
+    render();
+    const before = S.game;
+    try {
+      const res = await api("POST", "/api/games/" + encodeURIComponent(before.id) + path, body);
+      S.game = res.game;
+      if (describe) announce(describe(res.played, before));
+    } catch (e) {
+      showError(t(e.message));
+      if (e.status === 404) {
+        S.busy = false;
+        return;
+      }
+      try {
+        S.game = await api("GET", "/api/games/" + encodeURIComponent(before.id));
+      } catch (e2) {
+        // keep what we had
+      }
+    } finally {
+      S.busy = false;
+    }
+    afterView();
+  }
+
+  function roll() {
+    const g = S.game;
+    if (!humanTurn() || g.coach || S.busy) return;
+    if (g.dice && (g.rolls_left <= 0 || S.held.size >= g.dice.length)) return;
+    const keep = g.dice ? heldFaces() : [];
+    S.keepAfterRoll = keep;
+    send("/roll", { keep }, (played, before) => describePlayed(played, before));
+  }
+
+  function enterRoll() {
+    const g = S.game;
+    const need = padNeeded();
+    if (!need || S.pad.length !== need || S.busy) return;
+    const keep = g.dice ? heldFaces() : [];
+    const dice = S.pad.slice();
+    S.keepAfterRoll = keep;
+    S.pad = [];
+    send("/roll", { keep, dice }, (played, before) => describePlayed(played, before));
+  }
+
+  function padAdd(face) {
+    if (S.pad.length < padNeeded()) S.pad.push(face);
+    renderPad();
+    if (S.pad.length === padNeeded()) $("pad-enter").focus();
+  }
+
+  function scoreBox(box) {
+    const g = S.game;
+    if (!humanTurn() || !g.dice || S.busy) return;
+    if (!g.legal || g.legal[box] === undefined) {
+      announce(t("{box} cannot take these dice now", { box: boxName(box) }));
+      return;
+    }
+    send("/score", { box }, (played, before) => describePlayed(played, before));
+  }
+
+  function playBest() {
+    const adv = advice();
+    if (!adv || !humanTurn() || S.busy) return;
+    const o = adv.best;
+    if (o.action === "score") scoreBox(o.box);
+    else {
+      S.held = indicesOf(S.game.dice, o.keep);
+      roll();
+    }
+  }
+
+  async function undo() {
+    const g = S.game;
+    if (!g || !g.coach || S.busy) return;
+    S.busy = true;
+    render();
+    try {
+      const res = await api("POST", "/api/games/" + encodeURIComponent(g.id) + "/undo");
+      S.game = res.game;
+      S.held = new Set();
+      S.pad = [];
+      announce(t("Undone"));
+      showError("");
+    } catch (e) {
+      showError(t(e.message));
+    } finally {
+      S.busy = false;
+    }
+    afterView(true);
+  }
+
+  /** One sentence for what a move did. */
+  function describePlayed(played, before) {
+    if (!played) return "";
+    const who = played.player || (before.players[before.current] || {}).name || "";
+    if (Array.isArray(played.rolled)) return t("{name} rolls {dice}", { name: who, dice: diceText(played.rolled) });
+    let text;
+    if (played.box) {
+      text = t("{name} scores {box}: {points} points", { name: who, box: boxName(played.box), points: played.points });
+      if (played.penta_bonus) text += " " + t("+{n} Penta bonus", { n: played.penta_bonus });
+      if (played.upper_bonus) text += " " + t("+{n} upper bonus", { n: played.upper_bonus });
+      if (played.auto) text += " " + t("(filled for you: time was up)");
+    } else {
+      const move = String(played.move || "");
+      const kept = move.startsWith("keep ") ? move.slice(5) : "";
+      text = kept
+        ? t("{name} keeps {kept} and rolls: {dice}", { name: who, kept, dice: diceText(played.dice || []) })
+        : t("{name} rolls all the dice: {dice}", { name: who, dice: diceText(played.dice || []) });
+    }
+    if (typeof played.loss === "number" && !played.computer && hintsOn()) {
+      text += ". " + (played.loss > 5e-4 ? t("That cost {loss} points.", { loss: fmtLoss(played.loss) }) : t("Best choice."));
+    }
+    return text;
+  }
+
+  // ---------- the flow of a game ----------
+
+  /** After every new view: holds, the computer's steps, the countdown, the end. */
+  function afterView(keepHolds) {
+    const g = S.game;
+    if (!g) return;
+    if (!keepHolds) {
+      const kept = S.keepAfterRoll;
+      S.held = g.dice && kept && kept.length && humanTurn() && g.rolls_left > 0 ? indicesOf(g.dice, kept) : new Set();
+      if (g.dice && g.rolls_left === 0) S.held = new Set();
+    }
+    S.keepAfterRoll = null;
+    if (!g.dice) S.held = new Set();
+    render();
+    clearTimeout(S.cpuTimer);
+    if (g.over) {
+      const w = $("winner").textContent;
+      const said = $("live").textContent;
+      announce(said && said !== w ? t("{said}. {winner}", { said: said.replace(/[.]$/, ""), winner: w }) : w);
+      return;
+    }
+    const p = me();
+    if (p.computer) {
+      S.cpuTimer = setTimeout(computerStep, CPU_PAUSE_MS);
+      return;
+    }
+    if (!g.coach && g.dice && g.rolls_left === 0 && g.auto_commit_seconds !== null && g.auto_commit_seconds !== undefined) {
+      if (S.stoppedKey !== turnKey()) startCountdown(g.auto_commit_seconds);
+    }
+  }
+
+  async function computerStep() {
+    const g = S.game;
+    if (!g || g.over || !me() || !me().computer || S.busy) return;
+    await send("/computer", undefined, (played, before) => describePlayed(played, before));
+  }
+
+  function startCountdown(seconds) {
+    cancelCountdown();
+    const adv = advice();
+    const bb = bestBox(adv);
+    const key = turnKey();
+    S.countdown = { box: bb ? bb.box : null, left: Math.max(0, Math.ceil(seconds)), key, end: Date.now() + seconds * 1000 };
+    const tick = () => {
+      const cd = S.countdown;
+      if (!cd || cd.key !== turnKey()) return;
+      const left = Math.max(0, Math.ceil((cd.end - Date.now()) / 1000));
+      cd.left = left;
+      $("countdown").hidden = false;
+      $("countdown-text").textContent = cd.box
+        ? t("{box} is filled for you in {n} s", { box: boxName(cd.box), n: left })
+        : t("The advisor's box is filled for you in {n} s", { n: left });
+      if (Date.now() >= cd.end) {
+        S.countdown = null;
+        $("countdown").hidden = true;
+        send("/auto-commit", undefined, (played, before) => describePlayed(played, before));
+        return;
+      }
+      cd.timer = setTimeout(tick, Math.min(250, Math.max(10, cd.end - Date.now())));
+    };
+    renderSheet();
+    tick();
+  }
+
+  function cancelCountdown() {
+    if (S.countdown) clearTimeout(S.countdown.timer);
+    S.countdown = null;
+    $("countdown").hidden = true;
+  }
+
+  function stopCountdown() {
+    if (!S.countdown) return;
+    S.stoppedKey = S.countdown.key;
+    cancelCountdown();
+    renderSheet();
+    announce(t("Countdown stopped: choose a box"));
+  }
+
+  // ---------- setup ----------
+
+  function defaultPlayers(mode) {
+    return mode === "coach"
+      ? [{ name: t("You"), computer: false }]
+      : [
+          { name: t("You"), computer: false },
+          { name: "cpu", computer: true },
+        ];
+  }
+
+  function readPlayers() {
+    return [...$("player-list").children].map((li) => ({
+      name: li.querySelector("input[type=text]").value.trim(),
+      computer: S.mode === "play" && li.querySelector("input[type=checkbox]").checked,
+    }));
+  }
+
+  function renderPlayers(list) {
+    const players = list || (S.players = S.players || defaultPlayers(S.mode));
+    if (list) S.players = list;
+    const ol = $("player-list");
+    ol.replaceChildren();
+    players.forEach((p, i) => {
+      const nameInput = el("input", {
+        type: "text",
+        maxlength: "32",
+        required: true,
+        autocomplete: "off",
+        "aria-label": t("Name of player {n}", { n: i + 1 }),
+      });
+      nameInput.value = p.name;
+      nameInput.addEventListener("input", () => (S.players[i].name = nameInput.value));
+      const cpu = el("input", { type: "checkbox" });
+      cpu.checked = !!p.computer;
+      cpu.addEventListener("change", () => (S.players[i].computer = cpu.checked));
+      const cpuLabel = el("label", { cls: "check play-only" }, cpu, " ", el("span", { text: t("computer") }));
+      const remove = el("button", {
+        type: "button",
+        cls: "small",
+        text: "×",
+        "aria-label": t("Remove player {n}", { n: i + 1 }),
+        disabled: players.length <= 1,
+        on: {
+          click: () => {
+            S.players.splice(i, 1);
+            renderPlayers(S.players);
+          },
+        },
+      });
+      ol.append(el("li", null, nameInput, cpuLabel, remove));
+    });
+    $("add-player").disabled = players.length >= 6;
+  }
+
+  async function startGame(ev) {
+    ev.preventDefault();
+    showError("");
+    const players = readPlayers();
+    if (players.some((p) => !p.name)) {
+      showError(t("Every player needs a name"));
+      return;
+    }
+    const body = {
+      players,
+      rules: $("rules").value,
+      dice: S.mode === "coach" ? "manual" : "random",
+      auto_commit: S.mode === "coach" || !$("autocommit").checked ? null : currentRulesByName($("rules").value).auto_commit_seconds ?? 3,
+    };
+    const seed = $("seed").value.trim();
+    if (S.mode === "play" && seed) {
+      if (!/^[0-9]{1,18}$/.test(seed)) {
+        showError(t("The seed is a whole number"));
+        return;
+      }
+      body.seed = Number(seed);
+    }
+    $("start").disabled = true;
+    try {
+      S.game = await api("POST", "/api/games", body);
+      S.held = new Set();
+      S.pad = [];
+      S.stoppedKey = null;
+      showSection("game");
+      announce(t("A new game: {names}", { names: S.game.players.map((p) => p.name).join(", ") }));
+      afterView();
+      focusMain();
+    } catch (e) {
+      showError(t(e.message));
+    } finally {
+      $("start").disabled = false;
+    }
+  }
+
+  function currentRulesByName(name) {
+    return S.rules.find((r) => r.name === name) || {};
+  }
+
+  function focusMain() {
+    const g = S.game;
+    if (!g) return;
+    const target = g.coach ? $("pad-faces").querySelector("button") : $("roll");
+    if (target && !target.disabled && !target.hidden) target.focus();
+  }
+
+  function showSection(which) {
+    $("setup").hidden = which !== "setup";
+    $("game").hidden = which !== "game";
+    $("review").hidden = which !== "review";
+    if (which !== "game") document.body.dataset.state = which;
+  }
+
+  function setMode(mode) {
+    S.mode = mode;
+    for (const b of document.querySelectorAll(".mode")) b.setAttribute("aria-current", b.dataset.mode === mode ? "page" : "false");
+    document.body.dataset.mode = mode;
+    clearTimeout(S.cpuTimer);
+    cancelCountdown();
+    if (mode === "review") {
+      showSection("review");
+      return;
+    }
+    S.players = defaultPlayers(mode);
+    renderPlayers(S.players);
+    if (S.game && !S.game.over && !!S.game.coach === (mode === "coach")) {
+      showSection("game");
+      afterView(true); // the computer and the countdown go on
+    } else showSection("setup");
+  }
+
+  // ---------- save and review ----------
+
+  async function saveGame() {
+    const g = S.game;
+    if (!g) return;
+    try {
+      const data = await api("GET", "/api/games/" + encodeURIComponent(g.id) + "/save");
+      const blob = new Blob([JSON.stringify(data, null, 1) + "\n"], { type: "application/json" });
+      const url = URL.createObjectURL(blob);
+      const a = el("a", { href: url, download: "pentadice-game.json" });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+      announce(t("The game is saved to your downloads"));
+    } catch (e) {
+      showError(t(e.message));
+    }
+  }
+
+  async function reviewGame() {
+    const g = S.game;
+    if (!g) return;
+    showError("");
+    try {
+      const review = await api("GET", "/api/games/" + encodeURIComponent(g.id) + "/review");
+      setMode("review");
+      renderReview(review);
+      $("review-title").focus();
+    } catch (e) {
+      showError(t(e.message));
+    }
+  }
+
+  /** The JSON of a save file chosen in ``input``, or null (and a message) when it is not one. */
+  async function readSave(input) {
+    const file = input.files[0];
+    if (!file) return null;
+    showError("");
+    if (file.size > 1 << 20) {
+      showError(t("The file is larger than 1 MB: not a saved pentadice game"));
+      return null;
+    }
+    try {
+      const save = JSON.parse(await file.text());
+      if (save && typeof save === "object" && !Array.isArray(save)) return save;
+    } catch (e) {
+      // below
+    }
+    showError(t("This file is not a saved pentadice game"));
+    return null;
+  }
+
+  /** A saved game (from the terminal or this page) goes on here, with its own players, rules and dice. */
+  async function resumeFile() {
+    const input = $("resume-file");
+    const save = await readSave(input);
+    input.value = "";
+    if (!save) return;
+    try {
+      S.game = await api("POST", "/api/games", { save });
+      S.held = new Set();
+      S.pad = [];
+      S.stoppedKey = null;
+      announce(t("A saved game goes on: {names}", { names: S.game.players.map((p) => p.name).join(", ") }));
+      setMode(S.game.coach ? "coach" : "play"); // shows the game and lets it go on
+      if (S.game.over) {
+        showSection("game");
+        afterView(true);
+      }
+      focusMain();
+    } catch (e) {
+      showError(t(e.message));
+    }
+  }
+
+  async function reviewFile() {
+    const save = await readSave($("review-file"));
+    if (!save) return;
+    try {
+      const review = await api("POST", "/api/review", save);
+      renderReview(review, save && typeof save.rules === "string" ? save.rules : null);
+    } catch (e) {
+      showError(t(e.message));
+    }
+  }
+
+  function renderReview(review, rulesName) {
+    S.lastReview = review;
+    const out = $("review-out");
+    out.replaceChildren();
+    if (rulesName && S.rules.some((r) => r.name === rulesName) && !S.game) $("rules").value = rulesName;
+    for (const p of review.players || []) {
+      const expert = p.decisions > 0 && p.mean_loss < EXPERT;
+      const card = el("section", { cls: "player-review" });
+      card.append(el("h3", { text: p.computer ? t("{name} (computer)", { name: p.name }) : p.name }));
+      const dl = el("dl", { cls: "stats" });
+      dl.append(el("dt", { text: t("Decisions") }), el("dd", { text: String(p.decisions) }));
+      dl.append(el("dt", { text: t("Total loss") }), el("dd", { text: fmt(p.total_loss) }));
+      dl.append(
+        el("dt", { text: t("Mean loss per decision") }),
+        el("dd", null, el("span", { text: fmt(p.mean_loss, 3) + " " }), el("span", { cls: expert ? "expert" : "not-expert", text: expert ? t("expert play (below 0.2)") : t("below 0.2 is expert play") })),
+      );
+      card.append(dl);
+      const worst = (p.worst || []).filter((d) => d.loss > 5e-4);
+      if (worst.length) {
+        card.append(el("h4", { text: t("The worst decisions") }));
+        const ol = el("ol", { cls: "worst" });
+        for (const d of worst) ol.append(el("li", { text: decisionText(d) }));
+        card.append(ol);
+      } else if (p.decisions) {
+        card.append(el("p", { cls: "good", text: t("Every decision was the best one.") }));
+      }
+      out.append(card);
+    }
+    const decisions = review.decisions || [];
+    if (decisions.length) {
+      const details = el("details", { cls: "decisions" }, el("summary", { text: t("Every decision ({n})", { n: decisions.length }) }));
+      const wrap = el("div", { cls: "table-wrap" });
+      const table = el("table", { cls: "opts review-table" });
+      table.append(
+        el(
+          "thead",
+          null,
+          el(
+            "tr",
+            null,
+            ...REVIEW_COLUMNS.map((h) => el("th", { scope: "col", text: t(h) })),
+          ),
+        ),
+      );
+      const body = el("tbody");
+      for (const d of decisions) {
+        body.append(
+          el(
+            "tr",
+            { cls: d.loss > 5e-4 ? "lost" : "" },
+            el("td", { text: String(d.player) }),
+            el("td", { cls: "num", text: String(d.turn) }),
+            el("td", { text: diceText(d.dice || []) + " · " + rollWords(d.rolls_left) }),
+            el("td", { text: optionText(d.chosen) }),
+            el("td", { text: optionText(d.best) }),
+            el("td", { cls: "num", text: fmtLoss(d.loss) }),
+          ),
+        );
+      }
+      table.append(body);
+      wrap.append(table);
+      details.append(wrap);
+      out.append(details);
+    }
+    if (!(review.players || []).length) out.append(el("p", { text: t("No decisions to review") }));
+  }
+
+  function rollWords(rollsLeft) {
+    const rolls = currentRules() ? currentRules().rolls : 3;
+    return t("roll {n}", { n: rolls - Number(rollsLeft) });
+  }
+
+  function decisionText(d) {
+    return t("Turn {turn}, dice {dice} ({roll}): {chosen} instead of {best}, loss {loss}", {
+      turn: d.turn,
+      dice: diceText(d.dice || []),
+      roll: rollWords(d.rolls_left),
+      chosen: optionText(d.chosen),
+      best: optionText(d.best),
+      loss: fmtLoss(d.loss),
+    });
+  }
+
+  // ---------- keyboard ----------
+
+  function onKey(ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const tag = (ev.target && ev.target.tagName) || "";
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
+    const k = ev.key;
+    if (k === "?") {
+      toggleHelp();
+      ev.preventDefault();
+      return;
+    }
+    if (k === "Escape") {
+      if (!$("help").hidden) toggleHelp(false);
+      stopCountdown();
+      return;
+    }
+    const g = S.game;
+    if (!g || $("game").hidden || g.over) return;
+    if (k === "Enter" && (ev.target === document.body || ev.target === document.documentElement)) {
+      // Nothing in focus: Enter rolls, or fills the box the countdown shows.
+      if (S.countdown && S.countdown.box) scoreBox(S.countdown.box);
+      else if (!g.coach) roll();
+      ev.preventDefault();
+    } else if ((k === "r" || k === "R") && !ev.shiftKey) {
+      if (!g.coach) roll();
+      ev.preventDefault();
+    } else if (k >= "1" && k <= "5") {
+      toggleHold(Number(k) - 1);
+      ev.preventDefault();
+    } else if (k === "B" && ev.shiftKey) {
+      if (!g.coach) playBest();
+      ev.preventDefault();
+    } else if (k.length === 1 && !ev.shiftKey) {
+      const i = BOX_KEYS.indexOf(k.toLowerCase());
+      const rs = currentRules();
+      if (i >= 0 && rs && i < rs.boxes.length) {
+        scoreBox(rs.boxes[i].id);
+        ev.preventDefault();
+      }
+    }
+  }
+
+  function toggleHelp(show) {
+    const help = $("help");
+    const open = show === undefined ? help.hidden : show;
+    help.hidden = !open;
+    $("help-button").setAttribute("aria-expanded", String(open));
+  }
+
+  // ---------- start ----------
+
+  async function init() {
+    document.addEventListener("keydown", onKey);
+    for (const b of document.querySelectorAll(".mode")) b.addEventListener("click", () => setMode(b.dataset.mode));
+    $("lang").addEventListener("change", () => loadMessages($("lang").value));
+    $("help-button").addEventListener("click", () => toggleHelp());
+    $("setup-form").addEventListener("submit", startGame);
+    $("add-player").addEventListener("click", () => {
+      if (S.players.length >= 6) return;
+      const n = S.players.length + 1;
+      S.players.push({ name: t("Player {n}", { n }), computer: false });
+      renderPlayers(S.players);
+      $("player-list").lastElementChild.querySelector("input").focus();
+    });
+    $("roll").addEventListener("click", roll);
+    $("best").addEventListener("click", playBest);
+    $("undo").addEventListener("click", undo);
+    $("pad-clear").addEventListener("click", () => {
+      S.pad = [];
+      renderPad();
+    });
+    $("pad-enter").addEventListener("click", enterRoll);
+    $("countdown-stop").addEventListener("click", stopCountdown);
+    $("save").addEventListener("click", saveGame);
+    $("review-game").addEventListener("click", reviewGame);
+    $("new-game").addEventListener("click", () => {
+      clearTimeout(S.cpuTimer);
+      cancelCountdown();
+      S.game = null;
+      setMode(S.mode === "review" ? "play" : S.mode);
+      showSection("setup");
+    });
+    $("review-file").addEventListener("change", reviewFile);
+    $("resume-file").addEventListener("change", resumeFile);
+    $("hints").addEventListener("change", () => S.game && render());
+    $("review-title").setAttribute("tabindex", "-1");
+
+    try {
+      const data = await api("GET", "/api/rules");
+      S.rules = data.rules || [];
+    } catch (e) {
+      showError(t(e.message));
+    }
+    const select = $("rules");
+    for (const r of S.rules) select.append(el("option", { value: r.name, text: r.name }));
+    await loadMessages(initialLang());
+    setMode(["play", "coach", "review"].includes(params.get("mode")) ? params.get("mode") : "play");
+    document.body.dataset.ready = "1";
+  }
+
+  document.addEventListener("DOMContentLoaded", init);
+})();
