@@ -117,3 +117,36 @@ def test_advise_json_carries_the_why(penta_table_dir):
     assert data["why"]["obvious"]["option"]["keep"] == [1, 2, 3, 4]
     human = CliRunner().invoke(main, ["advise", "1", "2", "3", "3", "4", "--data", str(penta_table_dir)]).output
     assert "Why: " in human
+
+
+@pytest.mark.parametrize("name", ["penta", "kiriki", "yahtzee+forced-joker"])
+def test_last_roll_choices_are_the_advisors_best_boxes(name, tmp_path_factory, penta_advisor):
+    """The explanation's last-roll table, computed for all hands at once, is what the advisor's own advice
+    gives hand by hand: the same box (ties included), the same value to the bit, the same points."""
+    from conftest import solved
+
+    from pentadice import table
+    from pentadice.advisor import Advisor
+    from pentadice.advisor.explain import last_roll_choices
+
+    if name == "penta":
+        advisor = penta_advisor
+    else:
+        if name not in rules.REGISTRY:
+            pytest.skip(f"no rule set {name}")
+        directory = tmp_path_factory.mktemp(name)
+        table.save(rules.get_rules(name), solved(name).values, directory)
+        advisor = Advisor.load(name, str(directory), solve_missing=False)
+    rs, t = advisor.rules, advisor.inputs.tables
+    rng = np.random.default_rng(5)
+    sheets = [random_sheet(rs, rng, int(rng.integers(0, len(rs.boxes)))) for _ in range(12)]
+    sheets.append(Sheet({"penta": rs.penta_points}))  # a roll of all alike is a joker then
+    sheets.append(Sheet({"penta": 0, "fours": 12}))
+    for sheet in sheets:
+        box, rest, earned = last_roll_choices(advisor, sheet)
+        so_far = sheet.score(rs)
+        for h in range(t.n_hands):
+            best = advisor.advise(Situation(t.keep_faces[h], 0, sheet)).best
+            assert rules.BOX_IDS[box[h]] == best.box
+            assert so_far + rest[h] == best.value
+            assert earned[h] == best.points + best.penta_bonus + best.upper_bonus

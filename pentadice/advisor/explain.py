@@ -134,26 +134,63 @@ def _turn_tables(advisor: Advisor, situation: Situation):
     rs, t = advisor.rules, advisor.inputs.tables
     sheet, n_hands = situation.sheet, t.n_hands
     # The last roll: each hand's best box, as the advisor picks it.
-    last = [advisor.advise(Situation(t.keep_faces[h], 0, sheet)).best for h in range(n_hands)]
-    score_togo = np.array([o.value for o in last]) - sheet.score(rs)
-    hand_points = np.array([o.points + o.penta_bonus + o.upper_bonus for o in last], dtype=float)
+    last_box, last_rest, hand_points = last_roll_choices(advisor, sheet)
+    so_far = sheet.score(rs)
+    score_togo = (so_far + last_rest) - so_far  # as Option.value minus the score so far: the same bits
     hand_boxes = np.zeros((n_hands, rules.N_BOXES))
-    hand_boxes[np.arange(n_hands), [rules.BOX_INDEX[o.move.box] for o in last]] = 1.0
+    hand_boxes[np.arange(n_hands), last_box] = 1.0
     points, boxes = {}, {}
     points[1], boxes[1] = _keeps(t, hand_points, hand_boxes)
     if situation.rolls_left < 2:
         return points, boxes
     # With one reroll left, each hand's choice: score (its best box) or its best keep, by the values.
     keep1 = advisor.keep_values(situation, 1)
-    order = {k: (-len(t.keep_faces[k]), t.keep_faces[k]) for k in range(n_hands, t.n_keeps)}
+    # Its best keep: the highest value, ties to the keep numbered first (more dice, then lower faces).
+    subs = t.subkeeps[:n_hands]
+    values = np.where(subs >= 0, keep1[subs], -np.inf)
+    k = subs[np.arange(n_hands), np.argmax(values, axis=1)]
+    keeps = keep1[k] > score_togo
     p1, b1 = hand_points.copy(), hand_boxes.copy()
-    for h in range(n_hands):
-        subs = [int(k) for k in t.subkeeps[h] if k >= 0]
-        k = min(subs, key=lambda k: (-keep1[k], order[k]))
-        if keep1[k] > score_togo[h]:
-            p1[h], b1[h] = points[1][k], boxes[1][k]
+    p1[keeps], b1[keeps] = points[1][k[keeps]], boxes[1][k[keeps]]
     points[2], boxes[2] = _keeps(t, p1, b1)
     return points, boxes
+
+
+def last_roll_choices(advisor: Advisor, sheet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For every hand on the last roll, in the state of ``sheet``: the box the advisor fills (ties to the first
+    box in sheet order, as :meth:`Option.tie_key` breaks them), the points still to come then, and the points
+    it earns this turn (box, Penta bonus and upper bonus). All hands at once, with the arithmetic of
+    :func:`pentadice.turn.score_values` (so the same bits as the advisor's own box values)."""
+    rs, inputs = advisor.rules, advisor.inputs
+    p, t, V = inputs.p, inputs.tables, advisor.values
+    n = rules.N_BOXES
+    open_mask = sheet.open_mask(rs)
+    sub = sheet.upper_subtotal(rs)
+    penta_scored = int(sheet.penta_scored(rs))
+    fixed = inputs.scores[:, n] == 1  # points that hold in every state: all but the dice all alike
+    points = inputs.scores[:, :n].copy()
+    is_open = ((open_mask >> np.arange(n)) & 1) == 1
+    points[np.ix_(fixed, ~is_open)] = -1
+    bonus = np.zeros(t.n_hands, dtype=np.int64)
+    for h in np.flatnonzero(~fixed):
+        bonus[h] = rules.score_options(p, t.counts[h], open_mask, penta_scored, points[h])
+    cap, threshold = int(p[rules.P_UPPER_THRESHOLD]), int(p[rules.P_UPPER_THRESHOLD])
+    upper_bonus = int(p[rules.P_UPPER_BONUS])
+    rest = np.full((t.n_hands, n), -np.inf)
+    earned = np.zeros((t.n_hands, n), dtype=np.int64)
+    for b in range(n):
+        pts = points[:, b]
+        legal = pts >= 0
+        added = pts if b < 6 else np.zeros_like(pts)
+        nxt_scored = np.full(t.n_hands, penta_scored) if b != rules.PENTA else (pts > 0).astype(np.int64)
+        nxt = V[nxt_scored, open_mask & ~(1 << b), np.minimum(sub + added, cap)]
+        ub = np.where((sub < threshold) & (sub + added >= threshold), upper_bonus, 0)
+        value = (nxt + ub) + (pts + bonus).astype(np.float64)
+        rest[legal, b] = value[legal]
+        earned[:, b] = pts + bonus + ub
+    best = np.argmax(rest, axis=1)  # the first of equal values: the box first in sheet order
+    rows = np.arange(t.n_hands)
+    return best, rest[rows, best], earned[rows, best].astype(np.float64)
 
 
 def _keeps(t, hand_points: np.ndarray, hand_boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,8 +198,11 @@ def _keeps(t, hand_points: np.ndarray, hand_boxes: np.ndarray) -> tuple[np.ndarr
     points = np.zeros(t.n_keeps)
     boxes = np.zeros((t.n_keeps, rules.N_BOXES))
     points[: t.n_hands], boxes[: t.n_hands] = hand_points, hand_boxes
-    for k in range(t.n_hands, t.n_keeps):  # a keep one die larger always comes first
-        bigger = t.add[k]
-        points[k] = points[bigger].mean()
-        boxes[k] = boxes[bigger].mean(axis=0)
+    size = t.size
+    for n in range(int(size[t.n_hands]), -1, -1):  # a keep one die larger comes first
+        ks = np.flatnonzero(size == n)
+        ks = ks[ks >= t.n_hands]
+        bigger = t.add[ks]
+        points[ks] = points[bigger].mean(axis=1)
+        boxes[ks] = boxes[bigger].mean(axis=1)
     return points, boxes

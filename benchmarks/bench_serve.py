@@ -1,0 +1,254 @@
+"""Load benchmark of `pentadice serve`: `wrk` POSTs advise bodies at 64 connections and reports requests/s and
+p50/p99 latency (median of the runs), for situations asked again (answered from the server's cache) and for
+new ones every time; then the same while a second client (8 connections) sends good bodies (a control: on 2
+cores, a third busy process alone widens the tail) and then malformed ones, counting 5xx answers (must be 0,
+and every good body answered 200) and the server's memory (RSS) before and after 100,000 and more requests.
+Prints figures; asserts nothing about time, exits 1 on a 5xx.
+
+Needs `wrk` (Debian: `apt-get install wrk`). `python benchmarks/bench_serve.py [--seconds 10] [--runs 3]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+BENCH = Path(__file__).parent
+CONNECTIONS = 64
+
+
+def start_server(data: str | None) -> tuple[subprocess.Popen, str]:
+    exe = Path(sys.executable).with_name("pentadice")
+    args = [str(exe), "serve", "--port", "0", "--rules", "penta", *(["--data", data] if data else [])]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    match = re.search(r"http://\S+/", line)
+    if not match:
+        proc.kill()
+        sys.exit(f"the server did not start: {line!r}")
+    return proc, match.group(0)
+
+
+def post(url: str, body: str) -> None:
+    request = urllib.request.Request(url, body.encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        answer.read()
+
+
+def rss_mb(pid: int) -> float:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+) kB", text).group(1)) / 1024
+
+
+def lua_pool(bodies: list[str], count: bool) -> str:
+    """A wrk script POSTing a random body of the pool each request (and counting 5xx when ``count``)."""
+    pool = ",\n".join("[==[" + b + "]==]" for b in bodies)
+    script = f"""
+local bodies = {{
+{pool}
+}}
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local threads = {{}}
+function setup(thread) table.insert(threads, thread) end
+function init(args) math.randomseed(os.time() + math.floor(os.clock() * 1e6)); fivexx = 0; answered = 0 end
+function request() return wrk.format(nil, nil, nil, bodies[math.random(#bodies)]) end
+"""
+    if count:
+        script += """
+function response(status, headers, body)
+  answered = answered + 1
+  if status >= 500 then fivexx = fivexx + 1 end
+end
+function done(summary, latency, requests)
+  local f, a = 0, 0
+  for _, t in ipairs(threads) do f = f + t:get("fivexx"); a = a + t:get("answered") end
+  io.write(string.format("FIVEXX %d ANSWERED %d\\n", f, a))
+end
+"""
+    return script
+
+
+NEW_SITUATIONS = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local upper = {"ones", "twos", "threes", "fours", "fives", "sixes"}
+function init(args) math.randomseed(os.time() + math.floor(os.clock() * 1e6)) end
+function request()
+  local dice = {}
+  for i = 1, 5 do dice[i] = math.random(6) end
+  local sheet = {}
+  for face = 1, 6 do
+    if math.random() < 0.5 then
+      table.insert(sheet, string.format('"%s": %d', upper[face], face * math.random(0, 5)))
+    end
+  end
+  local body = string.format('{"dice": [%s], "rolls_left": %d, "sheet": {%s}}',
+    table.concat(dice, ","), math.random(0, 2), table.concat(sheet, ", "))
+  return wrk.format(nil, nil, nil, body)
+end
+"""
+
+
+def situations(n: int, seed: int = 1) -> list[str]:
+    """``n`` advise bodies: random dice, rerolls and sheets (a few boxes filled)."""
+    rng = np.random.default_rng(seed)
+    points = {"ones": 2, "twos": 4, "threes": 9, "fours": 12, "chance": 22, "full_house": 25, "penta": 50}
+    out = set()
+    while len(out) < n:
+        boxes = rng.choice(list(points), size=int(rng.integers(0, 5)), replace=False)
+        body = {
+            "dice": [int(d) for d in rng.integers(1, 7, 5)],
+            "rolls_left": int(rng.integers(0, 3)),
+            "sheet": {str(b): points[b] for b in boxes},
+        }
+        out.add(json.dumps(body))
+    return sorted(out)
+
+
+MALFORMED = [
+    "",
+    "{",
+    "[]",
+    "null",
+    '{"dice": [1, 2, 3]}',
+    '{"dice": [1, 2, 3, 4, 9]}',
+    '{"dice": "12345"}',
+    '{"dice": [1, 2, 3, 4, 5], "rolls_left": 7}',
+    '{"dice": [1, 2, 3, 4, 5], "sheet": {"fours": 7}}',
+    '{"dice": [1, 2, 3, 4, 5], "sheet": {"sevens": 1}}',
+    '{"dice": [1, 2, 3, 4, 5], "dice": [1, 1, 1, 1, 1]}',
+    '{"dice": [1, 2, 3, 4, 5], "rolls_left": NaN}',
+    '{"dice": [1, 2, 3, 4, 5], "top": 1' + "0" * 60 + "}",
+    "[" * 200 + "]" * 200,
+    '{"dice": [1, 2, 3, 4, 5], "rules": "chess"}',
+    '{"dice": [1, 2, 3, 4, 5], "pad": "' + "x" * 70_000 + '"}',  # over the 64 KiB limit: 413
+]
+
+
+def wrk(url: str, script: Path, seconds: int, connections: int = CONNECTIONS) -> dict:
+    args = ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url + "api/advise"]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    latency = dict(re.findall(r"^\s+(50|99)%\s+(\S+)", out, flags=re.M))
+    fivexx = re.search(r"FIVEXX (\d+) ANSWERED (\d+)", out)
+    total = int(re.search(r"(\d+) requests in", out).group(1))
+    not_ok = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "p50_ms": to_ms(latency["50"]),
+        "p99_ms": to_ms(latency["99"]),
+        "requests": total,
+        "fivexx": int(fivexx.group(1)) if fivexx else None,
+        "answered": int(fivexx.group(2)) if fivexx else None,
+        "not_ok": int(not_ok.group(1)) if not_ok else 0,  # every good body must be answered 200
+        "socket_errors": re.search(r"Socket errors:.*", out).group(0) if "Socket errors" in out else None,
+    }
+
+
+def with_side(url: str, main: Path, side: Path, seconds: int) -> tuple[dict, int, int]:
+    """A run of ``main`` at 64 connections while ``side`` runs at 8: the main figures, and the side's 5xx and
+    answers. (The main client counts no answers in Lua: that would slow wrk, not the server.)"""
+    args = ["wrk", "-t1", "-c8", f"-d{seconds}s", "-s", str(side), url + "api/advise"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    good = wrk(url, main, seconds)
+    found = re.search(r"FIVEXX (\d+) ANSWERED (\d+)", proc.communicate()[0])
+    return good, int(found.group(1)), int(found.group(2))
+
+
+def to_ms(text: str) -> float:
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()
+    return float(value) * {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}[unit]
+
+
+def median_of(runs: list[dict]) -> dict:
+    return {k: statistics.median(r[k] for r in runs) for k in ("rps", "p50_ms", "p99_ms")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=int, default=10, help="Seconds a run.")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--pool", type=int, default=500, help="Distinct situations asked again and again.")
+    parser.add_argument("--total", type=int, default=100_000, help="Requests at least, with the malformed client.")
+    parser.add_argument("--data", default=None, help="Table directory (default: as the commands choose).")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed (Debian: apt-get install wrk)")
+    proc, url = start_server(args.data)
+    report: dict = {"connections": CONNECTIONS, "seconds": args.seconds, "runs": args.runs}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            pool = Path(tmp) / "pool.lua"
+            bodies = situations(args.pool)
+            pool.write_text(lua_pool(bodies, count=False))
+            new = Path(tmp) / "new.lua"
+            new.write_text(NEW_SITUATIONS)
+            bad = Path(tmp) / "bad.lua"
+            bad.write_text(lua_pool(MALFORMED, count=True))
+            for body in bodies:  # warm-up: every situation of the pool asked once
+                post(url + "api/advise", body)
+            report["rss_start_mb"] = rss_mb(proc.pid)
+            report["pool"] = median_of([wrk(url, pool, args.seconds) for _ in range(args.runs)])
+            report["pool"]["situations"] = args.pool
+            report["new"] = median_of([wrk(url, new, args.seconds) for _ in range(args.runs)])
+            # A second client of 8 connections alongside the 64: first sending good bodies (a control: a third
+            # process on the cores), then malformed ones, until 100,000 requests or more were answered.
+            control = Path(tmp) / "control.lua"
+            control.write_text(lua_pool(bodies, count=True))
+            report["with_good_side"] = median_of(
+                [with_side(url, pool, control, args.seconds)[0] for _ in range(args.runs)]
+            )
+            total = fivexx = 0
+            mixed = []
+            rss_before = rss_mb(proc.pid)
+            while total < args.total:
+                good, side_fivexx, side_answered = with_side(url, pool, bad, args.seconds)
+                mixed.append(good)
+                total += good["requests"] + side_answered
+                fivexx += good["not_ok"] + side_fivexx
+                report["malformed_answered"] = report.get("malformed_answered", 0) + side_answered
+            report["with_malformed"] = median_of(mixed)
+            report["with_malformed"].update(requests=total, fivexx=fivexx, runs=len(mixed))
+            report["rss_before_mb"], report["rss_after_mb"] = rss_before, rss_mb(proc.pid)
+    finally:
+        proc.send_signal(2)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        p, n, m, c = report["pool"], report["new"], report["with_malformed"], report["with_good_side"]
+        cores = os.cpu_count()
+        runs = f"median of {args.runs}"
+        print(f"pentadice serve, POST /api/advise, {CONNECTIONS} connections, wrk, {cores} cores, {runs}")
+        print(f"  situations asked again ({p['situations']:,}, cached): {p['rps']:8,.0f} req/s  "
+              f"p50 {p['p50_ms']:.1f} ms  p99 {p['p99_ms']:.1f} ms")  # fmt: skip
+        print(f"  a new situation every request:        {n['rps']:8,.0f} req/s  "
+              f"p50 {n['p50_ms']:.1f} ms  p99 {n['p99_ms']:.1f} ms")  # fmt: skip
+        print(f"  with a second client sending good bodies: {c['rps']:4,.0f} req/s  "
+              f"p50 {c['p50_ms']:.1f} ms  p99 {c['p99_ms']:.1f} ms (control)")  # fmt: skip
+        print(f"  with a client sending malformed bodies: {m['rps']:6,.0f} req/s  "
+              f"p50 {m['p50_ms']:.1f} ms  p99 {m['p99_ms']:.1f} ms; {m['requests']:,} requests "
+              f"({report['malformed_answered']:,} malformed), 5xx: {m['fivexx']}")  # fmt: skip
+        print(f"  server memory (RSS): {report['rss_before_mb']:.0f} MB before, {report['rss_after_mb']:.0f} MB after")
+        print(f"  (at start of the measured runs: {report['rss_start_mb']:.0f} MB)")
+    if report["with_malformed"]["fivexx"]:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,616 @@
+"""The HTTP API (`pentadice serve`): the advice is `advise --json`'s, a game played through it is the engine's
+(the terminal's seeded games, move for move), every refusal is JSON with a 4xx, and nothing a client sends
+gives a 500, reads a file or shows the dice generator."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import random_sheet, solved
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pentadice import rules, table
+from pentadice.advisor import Advisor
+from pentadice.advisor.explain import explain
+from pentadice.cli import main
+from pentadice.play.engine import Game, Played, parse_players
+from pentadice.web import schemas
+from pentadice.web.api import create_app
+from pentadice.web.bodies import ADVISE_LIMIT, LARGE_LIMIT
+
+PENTA = rules.get_rules("penta")
+FAST_RULES = ("penta", "kiriki")  # the others are full-size solves too: marked slow
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def _advisor(name, tmp_path_factory, penta_table_dir):
+    if name == "penta":
+        return Advisor.load("penta", str(penta_table_dir), solve_missing=False)
+    directory = tmp_path_factory.mktemp(name.replace("+", "_"))
+    solution = solved(name)
+    table.save(solution.rules, solution.values, directory)
+    return Advisor.load(name, str(directory), solve_missing=False)
+
+
+@pytest.fixture(scope="module")
+def advisors(tmp_path_factory, penta_table_dir):
+    return {name: _advisor(name, tmp_path_factory, penta_table_dir) for name in FAST_RULES}
+
+
+@pytest.fixture(scope="module")
+def client(advisors):
+    with TestClient(create_app(advisors)) as c:
+        yield c
+
+
+def cli_json(advisor, *args, stdin=None):
+    directory = str(advisor.table.files.directory)
+    return CliRunner().invoke(main, ["advise", "--rules", advisor.rules.name, "--data", directory, *args], input=stdin)
+
+
+def reference(advisor, situation, top=None):
+    """What the `advise` command prints with --json, computed as it does."""
+    advice = advisor.advise(situation)
+    why = explain(advisor, advice)
+    return {**advice.as_dict(advisor.rules, top), "why": why.as_dict() if why else None}
+
+
+def random_situations(rs, n, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        sheet = random_sheet(rs, rng, int(rng.integers(0, len(rs.boxes))))
+        dice = [int(d) for d in rng.integers(1, 7, size=rs.dice)]
+        out.append((dice, int(rng.integers(0, rs.rolls)), sheet))
+    return out
+
+
+# Advice: exactly `advise --json`.
+
+
+def _check_advice_equals_cli(client, advisor, n, seed):
+    rs = advisor.rules
+    for i, (dice, rolls_left, sheet) in enumerate(random_situations(rs, n, seed)):
+        top = [None, 1, 5][i % 3]
+        body = {"dice": dice, "rolls_left": rolls_left, "sheet": sheet.as_dict(), "rules": rs.name}
+        if top is not None:
+            body["top"] = top
+        r = client.post("/api/advise", json=body)
+        assert r.status_code == 200, r.text
+        assert r.json() == reference(advisor, advisor.situation(dice, rolls_left, sheet), top)
+        schemas.AdviceOut.model_validate(r.json())
+        if i < 8:  # and the command itself, on some of them
+            text = " ".join(f"{b}={p}" for b, p in sheet.as_dict().items())
+            args = [*map(str, dice), "--rolls-left", str(rolls_left), "--json", *(["--sheet", text] if text else [])]
+            result = cli_json(advisor, *args, *(["--top", str(top)] if top else []))
+            assert result.exit_code == 0, result.output
+            assert json.loads(result.output) == r.json()
+
+
+@pytest.mark.parametrize("name", FAST_RULES)
+def test_advise_is_advise_json_on_random_situations(client, advisors, name):
+    _check_advice_equals_cli(client, advisors[name], 250, seed=len(name))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in rules.REGISTRY if n not in FAST_RULES])
+def test_advise_is_advise_json_under_every_rule_set(tmp_path_factory, penta_table_dir, name):
+    advisor = _advisor(name, tmp_path_factory, penta_table_dir)
+    with TestClient(create_app({name: advisor})) as c:
+        _check_advice_equals_cli(c, advisor, 200, seed=len(name))
+
+
+def test_advise_is_the_real_commands_output(client, penta_advisor):
+    exe = os.path.join(os.path.dirname(sys.executable), "pentadice")
+    directory = str(penta_advisor.table.files.directory)
+    for args, body in [
+        (["1", "1", "3", "4", "6"], {"dice": [1, 1, 3, 4, 6]}),
+        (["13346", "--rolls-left", "0", "--sheet", "ones=3 full house=25 3k=20"],
+         {"dice": [1, 3, 3, 4, 6], "rolls_left": 0, "sheet": {"ones": 3, "full house": 25, "3k": 20}}),
+        (["6", "6", "6", "6", "6", "--rolls-left", "1", "--sheet", "penta=50 sixes=18"],
+         {"dice": [6] * 5, "rolls_left": 1, "sheet": {"penta": 50, "sixes": 18}}),
+    ]:  # fmt: skip
+        out = subprocess.run([exe, "advise", *args, "--json", "--data", directory], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert client.post("/api/advise", json=body).json() == json.loads(out.stdout)
+
+
+BAD_SITUATIONS = [
+    {"dice": [1, 2, 3]},
+    {"dice": [1, 2, 3, 4, 7]},
+    {"dice": "12345"},
+    {"rolls_left": 1},
+    {"dice": [1, 2, 3, 4, 5], "rolls_left": 3},
+    {"dice": [1, 2, 3, 4, 5], "rolls_left": True},
+    {"dice": [1, 2, 3, 4, 5], "sheet": {"fours": 7}},
+    {"dice": [1, 2, 3, 4, 5], "sheet": {"sevens": 7}},
+    {"dice": [1, 2, 3, 4, 5], "sheet": {"penta_bonus": 100}},
+    {"dice": [1, 2, 3, 4, 5], "sheet": dict.fromkeys(PENTA.boxes, 0)},
+    {"dice": [1, 2, 3, 4, 5], "colour": "red"},
+    {"dice": [1.5, 2, 3, 4, 5]},
+]
+
+
+def test_bad_situations_get_the_batch_error_texts(client, penta_advisor):
+    lines = "".join(json.dumps(b) + "\n" for b in BAD_SITUATIONS)
+    batch = cli_json(penta_advisor, "--batch", "-", stdin=lines)
+    expected = [json.loads(line)["error"] for line in batch.output.splitlines() if line.startswith("{")]
+    assert len(expected) == len(BAD_SITUATIONS)
+    for body, error in zip(BAD_SITUATIONS, expected, strict=True):
+        r = client.post("/api/advise", json=body)
+        assert (r.status_code, r.json()) == (422, {"error": error})
+
+
+def test_batch_answers_like_advise_batch_with_bad_items(client, penta_advisor):
+    items = [{"dice": [1, 1, 3, 4, 6]}, *BAD_SITUATIONS[:4], 17, "x", {"dice": [6] * 5, "rolls_left": 0}]
+    r = client.post("/api/advise/batch", json={"items": items, "top": 3})
+    assert r.status_code == 200
+    lines = "".join(json.dumps(i) + "\n" for i in items)
+    output = cli_json(penta_advisor, "--batch", "-", "--top", "3", stdin=lines).output
+    expected = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    assert r.json() == {"results": expected}
+    assert r.json()["results"][5] == {"line": 6, "error": expected[5]["error"]}
+    schemas.BatchOut.model_validate(r.json())
+    assert client.post("/api/advise/batch", json={"items": [{"dice": [1] * 5}] * 1001}).status_code == 422
+    assert client.post("/api/advise/batch", json={"items": {}}).status_code == 422
+    assert client.post("/api/advise/batch", json={"items": [], "rules": "kiriki"}).json() == {"results": []}
+
+
+def test_advise_refusals(client):
+    assert client.post("/api/advise", content=b"{").status_code == 400
+    assert client.post("/api/advise", content=b"").status_code == 400
+    assert client.post("/api/advise", content=b"\xff\xfe").status_code == 400
+    assert client.post("/api/advise", content=b'{"dice": [1,2,3,4,5], "dice": [1,1,1,1,1]}').status_code == 400
+    assert client.post("/api/advise", content=b"[" * 100 + b"]" * 100).status_code == 400
+    assert client.post("/api/advise", content=b'{"dice": [1,2,3,4,5], "rolls_left": NaN}').status_code == 400
+    assert client.post("/api/advise", json=[1, 2]).status_code == 422
+    for body, message in [
+        ({"dice": [1, 2, 3, 4, 5], "rules": "monopoly"}, "unknown rule set 'monopoly'; served: penta, kiriki"),
+        ({"dice": [1, 2, 3, 4, 5], "rules": "yahtzee"}, "the yahtzee rule set is not served here"),
+        ({"dice": [1, 2, 3, 4, 5], "top": 0}, "top must be 1 to"),
+        ({"dice": [1, 2, 3, 4, 5], "top": "3"}, "top must be a whole number"),
+    ]:
+        r = client.post("/api/advise", json=body)
+        assert r.status_code == 422 and message in r.json()["error"]
+    r = client.get("/api/advise")
+    assert r.status_code == 405 and r.json()["error"].startswith("GET is not allowed") and r.headers["allow"] == "POST"
+    assert client.delete("/api/games").status_code == 405
+    assert client.post("/api/nothing").status_code == 404 and "error" in client.get("/api/nothing").json()
+
+
+def test_bodies_over_the_limit_are_refused_before_they_are_read(client):
+    big = b'{"dice": [1,2,3,4,5], "sheet": {}, "x": "' + b"a" * ADVISE_LIMIT + b'"}'
+    r = client.post("/api/advise", content=big)
+    assert r.status_code == 413 and r.json() == {"error": f"the body is larger than {ADVISE_LIMIT:,} bytes"}
+
+    def chunks():  # no Content-Length: counted as it comes
+        for _ in range(100):
+            yield b" " * 1024
+
+    assert client.post("/api/advise", content=chunks()).status_code == 413
+    assert client.post("/api/advise/batch", content=b" " * (LARGE_LIMIT + 1)).status_code == 413
+    assert client.post("/api/games", content=b" " * (LARGE_LIMIT + 1)).status_code == 413
+    assert client.post("/api/review", content=b" " * (LARGE_LIMIT + 1)).status_code == 413
+    r = client.post("/api/advise", content=b"{}", headers={"content-length": str(10**12)})
+    assert r.status_code == 413
+
+
+# Games: the engine's rules behind HTTP.
+
+
+def new_game(client, **body):
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 201, r.text
+    assert r.headers["location"] == f"/api/games/{r.json()['id']}"
+    return r.json()
+
+
+def post(client, game, action, body=None, status=200):
+    r = client.post(f"/api/games/{game['id']}/{action}", json=body)
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+def test_a_game_view_and_its_moves(client, penta_advisor):
+    game = new_game(client, players="Ana,cpu", seed=4)
+    assert len(game["id"]) == 22 and game["current"] == 0 and game["dice"] is None and game["advice"] is None
+    assert game["auto_commit_seconds"] == 3 and not game["coach"] and not game["can_undo"] and game["history"] == 0
+    schemas.GameView.model_validate(game)
+    first = post(client, game, "roll", {"keep": []})
+    dice = first["played"]["rolled"]
+    assert first["played"] == {"player": "Ana", "computer": False, "rolled": dice} and first["game"]["dice"] == dice
+    situation = penta_advisor.situation(dice, 2)
+    assert first["game"]["advice"] == reference(penta_advisor, situation)  # the hints: advise --json
+    keep = first["game"]["advice"]["best"]["keep"]
+    second = post(client, game, "roll", {"keep": keep})
+    assert second["played"]["move"] == ("keep " + " ".join(map(str, keep)) if keep else "roll")
+    assert second["played"]["loss"] == 0.0 and second["game"]["rolls_left"] == 1 and second["game"]["history"] == 1
+    schemas.MoveOut.model_validate(second)
+    scored = post(client, game, "score", {"box": "Chance"})  # names as people type them
+    assert scored["played"]["box"] == "chance" and scored["played"]["points"] == sum(scored["played"]["dice"])
+    assert scored["game"]["current"] == 1 and scored["game"]["advice"] is None
+    assert client.get(f"/api/games/{game['id']}").json() == scored["game"]
+
+
+def test_refusals_in_a_games_state(client):
+    game = new_game(client, players="cpu,Ana", seed=2)
+    assert "computer's" in post(client, game, "roll", {"keep": []}, 409)["error"]  # the computer's turn
+    assert "computer's" in post(client, game, "score", {"box": "ones"}, 409)["error"]
+    assert "computer's" in post(client, game, "auto-commit", None, 409)["error"]
+    while client.get(f"/api/games/{game['id']}").json()["current"] == 0:
+        post(client, game, "computer")
+    assert "a person's" in post(client, game, "computer", None, 409)["error"]  # computer on a person's turn
+    assert "no dice to keep" in post(client, game, "roll", {"keep": [1]}, 409)["error"]
+    assert post(client, game, "score", {"box": "ones"}, 409)["error"] == "roll the dice first"
+    dice = post(client, game, "roll", {"keep": []})["game"]["dice"]
+    missing = next(f for f in range(1, 7) if f not in dice)
+    assert post(client, game, "roll", {"keep": [missing]}, 409)["error"].startswith(f"cannot keep {missing}")
+    assert "last roll" in post(client, game, "auto-commit", {}, 409)["error"]  # before the last roll
+    assert "coach games" in post(client, game, "roll", {"keep": [], "dice": [1, 2, 3, 4, 5]}, 422)["error"]
+    assert "undo" in post(client, game, "undo", None, 409)["error"]  # outside a coach game
+    post(client, game, "roll", {"keep": []})
+    last = post(client, game, "roll", {"keep": []})["game"]
+    assert last["rolls_left"] == 0
+    assert post(client, game, "roll", {"keep": []}, 409)["error"].startswith("no rolls left")
+    post(client, game, "score", {"box": next(iter(last["legal"]))})
+    while client.get(f"/api/games/{game['id']}").json()["current"] == 0:
+        post(client, game, "computer")
+    post(client, game, "roll", {"keep": []})
+    filled = next(iter(client.get(f"/api/games/{game['id']}").json()["players"][1]["sheet"]))
+    assert "already filled" in post(client, game, "score", {"box": filled}, 409)["error"]
+    for action, body, message in [
+        ("score", {"box": "sevens"}, "unknown box"),
+        ("score", {"box": 3}, "box must be"),
+        ("score", {}, "missing field 'box'"),
+        ("roll", {"keep": [0]}, "a die shows 1 to 6"),
+        ("roll", {"keep": "12"}, "keep must be a list"),
+        ("roll", {"keep": [], "hold": []}, "unknown field 'hold'"),
+        ("roll", [], "must be a JSON object"),
+        ("computer", {"x": 1}, "unknown field 'x'"),
+    ]:
+        assert message in post(client, game, action, body, 422)["error"]
+
+
+def test_the_auto_commit_fills_the_advisors_box(client, penta_advisor):
+    game = new_game(client, players="Ana", seed=9)
+    for _ in range(3):
+        post(client, game, "roll", {"keep": []})
+    view = client.get(f"/api/games/{game['id']}").json()
+    best = penta_advisor.best_box(penta_advisor.situation(view["dice"], 0)).box
+    played = post(client, game, "auto-commit")["played"]
+    assert played["box"] == best and played["auto"] is True
+    off = new_game(client, players="Ana", auto_commit=None)
+    for _ in range(3):
+        post(client, off, "roll", {"keep": []})
+    assert post(client, off, "auto-commit", None, 409)["error"] == "the auto-commit is off in this game"
+
+
+def test_new_game_refusals(client):
+    for body, message in [
+        ({"players": ""}, "empty player name"),
+        ({"players": "Ana,Ana"}, "two players are called 'Ana'"),
+        ({"players": ",".join(f"p{i}" for i in range(7))}, "1 to 6 players"),
+        ({"players": [{"name": "Ana", "computer": "yes"}]}, "computer must be true or false"),
+        ({"players": [{"name": "Ana", "age": 3}]}, "unknown field 'age'"),
+        ({"players": [{"name": "\x1b[31mred"}]}, "control character"),
+        ({"players": "Ana", "seed": -1}, "seed must be 0 to"),
+        ({"players": "Ana", "seed": 1.5}, "seed must be a whole number"),
+        ({"players": "Ana", "auto_commit": -3}, "auto-commit time"),
+        ({"players": "Ana", "auto_commit": "soon"}, "auto-commit time"),
+        ({"players": "Ana", "dice": "loaded"}, 'dice must be "random" or "manual"'),
+        ({"players": "Ana,cpu", "dice": "manual"}, "coach game follows real dice"),
+        ({"players": "Ana", "rules": "yahtzee"}, "not served here"),
+        ({"players": "Ana", "save": {}}, "players: a saved game's players"),
+        ({"save": []}, "save must be a saved game"),
+        ({"save": {"format": "pentadice-game"}}, "the saved game is damaged"),
+        ({"save": {"format": "x"}}, "not a saved pentadice game"),
+        ({"colour": "red"}, "unknown field 'colour'"),
+    ]:
+        r = client.post("/api/games", json=body)
+        assert r.status_code == 422 and message in r.json()["error"], (body, r.text)
+
+
+def test_an_xss_name_stays_data(client):
+    name = '<img src=x onerror=alert(1)>&"'
+    game = new_game(client, players=[{"name": name}, {"name": "cpu", "computer": True}])
+    r = client.get(f"/api/games/{game['id']}")
+    assert r.json()["players"][0]["name"] == name  # the same text, read back
+    assert b"<" not in r.content and b">" not in r.content  # and never markup, even if sniffed
+    assert r.headers["content-type"] == "application/json" and r.headers["x-content-type-options"] == "nosniff"
+    assert b"<" not in client.get(f"/api/games/{game['id']}/save").content
+
+
+def test_coach_games_take_the_dice_and_undo(client, penta_advisor):
+    game = new_game(client, players="Ana", dice="manual")
+    assert game["coach"] and game["dice"] is None
+    assert "coach game" in post(client, game, "roll", {"keep": []}, 409)["error"]
+    view = post(client, game, "roll", {"keep": [], "dice": [6, 6, 2, 3, 6]})["game"]
+    assert view["dice"] == [2, 3, 6, 6, 6] and view["can_undo"]
+    kept = post(client, game, "roll", {"keep": [6, 6, 6], "dice": [6, 6]})
+    assert kept["played"]["dice"] == [6] * 5 and kept["played"]["loss"] is not None
+    post(client, game, "undo")
+    back = client.get(f"/api/games/{game['id']}").json()
+    assert back["dice"] == [2, 3, 6, 6, 6] and back["rolls_left"] == 2 and back["history"] == 0
+    assert "give the faces of the 2 dice" in post(client, game, "roll", {"keep": [6, 6, 6], "dice": [1]}, 409)["error"]
+    post(client, game, "roll", {"keep": [6, 6, 6], "dice": [6, 6]})
+    post(client, game, "score", {"box": "penta"})
+    undone = post(client, game, "undo")["game"]
+    assert undone["players"][0]["sheet"] == {} and undone["dice"] == [6] * 5
+    post(client, game, "undo")
+    post(client, game, "undo")
+    assert "nothing to undo" in post(client, game, "undo", None, 409)["error"]
+
+
+def test_unknown_expired_and_dropped_games_are_404(advisors):
+    now = [0.0]
+    with TestClient(create_app(advisors, clock=lambda: now[0], max_games=3, idle_seconds=60)) as c:
+        ids = [new_game(c, players="Ana")["id"] for _ in range(3)]
+        assert c.get(f"/api/games/{ids[0]}").status_code == 200  # the first is now the most recent
+        ids.append(new_game(c, players="Ana")["id"])  # beyond 3: the least recently used (the second) goes
+        r = c.get(f"/api/games/{ids[1]}")
+        assert r.status_code == 404 and "beyond the 3 most recently used" in r.json()["error"]
+        assert c.get(f"/api/games/{ids[0]}").status_code == 200
+        now[0] = 61.0
+        r = c.post(f"/api/games/{ids[3]}/roll", json={"keep": []})
+        assert r.status_code == 404 and "not used for 1 minutes" in r.json()["error"]
+        assert c.get("/api/health").json()["games"] == 0
+        assert c.get("/api/games/nope/save").status_code == 404
+        assert c.get("/api/games/" + "x" * 5000).status_code == 404
+
+
+def _play_through_api(client, players, seed):
+    game = new_game(client, players=players, seed=seed, auto_commit=0)
+    moves, seen = [], []
+    while True:
+        view = client.get(f"/api/games/{game['id']}").json()
+        if view["over"]:
+            return view, moves, seen
+        if view["players"][view["current"]]["computer"]:
+            played = post(client, game, "computer")["played"]
+        elif view["dice"] is None:
+            played = post(client, game, "roll", {"keep": []})["played"]
+        else:
+            best = view["advice"]["best"]
+            if best["action"] == "keep":
+                played = post(client, game, "roll", {"keep": best["keep"]})["played"]
+            else:
+                played = post(client, game, "score", {"box": best["box"]})["played"]
+        seen.append(played)
+        if "move" in played:
+            moves.append((played["player"], played["move"]))
+
+
+@pytest.mark.parametrize(("seed", "totals"), [(1, [246, 240, 264]), (2, [233, 282, 257]), (3, [225, 375, 294])])
+def test_the_terminals_seeded_games_played_through_the_api(client, penta_advisor, seed, totals):
+    """The games of tests/test_moves_engine.py: the same moves, step for step, and the same totals."""
+    g = Game(PENTA, parse_players("Ana,cpu,Bo"), seed=seed, auto_commit_seconds=0.0)
+    moves = []
+    while not g.over:
+        for h in g.advance(penta_advisor, now=0.0):
+            if isinstance(h, Played):
+                moves.append((h.player, str(h.move)))
+        if not g.over:
+            played = g.play(penta_advisor.advise(g.situation()).best.move, penta_advisor)
+            moves.append((played.player, str(played.move)))
+    view, api_moves, _ = _play_through_api(client, "Ana,cpu,Bo", seed)
+    assert api_moves == moves
+    assert [p["totals"]["total"] for p in view["players"]] == totals
+    assert view["winners"] == [p.name for p in g.winners()]
+
+
+def test_saves_go_between_the_api_and_the_terminal(client, penta_table_dir, tmp_path):
+    game = new_game(client, players="Ana,cpu", seed=5)
+    post(client, game, "roll", {"keep": []})
+    post(client, game, "score", {"box": "chance"})
+    saved = client.get(f"/api/games/{game['id']}/save").json()
+    assert "rng" not in saved and saved["players"][0]["sheet"]["chance"] > 0
+    path = tmp_path / "api.json"
+    path.write_text(json.dumps(saved))
+    args = ["play", "--resume", str(path), "--data", str(penta_table_dir), "--pause", "0"]
+    result = CliRunner().invoke(main, args, input="best\nquit\n")
+    assert result.exit_code == 0 and "Resumed" in result.output, result.output
+    # A terminal's save goes on in the API: its sheets, its turn.
+    path = tmp_path / "terminal.json"
+    args = ["play", "--players", "Ana,cpu", "--seed", "3", "--pause", "0", "--save", str(path)]
+    CliRunner().invoke(main, [*args, "--data", str(penta_table_dir)], input="best\n" * 6 + "quit\n")
+    terminal = json.loads(path.read_text())
+    assert "rng" in terminal
+    resumed = new_game(client, save=terminal)
+    assert [p["sheet"] for p in resumed["players"]] == [p["sheet"] for p in terminal["players"]]
+    assert resumed["current"] == terminal["current"] and resumed["history"] == len(terminal.get("history", []))
+    again = client.get(f"/api/games/{resumed['id']}/save").json()
+    assert "rng" not in again and again["save_path"] is None
+    assert new_game(client, save=again, auto_commit=None)["auto_commit_seconds"] is None
+
+
+def test_review_of_a_game_and_of_a_posted_save(client, penta_advisor):
+    from pentadice.play.review import review
+
+    view, _, _ = _play_through_api(client, "Ana,cpu", 7)
+    r = client.get(f"/api/games/{view['id']}/review")
+    assert r.status_code == 200
+    schemas.ReviewOut.model_validate(r.json())
+    saved = client.get(f"/api/games/{view['id']}/save").content
+    assert client.post("/api/review", content=saved).json() == r.json()
+    assert r.json() == review(Game.from_json(saved), penta_advisor).as_dict()
+    assert r.json()["players"][0]["total_loss"] == pytest.approx(0.0, abs=1e-9)  # it played the advisor's moves
+    assert client.post("/api/review", content=b"{").status_code == 400
+    assert client.post("/api/review", json={"format": "x"}).status_code == 422
+
+
+def test_the_generator_never_reaches_a_client(client):
+    _, _, seen = _play_through_api(client, "Ana,cpu", 11)
+    game = new_game(client, players="Ana,cpu", seed=1)
+    texts = [client.get(f"/api/games/{game['id']}{p}").text for p in ("", "/save", "/review")] + [json.dumps(seen)]
+    assert not any(word in t for t in texts for word in ('"rng"', "bit_generator", "PCG64"))
+
+
+# The server around the API.
+
+
+def test_health_rules_messages_and_openapi(client):
+    from pentadice import i18n
+
+    health = client.get("/api/health").json()
+    assert health["status"] == "ok" and health["rules"] == ["penta", "kiriki"] and isinstance(health["games"], int)
+    rs = client.get("/api/rules").json()
+    schemas.RulesOut.model_validate(rs)
+    kiriki = rs["rules"][1]
+    assert kiriki["name"] == "kiriki" and kiriki["boxes"][12] == {"id": "penta", "name": "Kiriki", "section": "lower"}
+    assert client.get("/api/messages?lang=id").json() == {"lang": "id", "messages": i18n.catalogue("id")}
+    assert client.get("/api/messages", headers={"accept-language": "id-ID,en;q=0.5"}).json()["lang"] == "id"
+    assert client.get("/api/messages?lang=fr").status_code == 422
+    spec = client.get("/openapi.json").json()
+    for path, method in [
+        ("/api/health", "get"), ("/api/rules", "get"), ("/api/advise", "post"), ("/api/advise/batch", "post"),
+        ("/api/games", "post"), ("/api/games/{game_id}", "get"), ("/api/games/{game_id}/roll", "post"),
+        ("/api/games/{game_id}/score", "post"), ("/api/games/{game_id}/auto-commit", "post"),
+        ("/api/games/{game_id}/computer", "post"), ("/api/games/{game_id}/undo", "post"),
+        ("/api/games/{game_id}/review", "get"), ("/api/games/{game_id}/save", "get"), ("/api/review", "post"),
+        ("/api/messages", "get"),
+    ]:  # fmt: skip
+        assert method in spec["paths"][path], path
+    advise = spec["paths"]["/api/advise"]["post"]
+    assert advise["requestBody"]["content"]["application/json"]["example"]["dice"] == [1, 1, 3, 4, 6]
+    assert {"AdviseIn", "AdviceOut", "GameView", "NewGameIn"} <= set(spec["components"]["schemas"])
+
+
+def test_the_page_is_served_safely(client, tmp_path):
+    r = client.get("/")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    assert r.headers["content-security-policy"].startswith("default-src 'self'")
+    assert r.headers["referrer-policy"] == "no-referrer" and r.headers["x-content-type-options"] == "nosniff"
+    for path in ("/../pyproject.toml", "/%2e%2e/api.py", "/..%2fapi.py", "/static/../../cli.py", "/nothing.js"):
+        r = client.get(path)
+        assert r.status_code == 404 and "def " not in r.text, path
+    r = client.post("/")
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD" and "error" in r.json()
+
+
+def test_no_page_folder_still_serves_the_api(advisors, tmp_path):
+    with TestClient(create_app(advisors, static_dir=tmp_path / "missing")) as c:
+        assert c.get("/").status_code == 404 and c.get("/api/health").status_code == 200
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("a")
+    with TestClient(create_app(advisors, static_dir=tmp_path)) as c:
+        assert c.get("/sub/").status_code == 404  # no listing of a folder
+        assert c.get("/sub/a.txt").text == "a"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=12), inner, max_size=6),
+    max_leaves=20,
+)
+fields = st.sampled_from(["dice", "rolls_left", "sheet", "rules", "top", "items", "players", "seed", "auto_commit",
+                          "save", "keep", "box", "format", "current"])  # fmt: skip
+bodies = st.one_of(
+    st.binary(max_size=200),
+    json_values.map(lambda v: json.dumps(v).encode()),
+    st.dictionaries(fields, json_values, max_size=5).map(lambda v: json.dumps(v).encode()),
+)
+ENDPOINTS = ["advise", "advise/batch", "games", "review", "games/{id}/roll", "games/{id}/score",
+             "games/{id}/auto-commit", "games/{id}/computer", "games/{id}/undo"]  # fmt: skip
+
+
+@FUZZ
+@given(st.sampled_from(ENDPOINTS), bodies, st.sampled_from(["Ana,cpu", "cpu,Ana", "Ana"]))
+def test_nothing_a_client_sends_gives_a_500(client, endpoint, body, players):
+    game = client.post("/api/games", json={"players": players}).json()
+    r = client.post("/api/" + endpoint.replace("{id}", game["id"]), content=body)
+    assert r.status_code < 500 and ("error" in r.json()) == (r.status_code >= 400), r.text
+
+
+@FUZZ
+@given(st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]), st.text(max_size=40))
+def test_any_method_and_path_gives_json_or_the_page(client, method, path):
+    r = client.request(method, "/api/" + urllib.parse.quote(path, safe="/"))
+    assert r.status_code < 500
+
+
+actions = st.one_of(
+    st.tuples(st.just("roll"), st.fixed_dictionaries({"keep": st.just([]) | st.lists(st.integers(1, 6), max_size=5)})),
+    st.tuples(st.just("score"), st.fixed_dictionaries({"box": st.sampled_from(rules.BOX_IDS)})),
+    st.tuples(st.sampled_from(["computer", "auto-commit", "undo"]), st.just({})),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(["Ana,cpu", "cpu,Bo", "Ana,Bo"]), st.integers(0, 5), st.lists(actions, max_size=12))
+def test_any_sequence_of_moves_is_answered_by_the_rules(client, players, seed, moves):
+    game = new_game(client, players=players, seed=seed)
+    for action, body in moves:
+        r = client.post(f"/api/games/{game['id']}/{action}", json=body)
+        assert r.status_code in (200, 409), r.text
+        if r.status_code == 200:
+            model = schemas.MoveOut if "played" in r.json() else schemas.GameOut
+            model.model_validate(r.json())
+    view = client.get(f"/api/games/{game['id']}").json()
+    assert sum(p["turns"] for p in view["players"]) == sum(len(p["sheet"]) for p in view["players"])
+
+
+# The command.
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_answers_and_stops_on_ctrl_c(penta_table_dir):
+    exe = os.path.join(os.path.dirname(sys.executable), "pentadice")
+    port = _free_port()
+    args = [exe, "serve", "--port", str(port), "--rules", "penta", "--data", str(penta_table_dir)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}/" in line, line + proc.stderr.read()
+        import httpx
+
+        for _ in range(100):
+            try:
+                r = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=5)
+                break
+            except httpx.ConnectError:
+                time.sleep(0.1)
+        assert r.json() == {"status": "ok", "rules": ["penta"], "games": 0}
+        # A second server on the same port: a clear error, no traceback.
+        busy = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        assert busy.returncode == 1 and busy.stderr.startswith("Error: cannot listen on"), busy.stderr
+        assert "Traceback" not in busy.stderr
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130 and err.startswith("Interrupted: the server stopped"), err
+        assert "Traceback" not in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_serve_refuses_a_host_it_cannot_listen_on(penta_table_dir):
+    result = CliRunner().invoke(main, ["serve", "--host", "no-such-host.invalid", "--data", str(penta_table_dir)])
+    assert result.exit_code == 2 and "cannot listen on 'no-such-host.invalid'" in result.output
+    result = CliRunner().invoke(main, ["serve", "--host", "192.0.2.1", "--port", "0", "--data", str(penta_table_dir)])
+    assert result.exit_code == 2 and "cannot listen on http://192.0.2.1:0/" in result.output
+
+
+def test_serve_network_words():
+    from pentadice.web import server
+
+    assert server.is_local("127.0.0.1") and server.is_local("::1") and server.is_local("localhost")
+    assert not server.is_local("0.0.0.0") and not server.is_local("192.168.1.5")
+    assert server.url_of("::1", 80) == "http://[::1]:80/"
+    assert server.network_address("192.168.1.5") == "192.168.1.5"
+    assert re.fullmatch(r"[0-9a-f.:]+", server.network_address("0.0.0.0"))
