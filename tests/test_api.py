@@ -334,7 +334,7 @@ def test_an_xss_name_stays_data(client):
 def test_coach_games_take_the_dice_and_undo(client, penta_advisor):
     game = new_game(client, players="Ana", dice="manual")
     assert game["coach"] and game["dice"] is None
-    assert "coach game" in post(client, game, "roll", {"keep": []}, 409)["error"]
+    assert "coach game" in post(client, game, "roll", {"keep": []}, 422)["error"]
     view = post(client, game, "roll", {"keep": [], "dice": [6, 6, 2, 3, 6]})["game"]
     assert view["dice"] == [2, 3, 6, 6, 6] and view["can_undo"]
     kept = post(client, game, "roll", {"keep": [6, 6, 6], "dice": [6, 6]})
@@ -342,7 +342,10 @@ def test_coach_games_take_the_dice_and_undo(client, penta_advisor):
     post(client, game, "undo")
     back = client.get(f"/api/games/{game['id']}").json()
     assert back["dice"] == [2, 3, 6, 6, 6] and back["rolls_left"] == 2 and back["history"] == 0
-    assert "give the faces of the 2 dice" in post(client, game, "roll", {"keep": [6, 6, 6], "dice": [1]}, 409)["error"]
+    assert (
+        "faces of the 2 dice rolled, not 1"
+        in post(client, game, "roll", {"keep": [6, 6, 6], "dice": [1]}, 422)["error"]
+    )
     post(client, game, "roll", {"keep": [6, 6, 6], "dice": [6, 6]})
     post(client, game, "score", {"box": "penta"})
     undone = post(client, game, "undo")["game"]
@@ -350,6 +353,105 @@ def test_coach_games_take_the_dice_and_undo(client, penta_advisor):
     post(client, game, "undo")
     post(client, game, "undo")
     assert "nothing to undo" in post(client, game, "undo", None, 409)["error"]
+
+
+def test_coach_rolls_with_the_wrong_number_of_dice_are_422(client):
+    """The dice given must be the dice rolled: none, too few or too many is a wrong value (422), not a move
+    the game's state refuses (409); a keep the dice do not hold stays 409."""
+    game = new_game(client, players="Ana", dice="manual")
+    for dice, got in ((None, "none"), ([1, 2, 3, 4], "4"), ([], "0")):
+        body = {"keep": []} if dice is None else {"dice": dice}
+        assert f"faces of the 5 dice rolled, not {got}" in post(client, game, "roll", body, 422)["error"]
+    post(client, game, "roll", {"dice": [1, 2, 3, 4, 5]})
+    for keep, dice in (([1, 2], [6, 6]), ([1, 2], [6, 6, 6, 6]), ([1], None)):
+        body = {"keep": keep} if dice is None else {"keep": keep, "dice": dice}
+        assert "dice rolled, not" in post(client, game, "roll", body, 422)["error"]
+    assert "cannot keep 6 6" in post(client, game, "roll", {"keep": [6, 6], "dice": [1, 1, 1]}, 409)["error"]
+    assert "keeping all the dice" in post(client, game, "roll", {"keep": [1, 2, 3, 4, 5], "dice": []}, 409)["error"]
+    post(client, game, "roll", {"keep": [1, 2], "dice": [1, 1, 1]})
+    post(client, game, "roll", {"keep": [1, 1, 1, 1], "dice": [1]})
+    assert "no rolls left" in post(client, game, "roll", {"keep": [1], "dice": [1, 1, 1, 1]}, 409)["error"]
+    assert client.get(f"/api/games/{game['id']}").json()["dice"] == [1] * 5
+
+
+def test_head_on_an_api_path_is_its_get_without_the_body(client):
+    r = client.head("/api/health")
+    assert r.status_code == 200 and r.content == b"" and r.headers["content-type"] == "application/json"
+    assert int(r.headers["content-length"]) == len(client.get("/api/health").content)
+    game = new_game(client, players="Ana")
+    assert client.head(f"/api/games/{game['id']}/save").status_code == 200
+    r = client.head("/api/games/nothing-here")
+    assert r.status_code == 404 and r.content == b""
+    r = client.head("/api/advise")
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    r = client.post("/api/health")
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD" and "error" in r.json()
+
+
+def test_a_body_that_does_not_arrive_in_time_is_408(advisors, monkeypatch):
+    """A client announcing more than it sends (or trickling it) gets 408, not a request held open for ever."""
+    import asyncio
+
+    from pentadice.web import bodies
+
+    monkeypatch.setattr(bodies, "BODY_SECONDS", 0.05)
+    app = create_app(advisors)
+
+    async def call(path):
+        sent = []
+        chunks = [{"type": "http.request", "body": b'{"dice": [1, 2', "more_body": True}]
+
+        async def receive():
+            if chunks:
+                return chunks.pop()
+            await asyncio.Event().wait()  # the rest never comes
+
+        async def send(message):
+            sent.append(message)
+
+        headers = [(b"host", b"testserver"), (b"content-length", b"100")]
+        scope = {"type": "http", "method": "POST", "path": path, "raw_path": path.encode(), "query_string": b""}
+        scope.update(headers=headers, http_version="1.1", scheme="http", server=("testserver", 80), root_path="")
+        await app(scope, receive, send)
+        body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        return sent[0]["status"], json.loads(body)
+
+    for path in ("/api/advise", "/api/advise/batch", "/api/games", "/api/review"):
+        status, out = asyncio.run(call(path))
+        assert status == 408 and "did not arrive" in out["error"], path
+
+
+def test_requests_from_another_sites_page_are_refused(client):
+    """A page elsewhere cannot make the browser create games (pushing a player's game out) or spend the
+    server's time: an Origin other than the server's, or Sec-Fetch-Site: cross-site, is 403 but for GET."""
+    body = {"players": "Ana"}
+    for headers in (
+        {"origin": "http://evil.example"},
+        {"origin": "http://testserver:8080"},
+        {"origin": "null"},
+        {"origin": "http://[::1"},
+        {"sec-fetch-site": "cross-site"},
+    ):
+        for path in ("/api/games", "/api/advise", "/api/advise/batch", "/api/review"):
+            r = client.post(path, json=body, headers=headers)
+            assert r.status_code == 403 and "another site" in r.json()["error"], (path, headers)
+            assert r.headers["cache-control"] == "no-store"
+    assert client.get("/api/health", headers={"origin": "http://evil.example"}).status_code == 200
+    for headers in (
+        {},
+        {"origin": "http://testserver"},
+        {"origin": "http://TestServer:80"},
+        {"sec-fetch-site": "same-origin"},
+    ):
+        assert client.post("/api/games", json=body, headers=headers).status_code == 201, headers
+
+
+def test_a_range_request_for_the_page_gets_the_whole_file(client):
+    """Ranges are not served (the files are small): one out of bounds cannot give a non-JSON 416."""
+    whole = client.get("/").content
+    for value in ("bytes=99999999999-", "bytes=0-10", "bytes=0-1,5-1000000000", "bytes=x"):
+        r = client.get("/", headers={"range": value})
+        assert r.status_code == 200 and r.content == whole, value
 
 
 def test_unknown_expired_and_dropped_games_are_404(advisors):

@@ -2,9 +2,10 @@
 
 A thin front end (see ``docs/architecture.md`` and ``docs/api.md``): each handler reads its body strictly
 (:mod:`pentadice.web.bodies`), makes engine types of it, calls the engine or the advisor, and answers JSON.
-Every refusal is ``{"error": ...}`` with a 4xx status: 400 a body that is not JSON, 404 an unknown game or
-path, 405 a wrong method, 409 a move the game's state refuses (the engine's :class:`GameError`), 413 a body
-too large, 422 a wrong field or value. Advisor work runs in worker threads (a game's requests one at a time,
+Every refusal is ``{"error": ...}`` with a 4xx status: 400 a body that is not JSON, 403 a request another
+site's page sent (but GET and HEAD), 404 an unknown game or path, 405 a wrong method, 408 a body that did not
+arrive in time, 409 a move the game's state refuses (the engine's :class:`GameError`), 413 a body too large,
+422 a wrong field or value. Advisor work runs in worker threads (a game's requests one at a time,
 under its lock), except a cached answer, which is sent at once. Nothing on disk is read or written because
 of a request, but the page's own files.
 """
@@ -16,6 +17,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -132,6 +134,8 @@ def create_app(
 
     errors = {
         400: {"model": schemas.ErrorOut, "description": "The body is not JSON."},
+        403: {"model": schemas.ErrorOut, "description": "Sent by another site's page (Origin, Sec-Fetch-Site)."},
+        408: {"model": schemas.ErrorOut, "description": "The body did not arrive in time."},
         413: {"model": schemas.ErrorOut, "description": "The body is too large."},
         422: {"model": schemas.ErrorOut, "description": "A wrong field or value."},
     }
@@ -278,9 +282,14 @@ def create_app(
                     raise ApiError(422, 'dice are given in coach games ("dice": "manual") only: this one rolls')
                 rolled = bodies.faces(rolled, "dice", game.rules.dice)
             person_to_act(game)
+            if game.dice is None and keep:
+                raise ApiError(409, "there are no dice to keep before the turn's first roll")
+            if game.coach and (game.dice is None or game.rolls_left > 0) and len(keep) < game.rules.dice:
+                rolling = game.rules.dice - len(keep)  # a wrong count is a wrong value (422), not the game's state
+                if rolled is None or len(rolled) != rolling:
+                    got = "none" if rolled is None else f"{len(rolled)}"
+                    raise ApiError(422, f"dice: a coach game takes the faces of the {rolling} dice rolled, not {got}")
             if game.dice is None:
-                if keep:
-                    raise ApiError(409, "there are no dice to keep before the turn's first roll")
                 return {"player": game.player.name, "computer": False, "rolled": list(game.start_turn(rolled))}
             return game.play(Keep(tuple(keep)), held.advisor, rolled=rolled).as_dict()
 
@@ -452,7 +461,7 @@ def create_app(
         return answer({"error": "internal error"}, 500)
 
     app.openapi = lambda: _openapi(app)
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(SecurityHeaders, routes=app.router.routes)
     files = StaticFiles(directory=static_dir, html=True) if static_dir is not None and static_dir.is_dir() else None
     app.mount("/", Pages(files, app.router.routes), name="page")
     return app
@@ -538,23 +547,70 @@ def _version() -> str:
 
 class SecurityHeaders:
     """Every answer says: scripts, styles and images from this server only, no framing, no sniffing of
-    content types, no referrer; API answers are not cached."""
+    content types, no referrer; API answers are not cached. Before the application: a request another site's
+    page makes the browser send (an ``Origin`` not this server's, or ``Sec-Fetch-Site: cross-site``) is
+    refused, but GET and HEAD (a page elsewhere could otherwise fill the games held and push a player's game
+    out); HEAD on an API path a GET route serves is that GET, without the body."""
 
-    def __init__(self, app) -> None:
+    def __init__(self, app, routes: list) -> None:
         self.app = app
+        self.routes = routes
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        extra = [*SECURITY_HEADERS, NO_STORE] if scope["path"].startswith("/api/") else SECURITY_HEADERS
+        api = scope["path"].startswith("/api/")
+        extra = [*SECURITY_HEADERS, NO_STORE] if api else SECURITY_HEADERS
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [*message.get("headers", ()), *extra]
             await send(message)
 
+        if scope["method"] not in ("GET", "HEAD") and _cross_site(scope):
+            refusal = answer({"error": "a request from another site's page is refused: the API serves this page"}, 403)
+            await refusal(scope, receive, send_with_headers)
+            return
+        if api and scope["method"] == "HEAD" and self._serves_get(scope):
+            scope = {**scope, "method": "GET"}
+            respond = send_with_headers
+
+            async def send_with_headers(message) -> None:  # the headers of the GET, no body
+                if message["type"] == "http.response.body":
+                    message = {**message, "body": b""}
+                await respond(message)
+
         await self.app(scope, receive, send_with_headers)
+
+    def _serves_get(self, scope) -> bool:
+        as_get = {**scope, "method": "GET"}
+        return any(isinstance(r, APIRoute) and r.matches(as_get)[0] is Match.FULL for r in self.routes)
+
+
+def _cross_site(scope) -> bool:
+    """Whether a browser says the request comes from another site's page: ``Sec-Fetch-Site: cross-site``, or
+    an ``Origin`` whose host and port are not the ``Host`` asked (``null`` included). Clients that are not
+    browsers send neither."""
+    headers = {k.lower(): v for k, v in scope.get("headers", ())}
+    if headers.get(b"sec-fetch-site") == b"cross-site":
+        return True
+    origin = headers.get(b"origin")
+    if origin is None:
+        return False
+    try:
+        parts = urlsplit(origin.decode("latin-1"))
+        port = parts.port
+    except ValueError:
+        return True
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    where = (parts.hostname or "", port or default)
+    host = headers.get(b"host", b"").decode("latin-1")
+    try:
+        asked = urlsplit(f"{parts.scheme}://{host}")
+        return not parts.hostname or where != (asked.hostname or "", asked.port or default)
+    except ValueError:
+        return True
 
 
 class Pages:
@@ -571,10 +627,12 @@ class Pages:
             allowed = set()
             for route in self.routes:
                 if isinstance(route, APIRoute) and route.matches(scope)[0] is Match.PARTIAL:
-                    allowed |= route.methods
+                    allowed |= route.methods | ({"HEAD"} if "GET" in route.methods else set())
             if allowed:
                 raise HTTPException(405, headers={"Allow": ", ".join(sorted(allowed))})
             raise HTTPException(404)
         if self.files is None:  # no page installed: the API alone
             raise HTTPException(404)
-        await self.files(scope, receive, send)
+        # Whole files only: the page's files are small, and a range refused would be answered in plain text.
+        headers = [(k, v) for k, v in scope.get("headers", ()) if k.lower() not in (b"range", b"if-range")]
+        await self.files({**scope, "headers": headers}, receive, send)

@@ -4,6 +4,7 @@ Every refusal is an :class:`ApiError` with its HTTP status and a message in word
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,6 +14,7 @@ KIB = 1024
 ADVISE_LIMIT = 64 * KIB  # one situation takes about a hundred bytes
 ACTION_LIMIT = 64 * KIB  # a move in a game
 LARGE_LIMIT = 1024 * KIB  # a batch of situations, or a game with its save
+BODY_SECONDS = 30.0  # a body must arrive whole within this time (a megabyte at 35 kB/s)
 
 
 class ApiError(Exception):
@@ -26,15 +28,21 @@ class ApiError(Exception):
 
 async def read(request, limit: int) -> bytes:
     """The body of ``request``, at most ``limit`` bytes: 413 as soon as it is known to be larger (its
-    Content-Length, or the bytes received so far), before the rest is read."""
+    Content-Length, or the bytes received so far), before the rest is read; 408 if it has not arrived
+    whole within :data:`BODY_SECONDS` (a client trickling a body, or announcing more than it sends, does not
+    hold a request open for ever)."""
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limit:
         raise too_large(limit)
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise too_large(limit)
+    try:
+        async with asyncio.timeout(BODY_SECONDS):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise too_large(limit)
+    except TimeoutError:
+        raise ApiError(408, f"the body did not arrive within {BODY_SECONDS:g} seconds") from None
     return bytes(body)
 
 
