@@ -10,6 +10,8 @@ import socket
 import threading
 from collections.abc import Callable
 
+LIMIT_CONCURRENCY = 1024  # connections and requests at once; far above a household's players and the load tests
+
 
 class BindError(Exception):
     """The server cannot listen where asked; ``usage``: the host given is at fault (not the machine)."""
@@ -96,6 +98,8 @@ def run(app, sock: socket.socket, on_started: Callable[[], None] | None = None) 
         log_level="warning",
         server_header=False,
         timeout_graceful_shutdown=5,
+        limit_concurrency=LIMIT_CONCURRENCY,  # beyond it a connection gets 503 at once, not a slow queue
+        timeout_keep_alive=5,  # an idle keep-alive connection is closed after 5 seconds
     )
     server = uvicorn.Server(config)
     gc.collect()
