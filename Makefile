@@ -30,10 +30,8 @@ $(DATA)/penta.json: $(INSTALLED) $(SOLVER_SOURCES)
 test: install  ## the whole test suite, slow tests included
 	$(BIN)/python -m pytest
 
-bench: install  ## solver benchmark (median of several runs, ratio to yatzy-solver)
-	$(BIN)/python benchmarks/bench_solve.py
-	$(BIN)/python benchmarks/bench_advise.py
-	$(BIN)/python benchmarks/bench_simulate.py
+bench: install  ## every figure of the README's speed table (fresh processes, empty caches for first runs, medians)
+	$(BIN)/python benchmarks/bench_all.py
 
 figures: install  ## run the notebooks; regenerates notebooks/figures/*.png (shown in the README)
 	$(BIN)/python notebooks/execute.py

@@ -454,8 +454,10 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
         target = atomic.target(out, stream_ok=True, replaces=sim.is_games_file) if out else None
     except atomic.TargetError as e:
         raise click.UsageError(str(e)) from None
-    advisor = _load_advisor(rules_name, data)
+    advisor = _load_advisor(rules_name, data, compiled=False)  # the simulator's own kernels play the games
     with interrupts.Held():
+        if sim.needs_compiling():  # a first run: say why nothing moves for a few seconds
+            click.echo("Compiling the simulator (first run only, a few seconds)...", err=True)
         sim.compile_seconds()
     seed = sim.fresh_seed() if seed is None else seed
     tally = sim.Tally(advisor.rules)

@@ -86,3 +86,15 @@ def jit(fn=None, **options):
 
 
 prange = numba.prange
+
+
+def cached(dispatcher) -> bool:
+    """Whether Numba's cache holds compiled code of ``dispatcher`` (its index lists an entry): False on a first
+    run, when compiling takes seconds and a command should say so. True where this cannot be told (caching off,
+    Numba's private cache layout changed): no message is better than a wrong one."""
+    try:
+        return bool(dispatcher._cache._cache_file._load_index())
+    except AttributeError:
+        return True
+    except Exception:  # an unreadable index: Numba compiles again, and so it is not in the cache
+        return False

@@ -15,7 +15,9 @@ the last roll back to the first:
    the multisets with one die fewer. For a hand, that is its value with one more roll left.
 
 Functions here may call only each other and the rules module's compilable functions, by their bare names:
-the compiler rebinds those names to the compiled versions.
+the compiler rebinds those names to the compiled versions. Each compiled function costs compile time on a
+first run (Numba optimises a function again with every function it calls), so the call tree is kept
+shallow: a turn calls the four steps directly, and small helpers are written out where they are used.
 """
 
 from __future__ import annotations
@@ -42,15 +44,6 @@ ROW_LOWER = 36
 ROW_PENTA = 42
 FIXED_POINT_TOLERANCE = 1e-12  # Kiriki's self-returning states: stop when a turn moves no value more
 MAX_FIXED_POINT_STEPS = 100
-
-
-def successor_row(box: int, points: int) -> int:
-    """Row of :func:`successor_rows` that holds the next state after ``points`` go into ``box``."""
-    if box < 6:
-        return box * 6 + points // (box + 1)
-    if box < PENTA:
-        return ROW_LOWER + box - 6
-    return ROW_PENTA + (1 if points > 0 else 0)
 
 
 def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows):
@@ -87,14 +80,6 @@ def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows):
                     dst[u] = src[s0 + u]
 
 
-def raise_to(best, row, add):
-    """``best = max(best, row + add)``, lane by lane."""
-    for u in range(W):
-        x = row[u] + add
-        if x > best[u]:
-            best[u] = x
-
-
 def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, points):
     """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box.
 
@@ -112,8 +97,21 @@ def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, poin
         for u in range(W):
             best[u] = -np.inf
         for b in range(N_BOXES):
-            if points[b] >= 0:
-                raise_to(best, rows[successor_row(b, points[b])], float(points[b] + bonus))
+            pts = points[b]
+            if pts < 0:
+                continue
+            # The successor row of the box (see successor_rows), then best = max(best, row + points) lane by lane.
+            if b < 6:
+                row = rows[b * 6 + pts // (b + 1)]
+            elif b < PENTA:
+                row = rows[ROW_LOWER + b - 6]
+            else:
+                row = rows[ROW_PENTA + (1 if pts > 0 else 0)]
+            add = float(pts + bonus)
+            for u in range(W):
+                x = row[u] + add
+                if x > best[u]:
+                    best[u] = x
 
 
 def keep_values(add, n_hands, K):
@@ -157,83 +155,95 @@ def best_subkeeps(subs, n_hands, K, B):
             out[u] = b4[u] if b4[u] > m else m
 
 
-def last_roll_values(V, p, n_dice, counts, scores, open_mask, penta_scored, s0, K, rows, points):
-    """``K[h]`` for every hand: its value after the last roll, per lane (subtotal ``s0 + lane``)."""
-    successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows)
-    hand_values(p, counts, scores, open_mask, penta_scored, rows, K, points)
-
-
-def add_roll(add, subs, n_hands, K, B):
-    """One roll earlier: ``K`` held hand values with r rolls left; now the keeps hold their value when
-    rerolled (r rolls after it) and the hands their value with r + 1 rolls left."""
-    keep_values(add, n_hands, K)
-    best_subkeeps(subs, n_hands, K, B)
-
-
 def repeats(p, open_mask, penta_scored):
     """Whether a turn in this state can lead back to it (Kiriki: five of a kind added to the Penta box)."""
     return p[P_PENTA_REPEAT] == 1 and penta_scored == 1 and penta_filled(p, open_mask) and open_mask != 0
 
 
-def turn_value(V, p, n_dice, counts, scores, add, subs, weight, open_mask, penta_scored, K, B, rows, points):
-    """Value at the start of a turn in state (``open_mask``, ``penta_scored``), per lane, written into ``V``.
+def aligned_rows(n_rows):
+    """An uninitialised ``(n_rows, W)`` float64 array starting on a 64-byte boundary (a cache line), so that no
+    512-bit load of a row straddles two lines."""
+    buf = np.empty(n_rows * W + 8)
+    skip = ((64 - buf.ctypes.data % 64) % 64) // 8
+    return buf[skip : skip + n_rows * W].reshape((n_rows, W))
+
+
+def solve_states(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags, lo, hi):
+    """The value at the start of a turn of each state ``(masks[i], penta_scored_flags[i])``, ``lo <= i < hi``,
+    per lane, written into ``V``: independent states of one layer, whose values depend only on earlier layers.
+
+    One turn's value: the hands' values after the last roll, then one roll earlier (keep values, best
+    sub-keeps) for each further roll, then the hands weighted by their odds.
 
     A state that can lead back to itself has the value that solves V = T(V), where T is one turn with V as
     the value of coming back. T is increasing, convex and piecewise linear, with slope below 1 (the chance of
     coming back), so secant steps on T(x) - x, from below, reach the fixed point in a few turns; they stop
     once a turn changes no lane by more than ``FIXED_POINT_TOLERANCE``. They start from the value of the same
     boxes with the Penta box at 0, a lower bound that the solver computes first.
+
+    (One function rather than a turn function called per state: each level of compiled calls costs compile
+    time on a first run.)
     """
-    out = V[penta_scored, open_mask]
-    if not repeats(p, open_mask, penta_scored):
-        one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, penta_scored, K, B, rows, points)
-        return
+    K = aligned_rows(counts.shape[0])
+    B = aligned_rows(counts.shape[0])
+    rows = aligned_rows(N_ROWS)
+    points = np.empty(N_BOXES, dtype=np.int64)
     xa = np.empty(W)
     ya = np.empty(W)
     xb = np.empty(W)
-    start = V[0, open_mask]
-    for u in range(W):
-        xa[u] = start[u]
-        out[u] = start[u]
-    one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, penta_scored, K, B, rows, points)
-    for u in range(W):
-        ya[u] = out[u]
-        xb[u] = out[u]
-    for _ in range(MAX_FIXED_POINT_STEPS):
-        one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, penta_scored, K, B, rows, points)
-        change = 0.0
-        for u in range(W):
-            change = max(change, abs(out[u] - xb[u]))
-        if change <= FIXED_POINT_TOLERANCE:
-            return
-        for u in range(W):
-            fa = ya[u] - xa[u]
-            fb = out[u] - xb[u]
-            nxt = out[u] if fb == fa else xb[u] - fb * (xb[u] - xa[u]) / (fb - fa)
-            xa[u] = xb[u]
-            ya[u] = out[u]
-            xb[u] = nxt
-            out[u] = nxt
-
-
-def one_turn(V, p, n_dice, counts, scores, add, subs, weight, open_mask, penta_scored, K, B, rows, points):
-    """One turn's value from state (``open_mask``, ``penta_scored``), per lane, written into ``V``."""
     n_hands = weight.shape[0]
-    last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, penta_scored, 0, K, rows, points)
-    for _ in range(p[P_ROLLS] - 1):
-        add_roll(add, subs, n_hands, K, B)
-    acc = B[0]
-    for u in range(W):
-        acc[u] = 0.0
-    for h in range(n_hands):
-        w = float(weight[h])
-        row = K[h]
-        for u in range(W):
-            acc[u] += w * row[u]
     total = float(6**n_dice)
-    out = V[penta_scored, open_mask]
-    for u in range(W):
-        out[u] = acc[u] / total
+    for i in range(lo, hi):
+        open_mask = masks[i]
+        penta_scored = penta_scored_flags[i]
+        out = V[penta_scored, open_mask]
+        repeating = repeats(p, open_mask, penta_scored)
+        if repeating:
+            start = V[0, open_mask]
+            for u in range(W):
+                xa[u] = start[u]
+                out[u] = start[u]
+        step = 0
+        while True:
+            # One turn, with ``out`` as the value of coming back (Kiriki).
+            successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows)
+            hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points)
+            for _ in range(p[P_ROLLS] - 1):  # one roll earlier: keeps worth their reroll, hands one more roll
+                keep_values(add, n_hands, K)
+                best_subkeeps(subs, n_hands, K, B)
+            acc = B[0]
+            for u in range(W):
+                acc[u] = 0.0
+            for h in range(n_hands):
+                w = float(weight[h])
+                row = K[h]
+                for u in range(W):
+                    acc[u] += w * row[u]
+            for u in range(W):
+                out[u] = acc[u] / total
+            if not repeating:
+                break
+            if step == 0:
+                for u in range(W):
+                    ya[u] = out[u]
+                    xb[u] = out[u]
+            else:
+                change = 0.0
+                for u in range(W):
+                    change = max(change, abs(out[u] - xb[u]))
+                if change <= FIXED_POINT_TOLERANCE:
+                    break
+                for u in range(W):
+                    fa = ya[u] - xa[u]
+                    fb = out[u] - xb[u]
+                    nxt = out[u] if fb == fa else xb[u] - fb * (xb[u] - xa[u]) / (fb - fa)
+                    xa[u] = xb[u]
+                    ya[u] = out[u]
+                    xb[u] = nxt
+                    out[u] = nxt
+            step += 1
+            if step > MAX_FIXED_POINT_STEPS:
+                break
 
 
 def score_values(V, p, counts, open_mask, penta_scored, sub, points, out):
@@ -278,7 +288,9 @@ def situation_values(
     ``K[k, 0]`` is the value still to come of keeping multiset ``k`` and rerolling the rest. Returns the
     Penta bonus of scoring the dice now."""
     if rerolls > 0:
-        last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, penta_scored, sub, K, rows, points)
+        successor_rows(V, p, n_dice, open_mask, penta_scored, sub, rows)
+        hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points)
         for _ in range(rerolls):
-            add_roll(add, subs, n_hands, K, B)
+            keep_values(add, n_hands, K)
+            best_subkeeps(subs, n_hands, K, B)
     return score_values(V, p, counts[hand], open_mask, penta_scored, sub, points, box_out)

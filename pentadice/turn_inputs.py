@@ -41,12 +41,12 @@ class TurnInputs:
 
     def games(self) -> tuple:
         """``(p, n_dice, counts, scores, size, add, subs, subkeeps)``: the arguments of the simulator's
-        ``play_games`` between the value table and the dice."""
+        ``play_turn`` between the value table and the run's key."""
         t = self.tables
         return self.p, self.n_dice, t.counts, self.scores, t.size, t.add, t.subs, t.subkeeps
 
     def layer(self) -> tuple:
-        """``(p, n_dice, counts, scores, add, subs, weight)``: the arguments of the solver's ``solve_layer``
+        """``(p, n_dice, counts, scores, add, subs, weight)``: the arguments of the solver's ``solve_states``
         between the value table and the states."""
         t = self.tables
         return self.p, self.n_dice, t.counts, self.scores, t.add, t.subs, t.weight

@@ -63,15 +63,10 @@ def replay(advisor, rolls):
 
 @pytest.mark.parametrize("games", [3, 60])  # 60: the first turns are played in step, sharing states
 def test_simulated_games_make_the_advisors_moves(penta_advisor, games):
-    rng = np.random.default_rng(99)
-    rolls = rng.integers(1, 7, size=(games, 13, 3, 5), dtype=np.int8)
-    scores = np.empty((games, rules.N_BOXES), dtype=np.int16)
-    bonus = np.empty(games, dtype=np.int64)
-    from pentadice.simulator import games as kernel
-
-    kernel.play_games(np.asarray(penta_advisor.table.values), *penta_advisor.inputs.games(), rolls, scores, bonus, 2)
+    (scores, bonus), *more = sim.play_chunks(penta_advisor.table, games, seed=99)
+    assert not more
     for g in range(games):
-        player = replay(penta_advisor, rolls[g])
+        player = replay(penta_advisor, sim.game_dice(99, g, 13))
         assert {b: int(scores[g, rules.BOX_INDEX[b]]) for b in rules.BOX_IDS} == player.boxes
         assert bonus[g] == player.penta_bonus
 

@@ -20,6 +20,7 @@ from pentadice.situation import Situation
 FIELDS = {"dice", "rolls_left", "sheet"}
 MAX_LINE = 64 * 1024  # bytes: a situation takes about a hundred
 CHUNK = 4096  # lines evaluated together: big enough for the parallel kernel, small enough to answer at once
+FIRST_CHUNK = 64  # the first chunk, doubled chunk after chunk up to CHUNK
 
 
 class BatchLineError(ValueError):
@@ -142,19 +143,22 @@ def answers(
     advisor, lines: Iterable[str | bytes | None], top: int | None = None, flush: Callable[[], None] | None = None
 ) -> Iterator[tuple[dict, str | None]]:
     """``(answer, error)`` for each line in order: the advice as ``--json`` data (without ``why``), or
-    ``{"line": N, "error": ..}`` with the error's text. Lines are answered :data:`CHUNK` at a time, or as many
+    ``{"line": N, "error": ..}`` with the error's text. Lines are answered :data:`CHUNK` at a time (the first
+    chunks smaller, from :data:`FIRST_CHUNK` lines, so that the first answers come at once), or as many
     as have come when ``lines`` has no more ready (its ``pending()``), then ``flush`` is called: answers start
     at once and memory does not grow with the input."""
     rs = advisor.rules
     pending = getattr(lines, "pending", lambda: True)
     number = 0
+    size = FIRST_CHUNK  # grows to CHUNK: the first answers come at once even when a whole file is waiting
     chunk: list[str | bytes | None] = []
     for line in lines:
         chunk.append(line)
-        if len(chunk) == CHUNK or not pending():
+        if len(chunk) == size or not pending():
             yield from _answer_chunk(advisor, rs, chunk, number, top)
             number += len(chunk)
             chunk = []
+            size = min(2 * size, CHUNK)
             if flush is not None:
                 flush()
     if chunk:

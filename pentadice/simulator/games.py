@@ -1,10 +1,20 @@
 """Whole games played by compiled code, for the simulator: the optimal strategy, or any strategy that a value
 table stands for (the greedy one is a table of zeros: each turn then maximises its own points).
 
-The dice come from NumPy's generator, drawn before the games are played, so that a seed gives the same games
-whatever the number of threads. The games are played in step, turn by turn: the games whose sheets have the
-same open boxes (and Penta flag) share one computation of the turn's values for all 64 upper subtotals (the
-solver's wide kernels), and each game reads the lane of its own subtotal.
+The dice come from a counter-based generator: die ``i`` of roll ``r`` of turn ``t`` of game ``g`` is a hash of
+the run's key and of ``(g, t, r, i)`` (SplitMix64's mixing function; a draw that would favour a face is drawn
+again), so that a game's dice depend on its seed and its number only: the same games whatever the chunk of
+games it is played in and whatever the number of threads, drawn as they are needed (no dice held in memory).
+:func:`pentadice.simulator.simulate.game_dice` computes the same dice in NumPy, to replay a game.
+
+The games are played in step, turn by turn: the games whose sheets have the same open boxes (and Penta flag)
+share one computation of the turn's values for all 64 upper subtotals (the solver's wide kernels, the same
+compiled code), and each game reads the lane of its own subtotal. No kernel is ``parallel=True`` (its
+compilation costs seconds): the simulator plays each turn of a chunk in Python threads, each thread a share
+of the turn's groups (:func:`play_turn`).
+Everything the games call is the solver's compiled code or in this file: a first ``simulate`` after a
+``solve`` compiles only :func:`group_games` and :func:`play_turn`, and the greedy strategy or another rule
+set nothing more.
 """
 
 from __future__ import annotations
@@ -12,13 +22,15 @@ from __future__ import annotations
 import numpy as np
 
 from pentadice import rules, turn
-from pentadice.compiled import jit, prange
-from pentadice.solver.kernels import LANES, aligned_rows, drop_stale_cache, narrow, wide
+from pentadice.compiled import jit
+from pentadice.solver.kernels import LANES, drop_stale_cache, wide
 
-wide_last_roll_values = wide.last_roll_values
-wide_add_roll = wide.add_roll
+wide_successor_rows = wide.successor_rows
+wide_hand_values = wide.hand_values
 wide_keep_values = wide.keep_values
-score_values = narrow.score_values
+wide_best_subkeeps = wide.best_subkeeps
+aligned_rows = wide.aligned_rows
+wide_score_options = wide.score_options  # the same code whatever the lanes: the solver's compiled copy
 
 P_ROLLS = rules.P_ROLLS
 P_BOXES = rules.P_BOXES
@@ -26,136 +38,162 @@ P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
 N_BOXES = rules.N_BOXES
 PENTA = rules.PENTA
 N_ROWS = turn.N_ROWS
+ROW_LOWER = turn.ROW_LOWER
+ROW_PENTA = turn.ROW_PENTA
+N_KEYS = 2 << N_BOXES  # (open_mask, penta_scored) as open_mask * 2 + penta_scored
+SHARED_GROUP = 2048  # games of one state from which the threads share the group (each computes its values)
+
+# The dice generator: counter (g * GAME_STRIDE + (t * 4 + r) * 8 + i) spread by GOLDEN, mixed by SplitMix64.
+MAX_TURNS = 64  # a game needing more turns (Kiriki's extra turns: odds far below 1e-40) is reported as an error
+GAME_STRIDE = np.uint64(MAX_TURNS * 4 * 8)
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+MIX2 = np.uint64(0x94D049BB133111EB)
+FAIR_LIMIT = np.uint64(2**64 - 2**64 % 6)  # draws at or above it would favour faces 1 to 4: drawn again
+SIX = np.uint64(6)
 
 
 @jit
-def turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, K, B, rows, points, L):
-    """What a turn's decisions need in one state, for every subtotal lane: ``L[0, h, u]`` the value of hand
-    ``h`` after the last roll, and for ``r >= 1`` ``L[r, k, u]`` the value of keeping multiset ``k`` (not a
-    whole hand) with ``r`` rerolls left."""
+def die(key, game, t, roll, i):
+    """Face (1-6) of die ``i`` of roll ``roll`` of turn ``t`` of game ``game`` in the run of ``key``: SplitMix64's
+    mixing function of the counter, mixed again while the draw would favour a face."""
+    z = key + (np.uint64(game) * GAME_STRIDE + np.uint64((t * 4 + roll) * 8 + i)) * GOLDEN
+    while True:
+        z = (z ^ (z >> np.uint64(30))) * MIX1
+        z = (z ^ (z >> np.uint64(27))) * MIX2
+        z = z ^ (z >> np.uint64(31))
+        if z < FAIR_LIMIT:
+            return np.int64(z % SIX) + 1
+        z = z + GOLDEN
+
+
+@jit
+def group_games(masks, penta_scored_flags, order, starts):
+    """Group the games by state (a counting sort on ``masks * 2 + penta_scored_flags``): the games of key ``k``
+    are ``order[starts[k - 1]:starts[k]]``, the finished ones (keys 0 and 1) first. Returns how many games
+    are still playing."""
+    n_games = masks.shape[0]
+    for k in range(starts.shape[0]):
+        starts[k] = 0
+    for g in range(n_games):
+        starts[masks[g] * 2 + penta_scored_flags[g] + 1] += 1
+    for k in range(N_KEYS):
+        starts[k + 1] += starts[k]
+    for g in range(n_games):
+        k = masks[g] * 2 + penta_scored_flags[g]
+        order[starts[k]] = g
+        starts[k] += 1
+    return n_games - starts[1]
+
+
+@jit(nogil=True)
+def play_turn(
+    V, p, n_dice, counts, scores, size, add, subs, subkeeps, key, first, t,
+    masks, penta_scored_flags, subtotals, order, starts, part, parts, scores_out, bonus_out,
+):  # fmt: skip
+    """Play turn ``t`` of the games grouped by :func:`group_games` (game ``g`` is number ``first + g`` of the run
+    of ``key``): the groups numbered ``part``, ``part + parts``, ... of the turn (each thread its own share of
+    the groups, every group's turn values computed once), and a share of the games of each group of at least
+    :data:`SHARED_GROUP` games (its values computed by every thread). Releases the GIL (compiled with nogil).
+
+    For a group, ``L[0, h, u]`` is the value of hand ``h`` after the last roll and ``L[r, k, u]`` (``r >= 1``)
+    that of keeping multiset ``k`` with ``r`` rerolls left, for every subtotal lane ``u``; each game then keeps
+    what the values of its lane say is best, and fills the best box: its points plus the successor row's value
+    (the solver's sums, so the same bits as the advisor's values). Box scores go into ``scores_out[g]`` and
+    Penta bonus points are added to ``bonus_out[g]``. One function, not one per step: each level of compiled
+    calls costs compile time on a first run.
+    """
     n_hands = scores.shape[0]
     n_keeps = counts.shape[0]
     n_rolls = p[P_ROLLS]
-    wide_last_roll_values(V, p, n_dice, counts[:n_hands], scores, open_mask, penta_scored, 0, K, rows, points)
-    L[0, :n_hands] = K[:n_hands]
-    for r in range(1, n_rolls):
-        if r < n_rolls - 1:
-            wide_add_roll(add, subs, n_hands, K, B)
-        else:  # the first roll's decision needs keep values only, not the hands' best keeps
+    cap = p[P_UPPER_THRESHOLD]
+    K = aligned_rows(n_keeps)
+    B = aligned_rows(n_keeps)
+    L = np.empty((n_rolls, n_keeps, LANES))
+    rows = aligned_rows(N_ROWS)
+    points = np.empty(N_BOXES, dtype=np.int64)
+    lo = starts[1]
+    group = -1
+    for k in range(2, N_KEYS):
+        hi = starts[k]
+        if hi == lo:
+            continue
+        if hi - lo >= SHARED_GROUP:  # a big group: every thread computes its values, and plays a share of it
+            first_game = lo + (hi - lo) * part // parts
+            last_game = lo + (hi - lo) * (part + 1) // parts
+        else:  # small groups go to the threads in turn
+            group += 1
+            first_game, last_game = lo, hi
+            if group % parts != part:
+                lo = hi
+                continue
+        open_mask, penta_scored = k >> 1, k & 1
+        # The group's turn values, every lane (the solver's code).
+        wide_successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows)
+        wide_hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points)
+        for h in range(n_hands):  # written out: slice assignment compiles Numba's shape-error message
+            for u in range(LANES):
+                L[0, h, u] = K[h, u]
+        for r in range(1, n_rolls):
             wide_keep_values(add, n_hands, K)
-        L[r, n_hands:n_keeps] = K[n_hands:n_keeps]
+            if r < n_rolls - 1:  # the first roll's decision needs keep values only, not the hands' best keeps
+                wide_best_subkeeps(subs, n_hands, K, B)
+            for j in range(n_hands, n_keeps):
+                for u in range(LANES):
+                    L[r, j, u] = K[j, u]
+        for i in range(first_game, last_game):
+            g = order[i]
+            game = first + g
+            sub = subtotals[g]
+            hand = n_keeps - 1  # the empty keep, then the first roll's dice added one by one
+            for d in range(n_dice):
+                hand = add[hand, die(key, game, t, 0, d) - 1]
+            for r in range(n_rolls - 1, 0, -1):  # r rerolls left: score now, or keep the best sub-keep
+                best = L[0, hand, sub]
+                choice = -1
+                for j in range(subkeeps.shape[1]):
+                    kept = subkeeps[hand, j]
+                    if kept < 0:
+                        break
+                    if L[r, kept, sub] > best:
+                        best = L[r, kept, sub]
+                        choice = kept
+                if choice < 0:
+                    break
+                hand = choice
+                for d in range(n_dice - size[choice]):
+                    hand = add[hand, die(key, game, t, n_rolls - r, d) - 1]
+            # The best box: its points plus the next state's value (upper bonus included) from the group's
+            # successor rows, the same sums as the advisor's score values.
+            bonus = wide_score_options(p, counts[hand], open_mask, penta_scored, points)
+            box = -1
+            best = 0.0
+            for b in range(N_BOXES):
+                pts = points[b]
+                if pts < 0:
+                    continue
+                if b < 6:
+                    row = b * 6 + pts // (b + 1)
+                elif b < PENTA:
+                    row = ROW_LOWER + b - 6
+                else:
+                    row = ROW_PENTA + (1 if pts > 0 else 0)
+                value = rows[row, sub] + float(pts + bonus)
+                if box < 0 or value > best:
+                    box = b
+                    best = value
+            pts = points[box]
+            bonus_out[g] += bonus
+            if box == PENTA:
+                penta_scored_flags[g] = 1 if pts > 0 else 0
+            if (open_mask >> box) & 1 == 1:
+                scores_out[g, box] = pts
+            else:  # Kiriki: five of a kind added to the Penta box, filling nothing
+                scores_out[g, box] += pts
+            if box < 6:
+                subtotals[g] = min(sub + pts, cap)
+            masks[g] = open_mask & ~(1 << box)
+        lo = hi
 
 
-@jit
-def play_turn(V, p, n_dice, counts, size, add, subkeeps, L, dice, open_mask, penta_scored, sub, points, box_values):
-    """Play one turn with the rolls ``dice[roll, i]`` and the turn values ``L`` (lane ``sub``): keep what the
-    values say is best, then fill the best box. Returns ``(box, points, penta_bonus)``."""
-    n_keeps = counts.shape[0]
-    n_rolls = p[P_ROLLS]
-    hand = n_keeps - 1  # the empty keep, then the first roll's dice added one by one
-    for i in range(n_dice):
-        hand = add[hand, dice[0, i] - 1]
-    for r in range(n_rolls - 1, 0, -1):  # r rerolls left: score now, or keep the best sub-keep
-        best = L[0, hand, sub]
-        choice = -1
-        for j in range(subkeeps.shape[1]):
-            k = subkeeps[hand, j]
-            if k < 0:
-                break
-            if L[r, k, sub] > best:
-                best = L[r, k, sub]
-                choice = k
-        if choice < 0:
-            break
-        roll = n_rolls - r
-        hand = choice
-        for i in range(n_dice - size[choice]):
-            hand = add[hand, dice[roll, i] - 1]
-    bonus = score_values(V, p, counts[hand], open_mask, penta_scored, sub, points, box_values)
-    box = -1
-    for b in range(N_BOXES):
-        if points[b] >= 0 and (box < 0 or box_values[b] > box_values[box]):
-            box = b
-    return box, points[box], bonus
-
-
-@jit
-def record(p, scores_out, open_mask, sub, box, pts):
-    """Write a penta_scored box into a game's sheet; returns the game's new ``(open_mask, sub)``."""
-    if (open_mask >> box) & 1 == 1:
-        scores_out[box] = pts
-    else:  # Kiriki: five of a kind added to the Penta box, filling nothing
-        scores_out[box] += pts
-    if box < 6:
-        sub = min(sub + pts, p[P_UPPER_THRESHOLD])
-    return open_mask & ~(1 << box), sub
-
-
-@jit(parallel=True)
-def play_games(V, p, n_dice, counts, scores, size, add, subs, subkeeps, dice, scores_out, bonus_out, n_blocks):
-    """Play ``dice.shape[0]`` solitaire games; ``dice[g, t, roll, i]`` are the faces game ``g`` rolls.
-
-    Writes each game's box scores (``scores_out[g, b]``, -1 for a box the game lacks) and Penta bonus points
-    (-1 for a game that needed more turns than ``dice`` holds: Kiriki's extra turns). The groups of each turn
-    are shared out in ``n_blocks`` blocks (one per thread), each with its own scratch.
-    """
-    n_games = dice.shape[0]
-    n_keeps = counts.shape[0]
-    n_rolls = p[P_ROLLS]
-    masks = np.full(n_games, p[P_BOXES], dtype=np.int64)
-    penta_scored_flags = np.zeros(n_games, dtype=np.int64)
-    subtotals = np.zeros(n_games, dtype=np.int64)
-    scores_out[:] = -1
-    bonus_out[:] = 0
-    if n_games == 0:
-        return
-    for t in range(dice.shape[1]):
-        keys = masks * 2 + penta_scored_flags
-        order = np.argsort(keys, kind="mergesort")
-        starts = np.flatnonzero(np.diff(keys[order])) + 1
-        bounds = np.concatenate((np.zeros(1, dtype=np.int64), starts, np.full(1, n_games, dtype=np.int64)))
-        n_groups = bounds.shape[0] - 1
-        for blk in prange(n_blocks):  # each block of groups with its own scratch
-            K = aligned_rows(n_keeps)
-            B = aligned_rows(n_keeps)
-            L = np.empty((n_rolls, n_keeps, LANES))
-            rows = aligned_rows(N_ROWS)
-            points = np.empty(N_BOXES, dtype=np.int64)
-            box_values = np.empty(N_BOXES)
-            for grp in range(blk * n_groups // n_blocks, (blk + 1) * n_groups // n_blocks):
-                first = order[bounds[grp]]
-                open_mask, penta_scored = masks[first], penta_scored_flags[first]
-                if open_mask == 0:
-                    continue  # these games are over
-                turn_layers(V, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, K, B, rows, points, L)
-                for i in range(bounds[grp], bounds[grp + 1]):
-                    g = order[i]
-                    sub = subtotals[g]
-                    box, pts, bonus = play_turn(
-                        V,
-                        p,
-                        n_dice,
-                        counts,
-                        size,
-                        add,
-                        subkeeps,
-                        L,
-                        dice[g, t],
-                        open_mask,
-                        penta_scored,
-                        sub,
-                        points,
-                        box_values,
-                    )
-                    bonus_out[g] += bonus
-                    if box == PENTA:
-                        penta_scored_flags[g] = 1 if pts > 0 else 0
-                    masks[g], subtotals[g] = record(p, scores_out[g], open_mask, sub, box, pts)
-        if masks.max() == 0:
-            break
-    for g in range(n_games):
-        if masks[g] != 0:
-            bonus_out[g] = -1
-
-
-drop_stale_cache([turn_layers, play_turn, record, play_games])
+drop_stale_cache([die, group_games, play_turn])

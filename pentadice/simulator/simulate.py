@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,8 +18,7 @@ from pentadice import rules, table
 from pentadice.turn_inputs import turn_inputs
 
 STRATEGIES = ("optimal", "greedy")
-CHUNK = 100_000
-EXTRA_TURNS = 20  # dice drawn for Kiriki's extra turns; a game needing more (odds below 1e-25) is an error
+CHUNK = 400_000  # games played together: the more, the more games share each state's turn values
 
 
 @dataclass
@@ -64,31 +64,82 @@ def fresh_seed() -> int:
     return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
+def seed_key(seed: int) -> np.uint64:
+    """The 64-bit key of the dice generator for a seed (any whole number: NumPy's SeedSequence hashes it)."""
+    return np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
+
+
+def game_dice(seed: int, game: int, turns: int, rolls: int = 3, dice: int = 5) -> np.ndarray:
+    """The dice of game number ``game`` of a run of ``seed``: ``out[t, r, i]`` is die ``i`` of roll ``r`` of turn
+    ``t`` (a reroll of k dice uses ``out[t, r, :k]``), as the compiled games draw them (NumPy, to replay one)."""
+    from pentadice.simulator import games as kernel
+
+    t, r, i = np.meshgrid(np.arange(turns), np.arange(rolls), np.arange(dice), indexing="ij")
+    counter = np.uint64(game) * kernel.GAME_STRIDE + ((t * 4 + r) * 8 + i).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        x = _mix64(seed_key(seed) + counter * kernel.GOLDEN)
+        while (unfair := x >= kernel.FAIR_LIMIT).any():
+            x = np.where(unfair, _mix64(x + kernel.GOLDEN), x)
+    return (x % np.uint64(6)).astype(np.int8) + 1
+
+
+def _mix64(z: np.ndarray) -> np.ndarray:
+    from pentadice.simulator import games as kernel
+
+    z = (z ^ (z >> np.uint64(30))) * kernel.MIX1
+    z = (z ^ (z >> np.uint64(27))) * kernel.MIX2
+    return z ^ (z >> np.uint64(31))
+
+
 def play_chunks(
     tbl: table.Table, games: int, seed: int, strategy: str = "optimal", chunk: int | None = None
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """``(scores, penta_bonus)`` of each run of at most ``chunk`` games, in order: memory bounded by the chunk,
-    whatever the number of games. The dice of chunk after chunk come from one generator (NumPy draws small
-    integers in words of several, so the games of a seed belong to its chunk size too: keep :data:`CHUNK`)."""
+    """``(scores, penta_bonus)`` of each run of at most ``chunk`` games (default :data:`CHUNK`), in order: memory
+    bounded by the chunk, whatever the number of games. A game's dice depend on the seed and its number only,
+    so the games are the same whatever the chunk size and the threads. Each turn of a chunk is played by the
+    threads at once, each a share of the turn's groups of games (the compiled games release the GIL)."""
     from pentadice.simulator import games as kernel
 
     if games < 1:
         raise ValueError(f"the number of games must be at least 1, not {games}")
     chunk = chunk or CHUNK
     rs = tbl.rules
-    V = strategy_values(strategy, tbl)
-    rng = np.random.default_rng(seed)
-    max_turns = len(rs.boxes) + (EXTRA_TURNS if rs.penta_repeat else 0)
-    shape = (max_turns, rs.rolls, rs.dice)
-    for lo in range(0, games, chunk):
-        n = min(games, lo + chunk) - lo
-        rolls = rng.integers(1, 7, size=(n, *shape), dtype=np.int8)
-        scores = np.empty((n, rules.N_BOXES), dtype=np.int16)
-        bonus = np.empty(n, dtype=np.int64)
-        kernel.play_games(V, *turn_inputs(rs).games(), rolls, scores, bonus, threads())
-        if (bonus < 0).any():
-            raise RuntimeError(f"a game needed more than {max_turns} turns; raise EXTRA_TURNS")
-        yield scores, bonus
+    # A writable C array, as the solver's: the 64-lane turn code is then the solver's compiled code, not a second
+    # compilation for a read-only table.
+    V = np.ascontiguousarray(strategy_values(strategy, tbl), dtype=np.float64).copy()
+    args = turn_inputs(rs).games()
+    key = seed_key(seed)
+    parts = threads()
+    pool = ThreadPoolExecutor(parts) if parts > 1 else None
+    try:
+        for lo in range(0, games, chunk):
+            n = min(games, lo + chunk) - lo
+            scores = np.full((n, rules.N_BOXES), -1, dtype=np.int16)
+            bonus = np.zeros(n, dtype=np.int64)
+            masks = np.full(n, rs.box_mask, dtype=np.int64)
+            penta_scored = np.zeros(n, dtype=np.int64)
+            subtotals = np.zeros(n, dtype=np.int64)
+            order = np.empty(n, dtype=np.int64)
+            starts = np.empty(kernel.N_KEYS + 1, dtype=np.int64)
+            state = (masks, penta_scored, subtotals, order, starts)
+            for t in range(kernel.MAX_TURNS):
+                if kernel.group_games(masks, penta_scored, order, starts) == 0:
+                    break
+                if pool is None:
+                    kernel.play_turn(V, *args, key, lo, t, *state, 0, 1, scores, bonus)
+                else:  # each thread a share of the turn's groups; the next turn waits for them all
+                    shares = [
+                        pool.submit(kernel.play_turn, V, *args, key, lo, t, *state, part, parts, scores, bonus)
+                        for part in range(parts)
+                    ]
+                    for share in shares:
+                        share.result()
+            else:
+                raise RuntimeError(f"a game needed more than {kernel.MAX_TURNS} turns")
+            yield scores, bonus
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def simulate(
@@ -126,16 +177,21 @@ def compile_seconds() -> float:
 
     rs = rules.PENTA_RULES
     start = time.perf_counter()
-    no_games = np.ones((0, len(rs.boxes), rs.rolls, rs.dice), dtype=np.int8)
-    kernel.play_games(
-        np.zeros(table.SHAPE),
-        *turn_inputs(rs).games(),
-        no_games,
-        np.empty((0, 13), np.int16),
-        np.empty(0, np.int64),
-        1,
-    )
+    no_games = np.zeros(0, dtype=np.int64)
+    starts = np.zeros(kernel.N_KEYS + 1, dtype=np.int64)
+    state = (no_games, no_games, no_games, no_games, starts)
+    kernel.group_games(no_games, no_games, no_games, starts)
+    scores = np.empty((0, rules.N_BOXES), np.int16)
+    kernel.play_turn(np.zeros(table.SHAPE), *turn_inputs(rs).games(), seed_key(0), 0, 0, *state, 0, 1, scores, no_games)
     return time.perf_counter() - start
+
+
+def needs_compiling() -> bool:
+    """Whether the simulator's kernel is not in Numba's cache yet (a first run): compiling takes seconds."""
+    from pentadice.compiled import cached
+    from pentadice.simulator import games as kernel
+
+    return not cached(kernel.play_turn)
 
 
 def final_scores(rs: rules.RuleSet, scores: np.ndarray, bonus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

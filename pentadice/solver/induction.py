@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +14,7 @@ from pentadice import rules, states
 from pentadice.turn_inputs import turn_inputs
 
 ProgressFn = Callable[[int, int], None]
+COMPILING_MESSAGE = "Compiling the solver (first run only, a few seconds)..."
 
 
 @dataclass
@@ -49,8 +52,15 @@ def compile_kernels(n_dice: int = 5) -> float:
     V = np.zeros((2, 1 << rules.N_BOXES, k.LANES))
     empty = np.zeros(0, dtype=np.int64)
     rs = rules.PENTA_RULES.reduced(dice=n_dice)
-    k.solve_layer(V, *turn_inputs(rs).layer(), empty, empty)
+    k.solve_states(V, *turn_inputs(rs).layer(), empty, empty, 0, 0)
     return time.perf_counter() - start
+
+
+def needs_compiling() -> bool:
+    """Whether the solver's kernels are not in Numba's cache yet (a first run): compiling takes seconds."""
+    from pentadice.compiled import cached
+
+    return not cached(_kernels().solve_states)
 
 
 def stages(rs: rules.RuleSet) -> int:
@@ -58,38 +68,54 @@ def stages(rs: rules.RuleSet) -> int:
     return len(states.layers(rs))
 
 
-def solve_values(rs: rules.RuleSet, progress: ProgressFn | None = None) -> np.ndarray:
-    """Values of every state of rule set ``rs`` (all 64 lanes, before unreachable states are blanked)."""
+PARTS_PER_THREAD = 4  # a layer is cut in this many parts per thread, so that a slow part holds nobody up long
+
+
+def solve_values(rs: rules.RuleSet, progress: ProgressFn | None = None, threads: int = 1) -> np.ndarray:
+    """Values of every state of rule set ``rs`` (all 64 lanes, before unreachable states are blanked), the
+    states of each layer shared out among ``threads`` threads (the compiled kernel releases the GIL). Every
+    state is computed by the same code whatever the threads: the values are the same bits."""
     k = _kernels()
     inputs = turn_inputs(rs).layer()
     V = np.full((2, 1 << rules.N_BOXES, k.LANES), np.nan)
     V[:, 0, :] = 0.0  # game over: nothing more to score
     layers = states.layers(rs)
-    for i, (masks, penta_scored_flags) in enumerate(layers):
-        k.solve_layer(V, *inputs, masks, penta_scored_flags)
-        if progress is not None:
-            progress(i + 1, len(layers))
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None
+    try:
+        for i, (masks, penta_scored_flags) in enumerate(layers):
+            if pool is None:
+                k.solve_states(V, *inputs, masks, penta_scored_flags, 0, len(masks))
+            else:
+                cuts = np.linspace(0, len(masks), threads * PARTS_PER_THREAD + 1).astype(int)
+                parts = [
+                    pool.submit(k.solve_states, V, *inputs, masks, penta_scored_flags, lo, hi)
+                    for lo, hi in itertools.pairwise(cuts)
+                    if hi > lo
+                ]
+                for part in parts:
+                    part.result()
+            if progress is not None:
+                progress(i + 1, len(layers))
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     return V
 
 
 def solve(rs: rules.RuleSet, threads: int | None = None, progress: ProgressFn | None = None) -> Solution:
     """Solve rule set ``rs`` exactly: the expected final score of every reachable state under optimal play.
 
-    ``threads`` caps Numba's worker threads (default: all cores); the result is the same bits whatever it is.
+    ``threads`` caps the worker threads (default: Numba's thread count, all cores); the result is the same bits
+    whatever it is.
     """
     import numba
 
     if threads is not None and not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
         raise ValueError(f"--threads must be between 1 and {numba.config.NUMBA_NUM_THREADS}, not {threads}")
-    before = numba.get_num_threads()
-    numba.set_num_threads(threads or before)
-    try:
-        compile_seconds = compile_kernels(rs.dice)
-        start = time.perf_counter()
-        V = solve_values(rs, progress)
-        solve_seconds = time.perf_counter() - start
-        used = numba.get_num_threads()
-    finally:
-        numba.set_num_threads(before)  # the cap holds for this solve only
+    used = threads or numba.get_num_threads()
+    compile_seconds = compile_kernels(rs.dice)
+    start = time.perf_counter()
+    V = solve_values(rs, progress, used)
+    solve_seconds = time.perf_counter() - start
     V = np.where(states.reachable(rs), V[:, :, : rs.upper_threshold + 1], np.nan)
     return Solution(rs, V, compile_seconds, solve_seconds, used)

@@ -1,7 +1,13 @@
-"""The turn functions of ``pentadice.turn``, compiled by Numba, and the parallel layer solver.
+"""The turn functions of ``pentadice.turn``, compiled by Numba, and the solver of a run of states.
 
 ``_compile`` compiles a plain function of ``turn`` or ``rules`` with its callees rebound to their compiled
-versions, so that one source serves both the compiled solver and plain-Python callers.
+versions, so that one source serves both the compiled solver and plain-Python callers. Functions compile on
+their first call only: the solver and the simulator compile the 64-lane versions (``wide``), which they
+share (same argument types, so one cache entry each), and batches of advice the one-lane ones (``narrow``).
+
+No kernel here is ``parallel=True``: Numba's parallel compilation costs seconds on a first run. The solver's
+threads are Python threads running ``solve_states`` on parts of a layer, with the GIL released (every
+compiled function releases it).
 """
 
 from __future__ import annotations
@@ -11,10 +17,8 @@ import types
 import warnings
 from pathlib import Path
 
-import numpy as np
-
 from pentadice import rules, turn
-from pentadice.compiled import jit, prange
+from pentadice.compiled import jit
 
 LANES = turn.LANES
 N_ROWS = turn.N_ROWS
@@ -30,7 +34,7 @@ def _compile(fn, compiled: dict, lanes: int):
     clone.__qualname__ = f"{fn.__qualname__}_w{lanes}"
     clone.__module__ = fn.__module__
     clone.__doc__ = fn.__doc__
-    return jit(clone)
+    return jit(clone, nogil=True)
 
 
 def compile_order(functions) -> tuple:
@@ -69,28 +73,8 @@ def _compile_all(lanes: int) -> types.SimpleNamespace:
 
 wide = _compile_all(LANES)  # the solver: 64 subtotals at once
 narrow = _compile_all(1)  # the advisor: one situation's subtotal
-turn_value = wide.turn_value
-
-
-@jit
-def aligned_rows(n_rows):
-    """An uninitialised ``(n_rows, LANES)`` float64 array starting on a 64-byte boundary (a cache line), so that
-    no 512-bit load of a row straddles two lines."""
-    buf = np.empty(n_rows * LANES + 8)
-    skip = ((64 - buf.ctypes.data % 64) % 64) // 8
-    return buf[skip : skip + n_rows * LANES].reshape((n_rows, LANES))
-
-
-@jit(parallel=True)
-def solve_layer(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags):
-    """Solve the independent states ``(masks[i], penta_scored_flags[i])`` of one layer, in parallel."""
-    n_keeps = counts.shape[0]
-    for i in prange(masks.shape[0]):
-        K = aligned_rows(n_keeps)
-        B = aligned_rows(n_keeps)
-        rows = aligned_rows(N_ROWS)
-        points = np.empty(rules.N_BOXES, dtype=np.int64)
-        turn_value(V, p, n_dice, counts, scores, add, subs, weight, masks[i], penta_scored_flags[i], K, B, rows, points)
+aligned_rows = wide.aligned_rows
+solve_states = wide.solve_states  # the solver: a run of independent states (releases the GIL)
 
 
 def drop_stale_cache(dispatchers) -> None:
@@ -122,4 +106,4 @@ def drop_stale_cache(dispatchers) -> None:
         pass
 
 
-drop_stale_cache([solve_layer, aligned_rows, *vars(wide).values(), *vars(narrow).values()])
+drop_stale_cache([*vars(wide).values(), *vars(narrow).values()])

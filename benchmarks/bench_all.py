@@ -1,0 +1,237 @@
+"""Every figure of the speed table as the user feels it: whole commands in fresh processes, the first runs with
+an empty Numba cache (a fresh ``NUMBA_CACHE_DIR``), medians of several runs, and the reference yatzy-solver
+measured in the same run. Prints one summary table at the end (Markdown, for the README); asserts nothing.
+
+Run with ``make bench`` (about five minutes on two cores; ``--batch-lines 1000000`` for the whole million-line
+batch, minutes more). The machine's load is printed with the table:
+figures taken on a busy machine are slower, the cold ones most of all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+PENTADICE = [sys.executable, "-m", "pentadice"]
+ROWS: list[tuple[str, str, str]] = []  # (what the user runs, figure, goal)
+
+
+def row(what: str, figure: str, goal: str) -> None:
+    ROWS.append((what, figure, goal))
+    print(f"  {what}: {figure}", flush=True)
+
+
+def run(args: list[str], env: dict | None = None, stdin=None) -> tuple[float, str]:
+    """``(wall seconds, stdout)`` of one command in a fresh process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [*PENTADICE, *args],
+        env=env,
+        stdin=stdin or subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    out, err = proc.communicate()
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}): {err.strip()[-2000:]}")
+    return wall, out
+
+
+def wall_and_peak(args: list[str], env: dict | None = None, stdin=None) -> tuple[float, int]:
+    """Wall seconds and peak resident KB of one command (``os.wait4``: this child's own figures)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([*PENTADICE, *args], env=env, stdin=stdin, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode})")
+    return wall, usage.ru_maxrss
+
+
+def median(fn: Callable[[], float], runs: int) -> tuple[float, list[float]]:
+    times = [fn() for _ in range(runs)]
+    return statistics.median(times), times
+
+
+def fresh_cache_env(cache: str) -> dict:
+    return dict(os.environ, NUMBA_CACHE_DIR=cache)
+
+
+def cold(args: list[str], runs: int, before: list[list[str]] = ()) -> float:
+    """Median wall of ``args`` with an empty Numba cache (``before``: commands run first in the same cache)."""
+
+    def once() -> float:
+        with tempfile.TemporaryDirectory() as cache:
+            env = fresh_cache_env(cache)
+            for b in before:
+                run(b, env)
+            return run(args, env)[0]
+
+    return median(once, runs)[0]
+
+
+def batch_lines(path: Path, n: int, seed: int = 1) -> None:
+    """``n`` batch lines of random mid-game situations (three boxes filled)."""
+    rng = np.random.default_rng(seed)
+    points = {"ones": 2, "twos": 4, "threes": 9, "chance": 22, "full_house": 25, "penta": 50}
+    names = list(points)
+    sheets = [
+        json.dumps({names[a]: points[names[a]], names[b]: points[names[b]], names[c]: points[names[c]]})
+        for a in range(6)
+        for b in range(6)
+        for c in range(6)
+        if len({a, b, c}) == 3
+    ]
+    dice = rng.integers(1, 7, size=(n, 5))
+    rolls = rng.integers(0, 3, size=n)
+    which = rng.integers(0, len(sheets), size=n)
+    with open(path, "w") as fh:
+        for i in range(n):
+            d = dice[i]
+            fh.write(
+                f'{{"dice": [{d[0]}, {d[1]}, {d[2]}, {d[3]}, {d[4]}], "rolls_left": {rolls[i]}, '
+                f'"sheet": {sheets[which[i]]}}}\n'
+            )
+
+
+def first_answer(args: list[str], path: Path) -> float:
+    """Seconds from the start of the command to its first answer line, reading the lines from ``path``."""
+    start = time.perf_counter()
+    with open(path, "rb") as fh:
+        proc = subprocess.Popen([*PENTADICE, *args], stdin=fh, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        proc.stdout.readline()
+        seconds = time.perf_counter() - start
+        proc.kill()
+        proc.wait()
+    return seconds
+
+
+def peer():
+    try:
+        import yatzy_solver as ys
+    except ImportError:
+        return None
+    return ys
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5, help="runs of each warm figure")
+    parser.add_argument("--cold-runs", type=int, default=3, help="runs of each cold (empty cache) figure")
+    parser.add_argument("--batch-lines", type=int, default=200_000, help="lines of the batch (1,000,000: minutes)")
+    parser.add_argument("--games", type=int, default=1_000_000, help="games of each warm simulation")
+    args = parser.parse_args()
+    # As a user runs them: Python's compiled modules (.pyc) written and used (start-up costs tens of ms more
+    # without them).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    load = os.getloadavg()
+    print(f"cores: {os.cpu_count()}, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
+    ys = peer()
+
+    work = Path(tempfile.mkdtemp(prefix="pentadice-bench-"))
+    try:
+        data = work / "data"
+        out = work / "out"
+        d = ["--data", str(data)]
+        print("solving the penta and kiriki tables (warm cache)...", flush=True)
+        run(["solve", *d, "--json"])
+        run(["solve", "--rules", "kiriki", *d, "--json"])
+
+        print("first runs, empty Numba cache:", flush=True)
+        solve = ["solve", "--out", str(out), "--json"]
+        row("first `pentadice solve` (empty cache)", f"{cold(solve, args.cold_runs):.1f} s", "<= 4 s")
+        simulate = ["simulate", "-n", "2000", "--seed", "1", "--json", *d]
+        row("first `pentadice simulate -n 2000` (empty cache)", f"{cold(simulate, args.cold_runs):.1f} s", "<= 5 s")
+        greedy = [*simulate, "--strategy", "greedy"]
+        after = cold(greedy, args.cold_runs, before=[simulate])
+        row("then `simulate --strategy greedy` (same cache)", f"{after:.1f} s", "<= 5 s, nothing compiled again")
+        kiriki = [*simulate, "--rules", "kiriki"]
+        after = cold(kiriki, args.cold_runs, before=[simulate])
+        row("then `simulate --rules kiriki` (same cache)", f"{after:.1f} s", "<= 5 s, nothing compiled again")
+
+        print("warm:", flush=True)
+        run(solve)  # the cache of this checkout, filled
+        warm = [run(solve) for _ in range(args.runs)]
+        wall = statistics.median(w for w, _ in warm)
+        write = statistics.median(json.loads(out)["write_seconds"] for _, out in warm)
+        row("`pentadice solve`, whole process", f"{wall:.2f} s (write {write:.2f} s)", "<= 0.8 s")
+        code = (
+            "import json, time\nfrom pentadice import rules, solver\nrs = rules.get_rules('penta')\n"
+            "solver.solve(rs)\nprint(json.dumps([solver.solve(rs).solve_seconds for _ in range(%d)]))"
+        )
+        proc = subprocess.run([sys.executable, "-c", code % args.runs], capture_output=True, text=True, check=True)
+        mine = statistics.median(json.loads(proc.stdout))
+        theirs = None
+        if ys is not None:
+            times = []
+            for _ in range(max(3, args.runs // 2)):
+                start = time.perf_counter()
+                ys.Solver.build(ys.Variant("american"))
+                times.append(time.perf_counter() - start)
+            theirs = statistics.median(times)
+        ref = f" (yatzy-solver {theirs:.2f} s: {theirs / mine:.1f}x)" if theirs else ""
+        row("solve itself (kernel, in-process)", f"{mine:.3f} s{ref}", "<= 0.25 s")
+
+        run(["simulate", "-n", "1000", "--seed", "1", *d, "--json"])
+        many = ["simulate", "-n", str(args.games), "--json", *d]
+        rates = [json.loads(run([*many, "--seed", str(i)])[1])["games_per_second"] for i in range(3)]
+        rate = statistics.median(rates)
+        ref = ""
+        if ys is not None:
+            solved = ys.Solver.build(ys.Variant("american"))
+            n = args.games // 4
+            times = []
+            for i in range(3):
+                start = time.perf_counter()
+                solved.simulate(n, seed=i)
+                times.append(time.perf_counter() - start)
+            theirs = n / statistics.median(times)
+            ref = f" (yatzy-solver {theirs:,.0f}/s: {rate / theirs:.1f}x)"
+        row("`pentadice simulate`, optimal, warm", f"{rate:,.0f} games/s{ref}", ">= 250,000 games/s")
+
+        lines = work / "situations.jsonl"
+        batch_lines(lines, args.batch_lines)
+        batch = ["advise", "--batch", "-", *d]
+        with open(lines, "rb") as fh:
+            wall, peak = wall_and_peak(batch, stdin=fh)
+        first = statistics.median(first_answer(batch, lines) for _ in range(3))
+        million = ""
+        if args.batch_lines < 1_000_000:
+            million = f" (1,000,000 lines at this rate: {wall * 1e6 / args.batch_lines:.0f} s)"
+        row(
+            f"`advise --batch` of {args.batch_lines:,} lines",
+            f"{wall:.1f} s{million}, {peak / 1024:.0f} MB peak, first answer after {first:.2f} s",
+            "1,000,000 lines <= 60 s, <= 300 MB, first answer <= 1 s",
+        )
+
+        advise = ["advise", "1", "1", "3", "4", "6", *d]
+        run(advise)
+        wall, _ = median(lambda: run(advise)[0], max(args.runs, 7))
+        row("`pentadice advise 1 1 3 4 6`, whole process", f"{wall:.3f} s", "<= 0.15 s")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    load = os.getloadavg()
+    print(f"\nSummary (medians; {os.cpu_count()} cores, load average at the end {load[0]:.2f} {load[1]:.2f}):\n")
+    print("| what the user runs | measured | goal |")
+    print("| --- | --- | --- |")
+    for what, figure, goal in ROWS:
+        print(f"| {what} | {figure} | {goal} |")
+
+
+if __name__ == "__main__":
+    main()
