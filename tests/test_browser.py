@@ -54,13 +54,29 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(penta_table_dir, tmp_path_factory):
-    """``pentadice serve`` on a free port, with the session's Penta table; its base URL."""
+def tables(penta_table_dir, tmp_path_factory) -> Path:
+    """The session's Penta table, with Yahtzee's and Kiriki's (their sheets differ: the box's name, the bonus)."""
+    from conftest import solved
+
+    from pentadice import table
+
+    directory = tmp_path_factory.mktemp("browser-tables")
+    for f in Path(penta_table_dir).iterdir():
+        shutil.copy(f, directory / f.name)
+    for name in ("yahtzee", "kiriki"):
+        sol = solved(name)
+        table.save(sol.rules, sol.values, directory)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def server(tables, tmp_path_factory):
+    """``pentadice serve`` on a free port, with the Penta, Yahtzee and Kiriki tables; its base URL."""
     port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(penta_table_dir)],
+            [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(tables)],
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -441,11 +457,11 @@ def test_second_language(page, shots):
     assert p.inner_text("#mode-play") == "Play"
 
 
-def _save(sheet: dict, dice: list[int], turns: int, coach=True) -> bytes:
+def _save(sheet: dict, dice: list[int], turns: int, coach=True, rules="penta") -> bytes:
     """A save file (no generator: a coach game) of one player, Ana, at her last roll."""
     game = {
         "format": "pentadice-game",
-        "rules": "penta",
+        "rules": rules,
         "players": [{"name": "Ana", "computer": False, "turns": turns, "sheet": sheet}],
         "current": 0,
         "dice": dice,
@@ -491,3 +507,110 @@ def test_saved_game_goes_on_with_the_rules_messages(page):
     p.click("#new-game")
     p.set_input_files("#resume-file", files=[{"name": "x.json", "mimeType": "application/json", "buffer": b"[1]"}])
     p.wait_for_selector("#error:not([hidden])")
+
+
+def _hide(pg: Page, hidden: bool) -> None:
+    """The tab goes to the background (or comes back), as far as the page can tell."""
+    pg.page.evaluate(
+        """hidden => {
+            Object.defineProperty(document, "hidden", { configurable: true, get: () => hidden });
+            Object.defineProperty(document, "visibilityState", {
+                configurable: true, get: () => (hidden ? "hidden" : "visible") });
+            document.dispatchEvent(new Event("visibilitychange"));
+        }""",
+        hidden,
+    )
+
+
+def test_terminal_save_loads_whole(page, tmp_path, tables):
+    """A save from ``pentadice play`` holds the generator's state, a 128-bit integer: the page sends the file as
+    it is (JSON.parse would round it to a float, and the server refused the file as damaged)."""
+    save = tmp_path / "g.json"
+    play = [sys.executable, "-m", "pentadice", "play"]
+    played = subprocess.run(
+        [*play, "--players", "Ana,cpu", "--seed", "1", "--save", str(save), "--data", str(tables)],
+        input="best\n" * 60,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert played.returncode == 0, played.stderr
+    assert '"rng"' in save.read_text()
+    pg = page(size=PHONE)
+    p = pg.page
+    p.click("#mode-review")
+    p.set_input_files("#review-file", str(save))
+    p.wait_for_selector("#review-out .player-review")
+    assert p.locator("#error").is_hidden()
+    assert p.locator(".player-review h3").all_inner_texts() == ["Ana", "cpu (computer)"]
+    # Loaded again (the same file: the input is emptied after each), and continued in the play mode.
+    p.set_input_files("#review-file", str(save))
+    p.click("#mode-play")
+    p.set_input_files("#resume-file", str(save))
+    pg.wait_state("over")
+    assert p.locator("#error").is_hidden()
+    assert "wins with" in p.inner_text("#winner") or "A tie" in p.inner_text("#winner")
+
+
+def test_kiriki_adds_to_its_filled_box(page):
+    """Kiriki: a further five of a kind may go into the Kiriki box that holds 50 already; the box offers a
+    button for it (only the key M did), and the sheet has no bonus row (Kiriki pays none)."""
+    pg = page(size=DESKTOP)
+    p = pg.page
+    kiriki = _save({"fives": 15, "penta": 50}, [5, 5, 5, 5, 5], 2, rules="kiriki")
+    p.set_input_files("#resume-file", files=[{"name": "k.json", "mimeType": "application/json", "buffer": kiriki}])
+    pg.wait_state("last")
+    row = p.locator("#sheet tr[data-box='penta']")
+    assert row.locator("th span").inner_text() == "Kiriki"
+    button = row.locator("button.score")
+    assert button.inner_text() == "+50"
+    assert button.get_attribute("aria-label").startswith("Kiriki: score 50 points + 50")
+    rows = p.locator("#sheet tbody th").all_inner_texts()
+    assert not any("bonus" in r and "Upper" not in r for r in rows), rows
+    button.click()
+    pg.wait_state("roll")
+    assert _sheet_value(pg, "penta", 0) == "100"
+
+
+def test_yahtzee_sheet_names_its_bonus(page):
+    """The Yahtzee rule sets call the bonus row and the bonus message after their box: "Yahtzee bonus"; the rule
+    sets are listed by their titles."""
+    pg = page(size=DESKTOP)
+    p = pg.page
+    titles = p.locator("#rules option").all_inner_texts()
+    assert "Yahtzee, free joker" in titles and "Kiriki" in titles and "penta" not in titles
+    yahtzee = _save({"fives": 15, "penta": 50}, [5, 5, 5, 5, 5], 2, rules="yahtzee")
+    p.set_input_files("#resume-file", files=[{"name": "y.json", "mimeType": "application/json", "buffer": yahtzee}])
+    pg.wait_state("last")
+    rows = p.locator("#sheet tbody th").all_inner_texts()
+    assert "Yahtzee bonus" in rows and "Penta bonus" not in rows
+    p.locator("#sheet tr[data-box='chance'] button").click()
+    pg.wait_state("roll")
+    assert "+100 Yahtzee bonus" in pg.live()
+
+
+def test_countdown_waits_for_a_hidden_tab_and_is_announced(page):
+    """The countdown does not fill a box while the page is hidden: it starts again, in full, when the page
+    shows; screen readers hear it (the live region); its Stop button keeps its word whole on a phone."""
+    pg = page(size=PHONE)
+    p = pg.page
+    pg.start([("Ana", False)], seed=4)
+    pg.wait_state("roll")
+    for _ in range(2):
+        p.click("#roll")
+        pg.wait_state("choose")
+    p.click("#roll")
+    pg.wait_state("last")
+    assert "is filled for you in 3 s" in pg.live()
+    stop = p.locator("#countdown-stop").bounding_box()
+    assert stop["height"] < 40, stop  # one line: "Stop", not "Sto" over "p"
+    _hide(pg, True)
+    assert not p.locator("#countdown").is_visible()
+    p.wait_for_timeout(3800)
+    assert pg.state() == "last"  # nothing was filled behind the player's back
+    _hide(pg, False)
+    assert p.locator("#countdown").is_visible()
+    assert "in 3 s" in p.inner_text("#countdown-text")
+    assert pg.live().count("is filled for you in") == 1
+    pg.wait_state("roll", timeout=6000)
+    assert "(filled for you: time was up)" in pg.live()

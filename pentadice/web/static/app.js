@@ -78,6 +78,25 @@
     return t(box ? box.name : id);
   }
 
+  /** The bonus row's name: "Penta bonus", "Yahtzee bonus" (the rule set's name of the five-of-a-kind box). */
+  function pentaBonusName() {
+    const name = boxName("penta");
+    return name === t("Penta") ? t("Penta bonus") : t("{box} bonus", { box: name });
+  }
+
+  function pentaBonusText(n) {
+    return boxName("penta") === t("Penta") ? t("+{n} Penta bonus", { n }) : "+" + n + " " + pentaBonusName();
+  }
+
+  /** Whether the rule set pays a bonus for further five of a kinds (Kiriki and "no bonus" do not). The rules
+   * from the server say so in ``penta_bonus`` when they carry it; otherwise the registry's names tell. */
+  function paysPentaBonus() {
+    const rs = currentRules();
+    if (!rs) return true;
+    if (typeof rs.penta_bonus === "number") return rs.penta_bonus > 0;
+    return !["kiriki", "yahtzee+no-bonus"].includes(rs.name);
+  }
+
   function diceText(faces) {
     return faces.join(" ");
   }
@@ -93,7 +112,7 @@
         : t("Keep {dice} and reroll {n} dice", { dice: diceText(o.keep), n });
     }
     let s = t("{box}: {points} points", { box: boxName(o.box), points: o.points });
-    if (o.penta_bonus) s += " " + t("+{n} Penta bonus", { n: o.penta_bonus });
+    if (o.penta_bonus) s += " " + pentaBonusText(o.penta_bonus);
     if (o.upper_bonus) s += " " + t("+{n} upper bonus", { n: o.upper_bonus });
     return s;
   }
@@ -113,6 +132,7 @@
     document.documentElement.lang = S.lang;
     for (const node of document.querySelectorAll("[data-t]")) node.textContent = t(node.dataset.t);
     for (const node of document.querySelectorAll("[data-t-aria]")) node.setAttribute("aria-label", t(node.dataset.tAria));
+    for (const option of $("rules").options) if (option.dataset.title) option.textContent = t(option.dataset.title);
     document.title = t("pentadice: Penta in the browser");
   }
 
@@ -166,11 +186,19 @@
     }
   }
 
+  /** A JSON body given as its text, sent as it is: a save file's numbers (the generator's state is a 128-bit
+   * integer) would lose their digits through JSON.parse and JSON.stringify. */
+  class RawJson {
+    constructor(text) {
+      this.text = text;
+    }
+  }
+
   async function api(method, path, body) {
     const opts = { method, headers: { Accept: "application/json" } };
     if (body !== undefined) {
       opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(body);
+      opts.body = body instanceof RawJson ? body.text : JSON.stringify(body);
     }
     let response;
     try {
@@ -566,7 +594,8 @@
       g.players.forEach((p, i) => {
         const td = el("td", { cls: "num" + (i === g.current ? " current" : "") });
         const filled = p.sheet[box.id];
-        if (filled !== undefined) {
+        const addable = filled !== undefined && i === g.current && g.dice && g.legal && g.legal[box.id] !== undefined;
+        if (filled !== undefined && !(addable && !p.computer)) {
           td.textContent = String(filled);
           td.classList.add("filled");
         } else if (i === g.current && g.dice && g.legal) {
@@ -575,7 +604,13 @@
             td.append(el("span", { cls: "closed", text: "–", title: t("not allowed now") }));
           } else if (!p.computer) {
             let label = t("{box}: score {points} points", { box: name, points: pts });
-            if (advised && advised.box === box.id) label += ", " + t("the advisor's box");
+            if (addable) {
+              // Kiriki: the box holds points already; this five of a kind adds to it.
+              td.classList.add("filled");
+              td.append(el("span", { cls: "held-points", text: String(filled) + " " }));
+              label = t("{box}: score {points} points", { box: name, points: filled }) + " + " + pts;
+            }
+            if ((advised && advised.box === box.id) || (cd && cd.box === box.id)) label += ", " + t("the advisor's box");
             const b = el("button", {
               type: "button",
               cls:
@@ -588,7 +623,7 @@
               disabled: S.busy,
               dataset: { box: box.id },
               on: { click: () => scoreBox(box.id) },
-              text: String(pts),
+              text: addable ? "+" + pts : String(pts),
             });
             td.append(b);
           } else {
@@ -614,7 +649,7 @@
       }
     });
     sumRow(t("Lower section"), "lower", "lower");
-    sumRow(t("Penta bonus"), "penta_bonus", "bonus");
+    if (paysPentaBonus() || g.players.some((p) => p.totals.penta_bonus)) sumRow(pentaBonusName(), "penta_bonus", "bonus");
     sumRow(t("TOTAL"), "total", "total");
   }
 
@@ -735,7 +770,7 @@
     let text;
     if (played.box) {
       text = t("{name} scores {box}: {points} points", { name: who, box: boxName(played.box), points: played.points });
-      if (played.penta_bonus) text += " " + t("+{n} Penta bonus", { n: played.penta_bonus });
+      if (played.penta_bonus) text += " " + pentaBonusText(played.penta_bonus);
       if (played.upper_bonus) text += " " + t("+{n} upper bonus", { n: played.upper_bonus });
       if (played.auto) text += " " + t("(filled for you: time was up)");
     } else {
@@ -793,6 +828,12 @@
     const adv = advice();
     const bb = bestBox(adv);
     const key = turnKey();
+    if (document.hidden) {
+      // Nobody sees the page: the countdown starts, from its full time, when the page shows again.
+      S.countdownHidden = key;
+      return;
+    }
+    S.countdownHidden = null;
     S.countdown = { box: bb ? bb.box : null, left: Math.max(0, Math.ceil(seconds)), key, end: Date.now() + seconds * 1000 };
     const tick = () => {
       const cd = S.countdown;
@@ -813,6 +854,31 @@
     };
     renderSheet();
     tick();
+    // Screen readers hear it once (the live region), after what the roll said.
+    if (S.countdownSaid && S.countdownSaid.key === key) $("live").textContent = S.countdownSaid.before;
+    else S.countdownSaid = { key, before: $("live").textContent };
+    const said = S.countdownSaid.before.replace(/[.]$/, "");
+    const text = $("countdown-text").textContent;
+    announce(said ? t("{said}. {winner}", { said, winner: text }) : text);
+  }
+
+  /** A hidden page (another tab, a locked phone) stops the countdown; it starts again, in full, when the page
+   * shows again: nobody loses a turn to a box they could not see. */
+  function onVisibility() {
+    const g = S.game;
+    if (!g) return;
+    if (document.hidden) {
+      if (S.countdown) {
+        const key = S.countdown.key;
+        cancelCountdown();
+        S.countdownHidden = key;
+      }
+    } else if (S.countdownHidden && S.countdownHidden === turnKey() && !S.busy) {
+      S.countdownHidden = null;
+      if (!g.over && humanTurn() && g.dice && g.rolls_left === 0 && g.auto_commit_seconds != null && S.stoppedKey !== turnKey()) {
+        startCountdown(g.auto_commit_seconds);
+      }
+    }
   }
 
   function cancelCountdown() {
@@ -993,7 +1059,7 @@
     }
   }
 
-  /** The JSON of a save file chosen in ``input``, or null (and a message) when it is not one. */
+  /** A save file chosen in ``input``: {save: its JSON, text: its text}, or null (and a message) when it is not one. */
   async function readSave(input) {
     const file = input.files[0];
     if (!file) return null;
@@ -1003,8 +1069,9 @@
       return null;
     }
     try {
-      const save = JSON.parse(await file.text());
-      if (save && typeof save === "object" && !Array.isArray(save)) return save;
+      const text = await file.text();
+      const save = JSON.parse(text);
+      if (save && typeof save === "object" && !Array.isArray(save)) return { save, text };
     } catch (e) {
       // below
     }
@@ -1015,11 +1082,11 @@
   /** A saved game (from the terminal or this page) goes on here, with its own players, rules and dice. */
   async function resumeFile() {
     const input = $("resume-file");
-    const save = await readSave(input);
+    const file = await readSave(input);
     input.value = "";
-    if (!save) return;
+    if (!file) return;
     try {
-      S.game = await api("POST", "/api/games", { save });
+      S.game = await api("POST", "/api/games", new RawJson('{"save": ' + file.text + "}"));
       S.held = new Set();
       S.pad = [];
       S.stoppedKey = null;
@@ -1036,11 +1103,14 @@
   }
 
   async function reviewFile() {
-    const save = await readSave($("review-file"));
-    if (!save) return;
+    const input = $("review-file");
+    const file = await readSave(input);
+    input.value = "";
+    if (!file) return;
+    const save = file.save;
     try {
-      const review = await api("POST", "/api/review", save);
-      renderReview(review, save && typeof save.rules === "string" ? save.rules : null);
+      const review = await api("POST", "/api/review", new RawJson(file.text));
+      renderReview(review, typeof save.rules === "string" ? save.rules : null);
     } catch (e) {
       showError(t(e.message));
     }
@@ -1183,6 +1253,7 @@
 
   async function init() {
     document.addEventListener("keydown", onKey);
+    document.addEventListener("visibilitychange", onVisibility);
     for (const b of document.querySelectorAll(".mode")) b.addEventListener("click", () => setMode(b.dataset.mode));
     $("lang").addEventListener("change", () => loadMessages($("lang").value));
     $("help-button").addEventListener("click", () => toggleHelp());
@@ -1224,7 +1295,7 @@
       showError(t(e.message));
     }
     const select = $("rules");
-    for (const r of S.rules) select.append(el("option", { value: r.name, text: r.name }));
+    for (const r of S.rules) select.append(el("option", { value: r.name, text: t(r.title || r.name), dataset: { title: r.title || r.name } }));
     await loadMessages(initialLang());
     setMode(["play", "coach", "review"].includes(params.get("mode")) ? params.get("mode") : "play");
     document.body.dataset.ready = "1";
