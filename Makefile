@@ -9,7 +9,7 @@ DATA ?= data
 SOLVER_SOURCES := pentadice/rules.py pentadice/turn.py pentadice/states.py pentadice/dice.py pentadice/table.py \
 	$(wildcard pentadice/solver/*.py)
 
-.PHONY: install test bench table figures lint clean browser messages
+.PHONY: install test bench bench-serve table figures lint clean browser messages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ test: install  ## the whole test suite, slow tests included
 
 bench: install  ## every figure of the README's speed table (fresh processes, empty caches for first runs, medians)
 	$(BIN)/python benchmarks/bench_all.py
+
+bench-serve: install  ## load benchmark of `pentadice serve` with wrk (Debian's wrk: installed here when missing)
+	@command -v wrk >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk; }
+	$(BIN)/python benchmarks/bench_serve.py
 
 figures: install  ## run the notebooks; regenerates notebooks/figures/*.png (shown in the README)
 	$(BIN)/python notebooks/execute.py
