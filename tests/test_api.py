@@ -570,6 +570,11 @@ def test_health_rules_messages_and_openapi(client):
     schemas.RulesOut.model_validate(rs)
     kiriki = rs["rules"][1]
     assert kiriki["name"] == "kiriki" and kiriki["boxes"][12] == {"id": "penta", "name": "Kiriki", "section": "lower"}
+    for served in rs["rules"]:  # the rules' numbers, so that a page shows only the bonuses a rule set pays
+        definition = rules.get_rules(served["name"])
+        for key in ("upper_threshold", "upper_bonus", "penta_points", "penta_bonus", "penta_repeat"):
+            assert served[key] == getattr(definition, key), (served["name"], key)
+        assert served["joker"] == definition.joker.value
     assert client.get("/api/messages?lang=id").json() == {"lang": "id", "messages": i18n.catalogue("id")}
     assert client.get("/api/messages", headers={"accept-language": "id-ID,en;q=0.5"}).json()["lang"] == "id"
     assert client.get("/api/messages?lang=fr").status_code == 422

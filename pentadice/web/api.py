@@ -519,6 +519,12 @@ def _rules_of(rs: rules.RuleSet) -> dict:
         "boxes": boxes,
         "dice": rs.dice,
         "rolls": rs.rolls,
+        "upper_threshold": rs.upper_threshold,
+        "upper_bonus": rs.upper_bonus,
+        "penta_points": rs.penta_points,
+        "penta_bonus": rs.penta_bonus,
+        "penta_repeat": rs.penta_repeat,
+        "joker": str(rs.joker),
         "auto_commit_seconds": AUTO_COMMIT_SECONDS,
     }
 

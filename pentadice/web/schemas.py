@@ -34,6 +34,12 @@ class RuleSetOut(BaseModel):
     boxes: list[BoxOut]
     dice: int
     rolls: int
+    upper_threshold: int = Field(description="Upper points that earn the upper bonus.", examples=[63])
+    upper_bonus: int = Field(examples=[35])
+    penta_points: int = Field(description="Points of the Penta (Yahtzee) box.", examples=[50])
+    penta_bonus: int = Field(description="Bonus of each further five of a kind (0: none).", examples=[100])
+    penta_repeat: bool = Field(description="Kiriki: further five of a kinds are added to the box.")
+    joker: str = Field(description="How a joker is placed: none, free or forced.", examples=["forced"])
     auto_commit_seconds: float = Field(description="The default auto-commit delay of a new game.")
 
 

@@ -88,13 +88,11 @@
     return boxName("penta") === t("Penta") ? t("+{n} Penta bonus", { n }) : "+" + n + " " + pentaBonusName();
   }
 
-  /** Whether the rule set pays a bonus for further five of a kinds (Kiriki and "no bonus" do not). The rules
-   * from the server say so in ``penta_bonus`` when they carry it; otherwise the registry's names tell. */
+  /** Whether the rule set pays a bonus for further five of a kinds (Kiriki and "no bonus" do not): the
+   * rules from the server say so in ``penta_bonus``. */
   function paysPentaBonus() {
     const rs = currentRules();
-    if (!rs) return true;
-    if (typeof rs.penta_bonus === "number") return rs.penta_bonus > 0;
-    return !["kiriki", "yahtzee+no-bonus"].includes(rs.name);
+    return !rs || rs.penta_bonus > 0;
   }
 
   function diceText(faces) {
