@@ -109,7 +109,10 @@
         ? t("Keep {dice} and reroll one die", { dice: diceText(o.keep) })
         : t("Keep {dice} and reroll {n} dice", { dice: diceText(o.keep), n });
     }
-    let s = t("{box}: {points} points", { box: boxName(o.box), points: o.points });
+    let s =
+      o.points === 1
+        ? t("{box}: {points} point", { box: boxName(o.box), points: o.points })
+        : t("{box}: {points} points", { box: boxName(o.box), points: o.points });
     if (o.penta_bonus) s += " " + pentaBonusText(o.penta_bonus);
     if (o.upper_bonus) s += " " + t("+{n} upper bonus", { n: o.upper_bonus });
     return s;
@@ -601,7 +604,10 @@
           if (pts === undefined) {
             td.append(el("span", { cls: "closed", text: "–", title: t("not allowed now") }));
           } else if (!p.computer) {
-            let label = t("{box}: score {points} points", { box: name, points: pts });
+            let label =
+              pts === 1
+                ? t("{box}: score {points} point", { box: name, points: pts })
+                : t("{box}: score {points} points", { box: name, points: pts });
             if (addable) {
               // Kiriki: the box holds points already; this five of a kind adds to it.
               td.classList.add("filled");
@@ -767,7 +773,11 @@
     if (Array.isArray(played.rolled)) return t("{name} rolls {dice}", { name: who, dice: diceText(played.rolled) });
     let text;
     if (played.box) {
-      text = t("{name} scores {box}: {points} points", { name: who, box: boxName(played.box), points: played.points });
+      const scored = { name: who, box: boxName(played.box), points: played.points };
+      text =
+        played.points === 1
+          ? t("{name} scores {box}: {points} point", scored)
+          : t("{name} scores {box}: {points} points", scored);
       if (played.penta_bonus) text += " " + pentaBonusText(played.penta_bonus);
       if (played.upper_bonus) text += " " + t("+{n} upper bonus", { n: played.upper_bonus });
       if (played.auto) text += " " + t("(filled for you: time was up)");
