@@ -246,7 +246,7 @@ def _load_advisor(rules_name: str, data: str | None, compiled: bool = True):
 def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None) -> None:
     """One JSON situation a line in, one JSON advice a line out, in order, as they come; a bad line is reported
     with its number (on standard error, and as an error object in its place) and the run goes on."""
-    from pentadice.advisor.batch_io import LineReader, answers
+    from pentadice.advisor.batch_io import LineReader, answer_texts
 
     try:
         stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115  (closed below)
@@ -256,13 +256,13 @@ def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None)
     out = sys.stdout
     failed = answered = 0
     try:
-        for answer, error in answers(advisor, LineReader(stream), top, flush=out.flush):
-            out.write(json.dumps(answer) + "\n")
-            answered += 1
+        for text, count, error in answer_texts(advisor, LineReader(stream), top, flush=out.flush):
+            out.write(text)
+            answered += count
             if error is not None:
                 failed += 1
                 out.flush()
-                click.echo(f"line {answer['line']}: {error}", err=True)
+                click.echo(f"line {error[0]}: {error[1]}", err=True)
         out.flush()
     except KeyboardInterrupt:
         raise exits.Interrupted(f"{answered:,} lines were answered (lines 1 to {answered:,})") from None

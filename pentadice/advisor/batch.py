@@ -75,6 +75,20 @@ def evaluate(advisor, situations: Sequence) -> tuple[np.ndarray, np.ndarray, np.
     n = len(situations)
     states = np.array([advisor.state_of(s) for s in situations], dtype=np.int64).reshape(n, 4)
     rerolls = np.array([s.rolls_left for s in situations], dtype=np.int64)
+    return evaluate_states(
+        advisor,
+        np.ascontiguousarray(states[:, 3]),
+        np.ascontiguousarray(states[:, 0]),
+        np.ascontiguousarray(states[:, 2]),
+        np.ascontiguousarray(states[:, 1]),
+        rerolls,
+    )
+
+
+def evaluate_states(advisor, hands, open_masks, penta_scored, subtotals, rerolls):
+    """:func:`evaluate` of situations given by their state: int64 arrays of hands, open masks, Penta flags,
+    upper subtotals and rerolls left."""
+    n = len(hands)
     inputs = advisor.inputs
     t = inputs.tables
     keep_out = np.empty((n, t.subkeeps.shape[1]))
@@ -90,10 +104,10 @@ def evaluate(advisor, situations: Sequence) -> tuple[np.ndarray, np.ndarray, np.
         t.add,
         t.subs,
         t.subkeeps,
-        np.ascontiguousarray(states[:, 3]),
-        np.ascontiguousarray(states[:, 0]),
-        np.ascontiguousarray(states[:, 2]),
-        np.ascontiguousarray(states[:, 1]),
+        hands,
+        open_masks,
+        penta_scored,
+        subtotals,
         rerolls,
         keep_out,
         box_out,

@@ -8,6 +8,7 @@ object, nested too deeply, a key twice, a wrong type, an impossible situation) g
 
 from __future__ import annotations
 
+import json
 import os
 import select
 from collections.abc import Callable, Iterable, Iterator
@@ -174,3 +175,47 @@ def _answer_chunk(advisor, rs, chunk, before: int, top: int | None) -> Iterator[
             yield {"line": before + i, "error": errors[i]}, errors[i]
         else:
             yield next(advices).as_dict(rs, top), None
+
+
+def answer_texts(
+    advisor, lines: Iterable[str | bytes | None], top: int | None = None, flush: Callable[[], None] | None = None
+) -> Iterator[tuple[str, int, tuple[int, str] | None]]:
+    """:func:`answers` as text, fast: ``(text, count, error)`` with ``text`` the answers of ``count`` lines in
+    order (newlines included), the JSON that :func:`answers` gives written as ``json.dumps`` writes it, byte for
+    byte (see :mod:`pentadice.advisor.batch_json`); a bad line comes alone, with ``error`` its ``(line number,
+    message)``. Chunks and flushes as :func:`answers` does."""
+    from pentadice.advisor.batch_json import Formatter
+
+    formatter = Formatter(advisor, top)
+    pending = getattr(lines, "pending", lambda: True)
+    number = 0
+    size = FIRST_CHUNK
+    chunk: list[str | bytes | None] = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) == size or not pending():
+            yield from _text_chunk(formatter, chunk, number)
+            number += len(chunk)
+            chunk = []
+            size = min(2 * size, CHUNK)
+            if flush is not None:
+                flush()
+    if chunk:
+        yield from _text_chunk(formatter, chunk, number)
+
+
+def _text_chunk(formatter, chunk, before: int) -> Iterator[tuple[str, int, tuple[int, str] | None]]:
+    rs = formatter.rules
+    run: list = []
+    for i, line in enumerate(chunk, before + 1):
+        record = formatter.read(line)
+        if record is None:
+            try:
+                record = formatter.record(parse_line(rs, line))
+            except BatchLineError as e:
+                yield from formatter.texts(run)
+                run = []
+                yield json.dumps({"line": i, "error": str(e)}) + "\n", 1, (i, str(e))
+                continue
+        run.append(record)
+    yield from formatter.texts(run)
