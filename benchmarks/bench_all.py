@@ -2,8 +2,8 @@
 an empty Numba cache (a fresh ``NUMBA_CACHE_DIR``), medians of several runs, and the reference yatzy-solver
 measured in the same run. Prints one summary table at the end (Markdown, for the README); asserts nothing.
 
-Run with ``make bench`` (about five minutes on two cores; ``--batch-lines 1000000`` for the whole million-line
-batch, minutes more). The machine's load is printed with the table:
+Run with ``make bench`` (about six minutes on two cores, the million-line batch included; ``--batch-lines N``
+for a smaller one). The machine's load is printed with the table:
 figures taken on a busy machine are slower, the cold ones most of all.
 """
 
@@ -132,7 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5, help="runs of each warm figure")
     parser.add_argument("--cold-runs", type=int, default=3, help="runs of each cold (empty cache) figure")
-    parser.add_argument("--batch-lines", type=int, default=200_000, help="lines of the batch (1,000,000: minutes)")
+    parser.add_argument("--batch-lines", type=int, default=1_000_000, help="lines of the batch")
     parser.add_argument("--games", type=int, default=1_000_000, help="games of each warm simulation")
     args = parser.parse_args()
     # As a user runs them: Python's compiled modules (.pyc) written and used (start-up costs tens of ms more
