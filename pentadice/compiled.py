@@ -79,10 +79,31 @@ if not CACHE:
     )
 
 
+# LLVM's SLP vectoriser (off in Numba by default) packs the turn code's blocks of 8 lanes with literal offsets
+# into 512-bit instructions: the solver's turn takes less than half the time. It vectorises across lanes, never
+# reassociates, so every value keeps its bits. The switch is process-wide and read when a function compiles, so
+# it is set here, before any kernel compiles (every kernel is compiled through ``jit``), and in the environment
+# too, since Numba reloads its configuration from the environment when that changes.
+os.environ["NUMBA_SLP_VECTORIZE"] = "1"
+numba.config.SLP_VECTORIZE = 1
+# Numba's cache does not key on the switch: a function compiled without it would be reloaded as the slower code.
+# Every kernel is therefore named after the switch as it stands when the kernel is decorated (``<name>_slp``),
+# which names its cache files, so that an entry written with the switch off (by an earlier version) is never
+# loaded in place of one written with it on, nor the other way round.
+CACHE_TAG = "_slp"
+
+
 def jit(fn=None, **options):
-    """``numba.njit`` with caching wherever it can be had (see the module's docstring)."""
+    """``numba.njit`` with caching wherever it can be had (see the module's docstring), under a name keyed on the
+    SLP switch (see ``CACHE_TAG``)."""
     decorate = numba.njit(cache=CACHE, **options)
-    return decorate if fn is None else decorate(fn)
+
+    def tagged(f):
+        if numba.config.SLP_VECTORIZE and not f.__qualname__.endswith(CACHE_TAG):
+            f.__qualname__ += CACHE_TAG
+        return decorate(f)
+
+    return tagged if fn is None else tagged(fn)
 
 
 prange = numba.prange

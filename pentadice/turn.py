@@ -39,6 +39,14 @@ LANES = 64  # capped upper subtotals 0..63: the solver's lane count
 # Lanes per row. Plain-Python callers (one situation at a time) use one lane; the compiler builds each function
 # once per lane count with ``W`` rebound to a constant, so that the solver's lane loops have a fixed length.
 W = 1
+# The wide kernels' hot lane loops are written as blocks of lanes with literal offsets (8 lanes: one 512-bit
+# register of float64), all loads of a block before its stores, which LLVM's SLP vectoriser turns into vector
+# instructions (see pentadice.compiled); the plain ``for u in range(W)`` loop that the compiler's loop vectoriser
+# gets runs less than half as fast. Vectorising across lanes leaves each lane's arithmetic, and so its bits,
+# unchanged. ``W`` is 1 (the plain loops; ``W < BLOCK`` is a constant, so the compiler drops the branch not
+# taken) or a multiple of HAND_BLOCK.
+BLOCK = 8
+HAND_BLOCK = 16  # hand values: 16 lanes of a hand (two registers) stay in registers while every box is tried
 N_ROWS = 44  # successor rows: 6 upper boxes x 6 dice counts, 6 lower boxes, Penta at 0 and at full points
 ROW_LOWER = 36
 ROW_PENTA = 42
@@ -52,32 +60,26 @@ def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows):
     current estimate in ``V``): that turn fills nothing."""
     cap = p[P_UPPER_THRESHOLD]
     if repeats(p, open_mask, penta_scored):
-        dst = rows[ROW_PENTA + 1]
-        src = V[penta_scored, open_mask]
         for u in range(W):
-            dst[u] = src[s0 + u]
+            rows[ROW_PENTA + 1, u] = V[penta_scored, open_mask, s0 + u]
     for b in range(N_BOXES):
         if (open_mask >> b) & 1 == 0:
             continue
         nxt = open_mask & ~(1 << b)
         if b < 6:
-            src = V[penta_scored, nxt]
             for c in range(n_dice + 1):
                 a = c * (b + 1)
-                dst = rows[b * 6 + c]
+                r = b * 6 + c
                 for u in range(W):
-                    dst[u] = src[min(s0 + u + a, cap)] + upper_bonus(p, s0 + u, a)
+                    rows[r, u] = V[penta_scored, nxt, min(s0 + u + a, cap)] + upper_bonus(p, s0 + u, a)
         elif b < PENTA:
-            dst = rows[ROW_LOWER + b - 6]
-            src = V[penta_scored, nxt]
+            r = ROW_LOWER + b - 6
             for u in range(W):
-                dst[u] = src[s0 + u]
+                rows[r, u] = V[penta_scored, nxt, s0 + u]
         else:
             for f in range(2):
-                dst = rows[ROW_PENTA + f]
-                src = V[f, nxt]
                 for u in range(W):
-                    dst[u] = src[s0 + u]
+                    rows[ROW_PENTA + f, u] = V[f, nxt, s0 + u]
 
 
 def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, points):
@@ -86,6 +88,8 @@ def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, poin
     ``scores`` is :func:`pentadice.rules.score_table`: hands whose points do not depend on the state take
     them from there (every open box, at its normal points) instead of asking the rules again.
     """
+    box_rows = np.empty(N_BOXES, dtype=np.int64)  # the legal boxes of a hand: successor row and points
+    box_points = np.empty(N_BOXES)
     for h in range(hand_counts.shape[0]):
         if scores[h, N_BOXES] == 1:
             bonus = 0
@@ -93,39 +97,116 @@ def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, poin
                 points[b] = scores[h, b] if (open_mask >> b) & 1 == 1 else -1
         else:
             bonus = score_options(p, hand_counts[h], open_mask, penta_scored, points)
-        best = out[h]
-        for u in range(W):
-            best[u] = -np.inf
+        n_options = 0
         for b in range(N_BOXES):
             pts = points[b]
             if pts < 0:
                 continue
             # The successor row of the box (see successor_rows), then best = max(best, row + points) lane by lane.
             if b < 6:
-                row = rows[b * 6 + pts // (b + 1)]
+                box_rows[n_options] = b * 6 + pts // (b + 1)
             elif b < PENTA:
-                row = rows[ROW_LOWER + b - 6]
+                box_rows[n_options] = ROW_LOWER + b - 6
             else:
-                row = rows[ROW_PENTA + (1 if pts > 0 else 0)]
-            add = float(pts + bonus)
+                box_rows[n_options] = ROW_PENTA + (1 if pts > 0 else 0)
+            box_points[n_options] = float(pts + bonus)
+            n_options += 1
+        if W < HAND_BLOCK:
             for u in range(W):
-                x = row[u] + add
-                if x > best[u]:
-                    best[u] = x
+                out[h, u] = -np.inf
+            for i in range(n_options):
+                r = box_rows[i]
+                add = box_points[i]
+                for u in range(W):
+                    x = rows[r, u] + add
+                    if x > out[h, u]:
+                        out[h, u] = x
+            continue
+        for j in range(0, W, HAND_BLOCK):  # 16 lanes stay in registers (2 of 512 bits) while every box is tried
+            m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = m8 = m9 = m10 = m11 = m12 = m13 = m14 = m15 = -np.inf
+            for i in range(n_options):
+                r = box_rows[i]
+                add = box_points[i]
+                x = rows[r, j] + add
+                m0 = x if x > m0 else m0
+                x = rows[r, j + 1] + add
+                m1 = x if x > m1 else m1
+                x = rows[r, j + 2] + add
+                m2 = x if x > m2 else m2
+                x = rows[r, j + 3] + add
+                m3 = x if x > m3 else m3
+                x = rows[r, j + 4] + add
+                m4 = x if x > m4 else m4
+                x = rows[r, j + 5] + add
+                m5 = x if x > m5 else m5
+                x = rows[r, j + 6] + add
+                m6 = x if x > m6 else m6
+                x = rows[r, j + 7] + add
+                m7 = x if x > m7 else m7
+                x = rows[r, j + 8] + add
+                m8 = x if x > m8 else m8
+                x = rows[r, j + 9] + add
+                m9 = x if x > m9 else m9
+                x = rows[r, j + 10] + add
+                m10 = x if x > m10 else m10
+                x = rows[r, j + 11] + add
+                m11 = x if x > m11 else m11
+                x = rows[r, j + 12] + add
+                m12 = x if x > m12 else m12
+                x = rows[r, j + 13] + add
+                m13 = x if x > m13 else m13
+                x = rows[r, j + 14] + add
+                m14 = x if x > m14 else m14
+                x = rows[r, j + 15] + add
+                m15 = x if x > m15 else m15
+            out[h, j] = m0
+            out[h, j + 1] = m1
+            out[h, j + 2] = m2
+            out[h, j + 3] = m3
+            out[h, j + 4] = m4
+            out[h, j + 5] = m5
+            out[h, j + 6] = m6
+            out[h, j + 7] = m7
+            out[h, j + 8] = m8
+            out[h, j + 9] = m9
+            out[h, j + 10] = m10
+            out[h, j + 11] = m11
+            out[h, j + 12] = m12
+            out[h, j + 13] = m13
+            out[h, j + 14] = m14
+            out[h, j + 15] = m15
 
 
 def keep_values(add, n_hands, K):
     """Rows ``n_hands..`` of ``K``: each keep's value, the mean over the six faces of the keep one die larger."""
     for k in range(n_hands, K.shape[0]):
-        out = K[k]
-        r0 = K[add[k, 0]]
-        r1 = K[add[k, 1]]
-        r2 = K[add[k, 2]]
-        r3 = K[add[k, 3]]
-        r4 = K[add[k, 4]]
-        r5 = K[add[k, 5]]
-        for u in range(W):
-            out[u] = (r0[u] + r1[u] + r2[u] + r3[u] + r4[u] + r5[u]) / 6.0
+        a0 = add[k, 0]
+        a1 = add[k, 1]
+        a2 = add[k, 2]
+        a3 = add[k, 3]
+        a4 = add[k, 4]
+        a5 = add[k, 5]
+        if W < BLOCK:
+            for u in range(W):
+                K[k, u] = (K[a0, u] + K[a1, u] + K[a2, u] + K[a3, u] + K[a4, u] + K[a5, u]) / 6.0
+            continue
+        for j in range(0, W, BLOCK):
+            x0 = (K[a0, j] + K[a1, j] + K[a2, j] + K[a3, j] + K[a4, j] + K[a5, j]) / 6.0
+            x1 = (K[a0, j + 1] + K[a1, j + 1] + K[a2, j + 1] + K[a3, j + 1] + K[a4, j + 1] + K[a5, j + 1]) / 6.0
+            x2 = (K[a0, j + 2] + K[a1, j + 2] + K[a2, j + 2] + K[a3, j + 2] + K[a4, j + 2] + K[a5, j + 2]) / 6.0
+            x3 = (K[a0, j + 3] + K[a1, j + 3] + K[a2, j + 3] + K[a3, j + 3] + K[a4, j + 3] + K[a5, j + 3]) / 6.0
+            x4 = (K[a0, j + 4] + K[a1, j + 4] + K[a2, j + 4] + K[a3, j + 4] + K[a4, j + 4] + K[a5, j + 4]) / 6.0
+            x5 = (K[a0, j + 5] + K[a1, j + 5] + K[a2, j + 5] + K[a3, j + 5] + K[a4, j + 5] + K[a5, j + 5]) / 6.0
+            x6 = (K[a0, j + 6] + K[a1, j + 6] + K[a2, j + 6] + K[a3, j + 6] + K[a4, j + 6] + K[a5, j + 6]) / 6.0
+            x7 = (K[a0, j + 7] + K[a1, j + 7] + K[a2, j + 7] + K[a3, j + 7] + K[a4, j + 7] + K[a5, j + 7]) / 6.0
+            K[k, j] = x0
+            K[k, j + 1] = x1
+            K[k, j + 2] = x2
+            K[k, j + 3] = x3
+            K[k, j + 4] = x4
+            K[k, j + 5] = x5
+            K[k, j + 6] = x6
+            K[k, j + 7] = x7
 
 
 def best_subkeeps(subs, n_hands, K, B):
@@ -139,20 +220,68 @@ def best_subkeeps(subs, n_hands, K, B):
     for u in range(W):
         B[last, u] = K[last, u]
     for k in range(last - 1, -1, -1):
-        out = B[k] if k >= n_hands else K[k]
-        own = K[k]
-        b0 = B[subs[k, 0]]
-        b1 = B[subs[k, 1]]
-        b2 = B[subs[k, 2]]
-        b3 = B[subs[k, 3]]
-        b4 = B[subs[k, 4]]
-        for u in range(W):
-            m = own[u]
-            m = b0[u] if b0[u] > m else m
-            m = b1[u] if b1[u] > m else m
-            m = b2[u] if b2[u] > m else m
-            m = b3[u] if b3[u] > m else m
-            out[u] = b4[u] if b4[u] > m else m
+        s0 = subs[k, 0]
+        s1 = subs[k, 1]
+        s2 = subs[k, 2]
+        s3 = subs[k, 3]
+        s4 = subs[k, 4]
+        if W < BLOCK:
+            for u in range(W):
+                m = K[k, u]
+                m = B[s0, u] if B[s0, u] > m else m
+                m = B[s1, u] if B[s1, u] > m else m
+                m = B[s2, u] if B[s2, u] > m else m
+                m = B[s3, u] if B[s3, u] > m else m
+                m = B[s4, u] if B[s4, u] > m else m
+                if k >= n_hands:
+                    B[k, u] = m
+                else:
+                    K[k, u] = m
+            continue
+        for j in range(0, W, BLOCK):
+            m0 = K[k, j]
+            m1 = K[k, j + 1]
+            m2 = K[k, j + 2]
+            m3 = K[k, j + 3]
+            m4 = K[k, j + 4]
+            m5 = K[k, j + 5]
+            m6 = K[k, j + 6]
+            m7 = K[k, j + 7]
+            for s in (s0, s1, s2, s3, s4):
+                x0 = B[s, j]
+                x1 = B[s, j + 1]
+                x2 = B[s, j + 2]
+                x3 = B[s, j + 3]
+                x4 = B[s, j + 4]
+                x5 = B[s, j + 5]
+                x6 = B[s, j + 6]
+                x7 = B[s, j + 7]
+                m0 = x0 if x0 > m0 else m0
+                m1 = x1 if x1 > m1 else m1
+                m2 = x2 if x2 > m2 else m2
+                m3 = x3 if x3 > m3 else m3
+                m4 = x4 if x4 > m4 else m4
+                m5 = x5 if x5 > m5 else m5
+                m6 = x6 if x6 > m6 else m6
+                m7 = x7 if x7 > m7 else m7
+            if k >= n_hands:  # a keep smaller than a hand
+                B[k, j] = m0
+                B[k, j + 1] = m1
+                B[k, j + 2] = m2
+                B[k, j + 3] = m3
+                B[k, j + 4] = m4
+                B[k, j + 5] = m5
+                B[k, j + 6] = m6
+                B[k, j + 7] = m7
+            else:  # a hand: its value with one more roll
+                K[k, j] = m0
+                K[k, j + 1] = m1
+                K[k, j + 2] = m2
+                K[k, j + 3] = m3
+                K[k, j + 4] = m4
+                K[k, j + 5] = m5
+                K[k, j + 6] = m6
+                K[k, j + 7] = m7
 
 
 def repeats(p, open_mask, penta_scored):
@@ -211,16 +340,14 @@ def solve_states(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_s
             for _ in range(p[P_ROLLS] - 1):  # one roll earlier: keeps worth their reroll, hands one more roll
                 keep_values(add, n_hands, K)
                 best_subkeeps(subs, n_hands, K, B)
-            acc = B[0]
             for u in range(W):
-                acc[u] = 0.0
+                B[0, u] = 0.0
             for h in range(n_hands):
                 w = float(weight[h])
-                row = K[h]
                 for u in range(W):
-                    acc[u] += w * row[u]
+                    B[0, u] += w * K[h, u]
             for u in range(W):
-                out[u] = acc[u] / total
+                out[u] = B[0, u] / total
             if not repeating:
                 break
             if step == 0:
