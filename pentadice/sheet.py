@@ -31,13 +31,17 @@ def possible_points(rs: rules.RuleSet) -> dict[str, frozenset[int]]:
     a roll can miss the box: Chance never holds 0)."""
     p = rs.params()
     tables = dice.tables(rs.dice)
-    out: dict[str, set[int]] = {b: set() for b in rs.boxes}
+    # Every box open and the Penta box empty: the rules' score table (shared with the turn code) holds these.
+    scores = rules.score_table(rs)
+    out: dict[str, set[int]] = {
+        b: {int(x) for x in np.unique(scores[:, rules.BOX_INDEX[b]]) if x >= 0} for b in rs.boxes
+    }
     points = np.empty(rules.N_BOXES, dtype=np.int64)
-    game = rs.box_mask
-    no_penta = game & ~(1 << rules.PENTA)
-    # The normal scores, and the joker's with the face's upper box filled and with it open.
-    contexts = [(game, 0), (no_penta, 1), (no_penta & ~rules.UPPER_MASK, 1), (no_penta, 0)]
-    for h in range(tables.n_hands):
+    no_penta = rs.box_mask & ~(1 << rules.PENTA)
+    # Only dice all alike score otherwise in other states: the joker's scores with the face's upper box filled
+    # and with it open, and five of a kind with the Penta box sacrificed.
+    contexts = [(no_penta, 1), (no_penta & ~rules.UPPER_MASK, 1), (no_penta, 0)]
+    for h in np.flatnonzero(scores[:, rules.N_BOXES] == 0):
         for open_mask, penta_scored in contexts:
             rules.score_options(p, tables.counts[h], open_mask, penta_scored, points)
             for b in rs.boxes:
