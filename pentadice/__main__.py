@@ -1,6 +1,6 @@
 """``python -m pentadice``: the ``pentadice`` command."""
 
-from pentadice.cli import main
+from pentadice.cli import entry
 
 if __name__ == "__main__":
-    main(prog_name="pentadice")
+    entry()

@@ -685,5 +685,10 @@ class _SolveOnceBar(_NoBar):
         self.interrupt.__exit__(*exc)
 
 
+def entry() -> None:
+    """The ``pentadice`` console command (see :func:`pentadice.exits.run`)."""
+    exits.run(main, prog_name="pentadice")
+
+
 if __name__ == "__main__":
-    main()
+    entry()

@@ -127,3 +127,15 @@ class Command(click.Group):
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
+
+
+def run(command: click.Command, **kwargs) -> None:
+    """The process's entry point: run ``command`` and end the process with its exit code. Once the command has
+    ended, Ctrl-C and SIGTERM are ignored: Python restores their default action while it tears down (Numba and
+    LLVM take a moment), and a signal then would kill a process whose work is done and reported, with no word
+    and an exit status of "killed by SIGINT"."""
+    try:
+        command.main(**kwargs)
+    finally:
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)

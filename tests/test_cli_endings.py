@@ -189,3 +189,23 @@ def test_solve_json_and_errors_never_print_a_traceback(tmp_path):
 def test_negative_seed_is_a_usage_error(penta_table_dir):
     result = CliRunner().invoke(main, ["simulate", "-n", "5", "--seed", "-1", "--data", str(penta_table_dir)])
     assert result.exit_code == 2 and "--seed" in result.output
+
+
+def test_a_finished_command_is_not_killed_by_a_late_ctrl_c():
+    """Once a command has ended (its output written), Python's teardown restores SIGINT's default action; a
+    Ctrl-C then killed the process silently with "killed by SIGINT" (-2) although its work was done. The entry
+    point ignores the signals once the command is over."""
+    code = (
+        "import signal, sys\n"
+        "sys.argv = ['pentadice', 'where', '--json']\n"
+        "from pentadice.cli import entry\n"
+        "try:\n"
+        "    entry()\n"
+        "except SystemExit as e:\n"
+        "    print(e.code, signal.getsignal(signal.SIGINT) is signal.SIG_IGN, file=sys.stderr)\n"
+        "    signal.raise_signal(signal.SIGINT)\n"  # a Ctrl-C during the teardown: ignored now
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.split()[-2:] == ["0", "True"]
+    assert json.loads(proc.stdout)["directory"]
