@@ -203,6 +203,16 @@ def main() -> None:
             ref = f" (yatzy-solver {theirs:,.0f}/s: {rate / theirs:.1f}x)"
         row("`pentadice simulate`, optimal, warm", f"{rate:,.0f} games/s{ref}", ">= 250,000 games/s")
 
+        # Memory independent of the number of games: the peak of a run ten times longer is the same.
+        peaks = {
+            n: wall_and_peak(["simulate", "-n", str(n), "--seed", "1", "--json", *d])[1] for n in (200_000, 2_000_000)
+        }
+        row(
+            "`pentadice simulate -n N` without `--out`, peak memory",
+            ", ".join(f"{n:,} games: {peak / 1024:.0f} MB" for n, peak in peaks.items()),
+            "independent of N",
+        )
+
         lines = work / "situations.jsonl"
         batch_lines(lines, args.batch_lines)
         batch = ["advise", "--batch", "-", *d]

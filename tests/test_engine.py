@@ -7,6 +7,7 @@ import pytest
 
 from pentadice import rules
 from pentadice.advisor import NO_SCORE_MESSAGE
+from pentadice.moves import Keep
 from pentadice.play.engine import Game, GameError, Player, computer_move, parse_players
 from pentadice.sheet import Sheet
 
@@ -235,6 +236,11 @@ def test_keeping_more_of_a_face_than_shows_says_which_dice_show():
         g.roll([3, 3, 3])
     with pytest.raises(GameError, match=r"^cannot keep 2 6: the dice show 1 3 3 4 5 \(no 2, no 6\)$"):
         g.roll([6, 2])
+    # Five dice that are not showing are refused as not showing, not as "keeping all the dice".
+    with pytest.raises(GameError, match=r"^cannot keep 6 6 6 6 6: the dice show 1 3 3 4 5 \(no 6\)$"):
+        g.play(Keep((6, 6, 6, 6, 6)))
+    with pytest.raises(GameError, match="keeping all the dice rolls nothing"):
+        g.play(Keep((1, 3, 3, 4, 5)))
 
 
 @pytest.mark.parametrize("text", ["inf", "-inf", "1e300", "nan", "-1", "86401", "3s", "", "1_0", "\u0663", "0x10"])

@@ -331,17 +331,7 @@ class Game:
             if keep:
                 raise GameError("there are no dice to keep before the first roll")
         else:
-            showing = Counter(self.dice)
-            missing = Counter(keep) - showing
-            if missing:
-                faces = []
-                for face in sorted(missing):
-                    n = showing[face]
-                    faces.append(f"no {face}" if n == 0 else f"only {_COUNT_WORDS[n]} {face}{'s' if n > 1 else ''}")
-                raise GameError(
-                    f"cannot keep {' '.join(map(str, keep))}: the dice show {' '.join(map(str, self.dice))} "
-                    f"({', '.join(faces)})"
-                )
+            self._check_showing(keep)
         n = self.rules.dice - len(keep)
         if rolled is None:
             if self.coach:
@@ -359,6 +349,20 @@ class Game:
         self.rolls_made += 1
         self.deadline = None
         return self.dice
+
+    def _check_showing(self, keep: Sequence[int]) -> None:
+        """GameError unless every die of ``keep`` is among the dice showing (saying which are not)."""
+        showing = Counter(self.dice)
+        missing = Counter(keep) - showing
+        if missing:
+            faces = []
+            for face in sorted(missing):
+                n = showing[face]
+                faces.append(f"no {face}" if n == 0 else f"only {_COUNT_WORDS[n]} {face}{'s' if n > 1 else ''}")
+            raise GameError(
+                f"cannot keep {' '.join(map(str, sorted(keep)))}: the dice show {' '.join(map(str, self.dice))} "
+                f"({', '.join(faces)})"
+            )
 
     def score(self, box: str, auto: bool = False) -> Scored:
         """Fill ``box`` with the dice; the turn passes to the next player."""
@@ -457,6 +461,7 @@ class Game:
                 loss = None  # not a legal option: the move itself is refused below, with the reason
         self.deadline = None
         if isinstance(move, Keep):
+            self._check_showing(move.dice)  # dice not showing are refused as such, however many are kept
             if len(move.dice) == self.rules.dice:
                 raise GameError("keeping all the dice rolls nothing: score them in a box")
             if self.rolls_left == 0:

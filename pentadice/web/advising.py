@@ -95,10 +95,16 @@ def situation_of(advisor, data: dict) -> Situation:
         raise ApiError(422, str(e)) from None
 
 
+_BATCH_LOCK = threading.Lock()  # the batch kernel is parallel=True: one launch at a time (see batch_answers)
+
+
 def batch_answers(advisor, items: list, top: int | None) -> list[dict]:
     """``--batch``'s answer for each item, in order, by the batch's own code: the advice without ``why``, or
-    ``{"line": N, "error": ..}`` (N counts the items from 1) for an item that is not a situation."""
-    return [answer for answer, _ in answers(advisor, [json.dumps(item) for item in items], top)]
+    ``{"line": N, "error": ..}`` (N counts the items from 1) for an item that is not a situation. Requests
+    arrive on several threads; Numba's parallel kernels may not be launched from several at once (its
+    ``workqueue`` layer, where OpenMP and TBB are missing, aborts), so batches take turns."""
+    with _BATCH_LOCK:
+        return [answer for answer, _ in answers(advisor, [json.dumps(item) for item in items], top)]
 
 
 def warm_up(advisors) -> None:
