@@ -466,7 +466,8 @@ def test_unknown_expired_and_dropped_games_are_404(advisors):
         now[0] = 61.0
         r = c.post(f"/api/games/{ids[3]}/roll", json={"keep": []})
         assert r.status_code == 404 and "not used for 1 minutes" in r.json()["error"]
-        assert c.get("/api/health").json()["games"] == 0
+        health = c.get("/api/health").json()
+        assert health["games"] == 0 and health["dropped"] == 4  # one beyond the cap, three idle
         assert c.get("/api/games/nope/save").status_code == 404
         assert c.get("/api/games/" + "x" * 5000).status_code == 404
 
@@ -566,6 +567,7 @@ def test_health_rules_messages_and_openapi(client):
 
     health = client.get("/api/health").json()
     assert health["status"] == "ok" and health["rules"] == ["penta", "kiriki"] and isinstance(health["games"], int)
+    assert health["max_games"] == 1000 and isinstance(health["dropped"], int) and "dropped" in health["dropped_when"]
     rs = client.get("/api/rules").json()
     schemas.RulesOut.model_validate(rs)
     kiriki = rs["rules"][1]
@@ -692,7 +694,11 @@ def test_serve_answers_and_stops_on_ctrl_c(penta_table_dir):
                 break
             except httpx.ConnectError:
                 time.sleep(0.1)
-        assert r.json() == {"status": "ok", "rules": ["penta"], "games": 0}
+        assert {k: r.json()[k] for k in ("status", "rules", "games")} == {
+            "status": "ok",
+            "rules": ["penta"],
+            "games": 0,
+        }
         # A second server on the same port: a clear error, no traceback.
         busy = subprocess.run(args, capture_output=True, text=True, timeout=60)
         assert busy.returncode == 1 and busy.stderr.startswith("Error: cannot listen on"), busy.stderr

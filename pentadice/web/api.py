@@ -153,7 +153,16 @@ def create_app(
     async def health() -> Response:
         """The server is up: the rule sets it serves and how many games it holds."""
         store.expire()
-        return answer({"status": "ok", "rules": list(served), "games": len(store)})
+        return answer(
+            {
+                "status": "ok",
+                "rules": list(served),
+                "games": len(store),
+                "max_games": store.max_games,
+                "dropped": store.dropped,
+                "dropped_when": store.dropped_text,
+            }
+        )
 
     rules_answer = json.dumps({"rules": [_rules_of(rs) for rs in (a.rules for a in served.values())]}).encode()
 

@@ -20,6 +20,9 @@ class Health(BaseModel):
     status: Literal["ok"]
     rules: list[str] = Field(description="The rule sets served.")
     games: int = Field(description="Games held in memory now.")
+    max_games: int = Field(description="Games held at most; the least recently used is dropped beyond it.")
+    dropped: int = Field(description="Games dropped since the server started (idle, or beyond the cap).")
+    dropped_when: str = Field(description="When a game is dropped, in words.")
 
 
 class BoxOut(BaseModel):

@@ -33,6 +33,7 @@ class GameStore:
         self.max_games = max_games
         self.idle_seconds = idle_seconds
         self.games: OrderedDict[str, Held] = OrderedDict()
+        self.dropped = 0  # games dropped so far (idle, or the least recently used beyond the cap)
 
     def __len__(self) -> int:
         return len(self.games)
@@ -51,6 +52,7 @@ class GameStore:
         self.expire()
         while len(self.games) >= self.max_games:
             self.games.popitem(last=False)
+            self.dropped += 1
         game_id = secrets.token_urlsafe(16)
         self.games[game_id] = Held(game, advisor, self.clock())
         return game_id
@@ -73,3 +75,4 @@ class GameStore:
             if held.last_used > cutoff or held.lock.locked():
                 return
             del self.games[game_id]
+            self.dropped += 1
