@@ -148,22 +148,32 @@ def answers(
     chunks smaller, from :data:`FIRST_CHUNK` lines, so that the first answers come at once), or as many
     as have come when ``lines`` has no more ready (its ``pending()``), then ``flush`` is called: answers start
     at once and memory does not grow with the input."""
-    rs = advisor.rules
+    for chunk, before in _chunks(lines, flush):
+        yield from _answer_chunk(advisor, advisor.rules, chunk, before, top)
+
+
+def _chunks(
+    lines: Iterable[str | bytes | None], flush: Callable[[], None] | None
+) -> Iterator[tuple[list[str | bytes | None], int]]:
+    """The lines in chunks, with the number of lines before each: a chunk ends at its size or when no more
+    input is waiting (so that what came is answered at once); ``flush`` runs once a chunk's answers are out.
+    The size starts at :data:`FIRST_CHUNK` and doubles up to :data:`CHUNK`: the first answers come at once
+    even when a whole file is waiting."""
     pending = getattr(lines, "pending", lambda: True)
     number = 0
-    size = FIRST_CHUNK  # grows to CHUNK: the first answers come at once even when a whole file is waiting
+    size = FIRST_CHUNK
     chunk: list[str | bytes | None] = []
     for line in lines:
         chunk.append(line)
         if len(chunk) == size or not pending():
-            yield from _answer_chunk(advisor, rs, chunk, number, top)
+            yield chunk, number
             number += len(chunk)
             chunk = []
             size = min(2 * size, CHUNK)
             if flush is not None:
                 flush()
     if chunk:
-        yield from _answer_chunk(advisor, rs, chunk, number, top)
+        yield chunk, number
 
 
 def _answer_chunk(advisor, rs, chunk, before: int, top: int | None) -> Iterator[tuple[dict, str | None]]:
@@ -187,21 +197,8 @@ def answer_texts(
     from pentadice.advisor.batch_json import Formatter
 
     formatter = Formatter(advisor, top)
-    pending = getattr(lines, "pending", lambda: True)
-    number = 0
-    size = FIRST_CHUNK
-    chunk: list[str | bytes | None] = []
-    for line in lines:
-        chunk.append(line)
-        if len(chunk) == size or not pending():
-            yield from _text_chunk(formatter, chunk, number)
-            number += len(chunk)
-            chunk = []
-            size = min(2 * size, CHUNK)
-            if flush is not None:
-                flush()
-    if chunk:
-        yield from _text_chunk(formatter, chunk, number)
+    for chunk, before in _chunks(lines, flush):
+        yield from _text_chunk(formatter, chunk, before)
 
 
 def _text_chunk(formatter, chunk, before: int) -> Iterator[tuple[str, int, tuple[int, str] | None]]:

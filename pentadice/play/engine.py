@@ -431,9 +431,10 @@ class Game:
 
     def auto_commit(self, advisor) -> Scored:
         """After the last roll, with no box chosen in time: fill the box the computer would choose."""
-        return self._auto_commit_played(advisor).scored
+        return self.auto_commit_played(advisor).scored
 
-    def _auto_commit_played(self, advisor) -> Played:
+    def auto_commit_played(self, advisor) -> Played:
+        """:meth:`auto_commit`, reported as a move (:class:`Played`) for a front end to show."""
         if self.dice is None or self.rolls_left > 0:
             raise GameError("the auto-commit only fills a box after the last roll")
         return self.play(Score(advisor.best_box(self.situation()).box), advisor, auto=True)
@@ -494,7 +495,7 @@ class Game:
                 self.deadline = now + self.auto_commit_seconds
             if now < self.deadline:
                 break
-            happened.append(self._auto_commit_played(advisor))
+            happened.append(self.auto_commit_played(advisor))
         return happened
 
     def restart_countdown(self) -> None:

@@ -35,20 +35,28 @@ class AdviceCache:
         self.bodies: OrderedDict[bytes, bytes] = OrderedDict()  # a request body, as it came -> its answer
         self.lock = threading.Lock()
 
+    def _find(self, held: OrderedDict, key) -> bytes | None:
+        """The answer held under ``key``, now the most recently used."""
+        with self.lock:
+            found = held.get(key)
+            if found is not None:
+                held.move_to_end(key)
+            return found
+
+    def _hold(self, held: OrderedDict, key, answer: bytes) -> None:
+        """Hold ``answer`` under ``key``, the least recently used dropped beyond :attr:`size`."""
+        with self.lock:
+            held[key] = answer
+            if len(held) > self.size:
+                held.popitem(last=False)
+
     def by_body(self, body: bytes) -> bytes | None:
         """The answer to a request body seen before, byte for byte (the same bytes, the same situation)."""
-        with self.lock:
-            found = self.bodies.get(body)
-            if found is not None:
-                self.bodies.move_to_end(body)
-            return found
+        return self._find(self.bodies, body)
 
     def remember_body(self, body: bytes, answer: bytes) -> None:
         if len(body) <= BODY_KEY_LIMIT:
-            with self.lock:
-                self.bodies[body] = answer
-                if len(self.bodies) > self.size:
-                    self.bodies.popitem(last=False)
+            self._hold(self.bodies, body, answer)
 
     @staticmethod
     def key(advisor, situation: Situation, top: int | None = None) -> tuple:
@@ -58,19 +66,12 @@ class AdviceCache:
 
     def lookup(self, key: tuple) -> bytes | None:
         """The answer as JSON, if held."""
-        with self.lock:
-            found = self.answers.get(key)
-            if found is not None:
-                self.answers.move_to_end(key)
-            return found
+        return self._find(self.answers, key)
 
     def compute(self, key: tuple, advisor, situation: Situation, top: int | None = None) -> bytes:
         """The answer, computed (milliseconds: the turn code and its explanation) and held."""
         found = json.dumps(advice_object(advisor, situation, top)).encode()
-        with self.lock:
-            self.answers[key] = found
-            if len(self.answers) > self.size:
-                self.answers.popitem(last=False)
+        self._hold(self.answers, key, found)
         return found
 
     def get(self, advisor, situation: Situation, top: int | None = None) -> bytes:

@@ -340,10 +340,7 @@ def create_app(
             person_to_act(game)
             if game.auto_commit_seconds is None:
                 raise ApiError(409, "the auto-commit is off in this game")
-            if game.dice is None or game.rolls_left > 0:
-                raise ApiError(409, "the auto-commit only fills a box after the last roll")
-            box = held.advisor.best_box(game.situation()).box
-            return game.play(Score(box), held.advisor, auto=True).as_dict()
+            return game.auto_commit_played(held.advisor).as_dict()
 
         return await act(game_id, move)
 

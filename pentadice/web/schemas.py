@@ -90,21 +90,6 @@ class WhyOut(BaseModel):
     obvious: OutlookOut
 
 
-class AdviceOut(BaseModel):
-    """Exactly what ``pentadice advise --json`` prints."""
-
-    rules: str
-    dice: list[int]
-    rolls_left: int
-    sheet: dict[str, int]
-    score_so_far: int
-    best: OptionOut
-    options: list[OptionOut]
-    why: WhyOut | None = Field(description="Why the best option beats the most points this turn (null: it is that).")
-    joker: str | None = Field(None, description="The joker's effect, when it applies (absent otherwise).")
-    message: str | None = Field(None, description="The rules' sacrifice message, when it applies.")
-
-
 class AdviceNoWhy(BaseModel):
     """An ``advise --batch`` answer: the ``--json`` object without ``why``."""
 
@@ -115,8 +100,14 @@ class AdviceNoWhy(BaseModel):
     score_so_far: int
     best: OptionOut
     options: list[OptionOut]
-    joker: str | None = None
-    message: str | None = None
+    joker: str | None = Field(None, description="The joker's effect, when it applies (absent otherwise).")
+    message: str | None = Field(None, description="The rules' sacrifice message, when it applies.")
+
+
+class AdviceOut(AdviceNoWhy):
+    """Exactly what ``pentadice advise --json`` prints."""
+
+    why: WhyOut | None = Field(description="Why the best option beats the most points this turn (null: it is that).")
 
 
 class BatchError(BaseModel):
