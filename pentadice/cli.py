@@ -55,7 +55,8 @@ LANG_OPTION = click.option(
 @click.option("--data", "--out", "data", type=click.Path(file_okay=False), default=None, help=paths.DEFAULT_HELP)
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
-def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool) -> None:
+@click.option("--targets", is_flag=True, help="Build the target-score table (for advise --target) instead.")
+def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool, targets: bool) -> None:
     """Solve a rule set exactly and write its table (NumPy .npy, Parquet, JSON metadata).
 
     The table directory is given by --data (--out is the same option).
@@ -63,6 +64,9 @@ def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool)
     from pentadice import solver, table
 
     rs = rules.get_rules(rules_name)
+    if targets:
+        _solve_targets(rs, data, threads, as_json)
+        return
     directory = paths.data_dir(data)
     try:
         table.prepare_directory(directory, rs.name)
@@ -85,6 +89,10 @@ def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool)
 
         files = table.solve_and_save(rs, directory, solve)
         solution, write_seconds = solved[0], time.perf_counter() - solved[1]
+        try:  # the second moments (the SD of every option), one more pass over the states
+            spread = table.build_moments(rs, directory, solution.values, solution.threads)
+        except KeyboardInterrupt:
+            raise exits.Interrupted(f"the {rs.name} table was written whole; its second moments were not") from None
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
     except ValueError as e:
@@ -101,21 +109,29 @@ def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool)
         "compile_seconds": solution.compile_seconds,
         "write_seconds": write_seconds,
         "threads": solution.threads,
-        "files": files.as_dict(),
+        "files": {**files.as_dict(), "m2": spread["file"]},
+        "sd": spread["sd"],
+        "moments_seconds": spread["seconds"],
+        "moments_compile_seconds": spread["compile_seconds"],
     }
     if as_json:
         click.echo(json.dumps(summary))
         return
     click.echo(f"Rules:           {rs.name} ({rs.title})")
     click.echo(f"Expected score:  {solution.expected_score:.10f} at game start, optimal play")
+    click.echo(f"Spread:          SD {spread['sd']:.2f} of the final score at game start, optimal play")
     click.echo(f"States solved:   {solution.states_solved:,}")
     threads_text = f"{solution.threads} thread{'s' if solution.threads != 1 else ''}"
     click.echo(f"Solve:           {solution.solve_seconds:.3f} s on {threads_text}")
     click.echo(f"JIT compile:     {solution.compile_seconds:.3f} s (Numba; loaded from cache after the first run)")
     click.echo(f"Write:           {write_seconds:.3f} s")
+    click.echo(
+        f"Second moments:  {spread['seconds']:.3f} s (JIT compile {spread['compile_seconds']:.3f} s), for the SDs"
+    )
     click.echo(f"Files:           {files.values}")
     click.echo(f"                 {files.parquet}")
     click.echo(f"                 {files.meta}")
+    click.echo(f"                 {spread['file']}")
 
 
 BOX_NAMES_HELP = (
@@ -148,9 +164,16 @@ BOX_NAMES_HELP = (
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--batch", metavar="FILE", default=None, help="JSON lines of situations ('-': standard input).")
+@click.option(
+    "--target",
+    type=click.IntRange(0, 100_000),
+    default=None,
+    metavar="T",
+    help="Rank the options by the chance of finishing with at least T points (needs `solve --targets`).",
+)
 @DATA_OPTION
 @LANG_OPTION
-def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, batch, data) -> None:
+def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, batch, data, target) -> None:
     """Which dice to keep or which box to fill, and what every option is worth.
 
     DICE are the five dice showing: `pentadice advise 1 1 3 4 6`, `pentadice advise 13346`, or on standard
@@ -161,6 +184,8 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
     from pentadice.situation import parse_dice
 
     if batch is not None:
+        if target is not None:
+            raise click.UsageError("--target answers one situation: it cannot be used with --batch")
         if dice or sheet_text or sheet_file:
             raise click.UsageError("--batch reads its situations from the file: give no dice or sheet")
         _advise_batch(batch, rules_name, top, data)
@@ -186,7 +211,13 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
     from pentadice.words import advice_text
 
     advisor = _load_advisor(rules_name, data, compiled=False)
+    advisor.spread = advisor.has_moments_file()  # every option's SD, from the second moments solved with the table
+    if not advisor.spread and sys.stderr is not None and sys.stderr.isatty():
+        click.echo(f"(No SDs: the {rs.name} table has no second moments; `pentadice solve` writes them.)", err=True)
     advice = advisor.advise(situation)
+    if target is not None:
+        _advise_target(advice, rs, target, top, as_json, data)
+        return
     why = explain(advisor, advice)
     if as_json:
         click.echo(json.dumps({**advice.as_dict(rs, top), "why": why.as_dict() if why else None}))
@@ -274,7 +305,13 @@ def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None)
 
 
 @main.command()
-@click.option("--players", default="You,cpu", show_default=True, help='Players: names are people, "cpu" the computer.')
+@click.option(
+    "--players",
+    default="You,cpu",
+    show_default=True,
+    help='Players: names are people; "cpu", "cpu:win", "cpu:Bob" or "cpu:win:Bob" computers (strategies: optimal, '
+    "the default, and win).",
+)
 @click.option(
     "--seed",
     type=click.IntRange(min=0),
@@ -301,6 +338,12 @@ def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None)
     help="Seconds between the computer's moves [default: 0.6 on a terminal, else 0].",
 )
 @click.option(
+    "--chances/--no-chances",
+    "show_chances",
+    default=None,
+    help="After every box, each player's chance of winning [default: on at a terminal, else off].",
+)
+@click.option(
     "--save",
     "save_path",
     type=click.Path(dir_okay=False),
@@ -316,7 +359,7 @@ def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None)
 @DATA_OPTION
 @LANG_OPTION
 @click.pass_context
-def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, resume, data) -> None:
+def play(ctx, players, seed, hints, rules_name, auto_commit, pause, show_chances, save_path, resume, data) -> None:
     """Play Penta in the terminal, against the computer or each other."""
     import contextlib
     import signal
@@ -375,7 +418,10 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, save_path, r
     advisor = _load_advisor(game.rules.name, data, compiled=False)
     if pause is None:
         pause = 0.6 if sys.stdout.isatty() else 0.0
-    front = TerminalGame(game, advisor, LineInput(sys.stdin, echo=sys.stdout), click.echo, hints, pause, save, resumed)
+    at_terminal = sys.stdout.isatty()
+    show_chances = at_terminal if show_chances is None else show_chances
+    inp = LineInput(sys.stdin, echo=sys.stdout)
+    front = TerminalGame(game, advisor, inp, click.echo, hints, pause, save, resumed, show_chances, not at_terminal)
 
     def hang_up(signum: int, frame: object) -> None:
         raise KeyboardInterrupt  # the terminal was closed: saved as for Ctrl-C
@@ -444,11 +490,23 @@ def review(save_file: str, as_json: bool, data: str | None) -> None:
 @click.option(
     "--out", type=click.Path(dir_okay=False), default=None, help="Write one row per game to this Parquet file."
 )
+@click.option(
+    "--players",
+    default=None,
+    metavar="S1,S2,...",
+    help="Play multiplayer games between these strategies (optimal, win; 2 to 6) and report win rates.",
+)
 @DATA_OPTION
-def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
-    """Play N solitaire games with a strategy and summarise the scores."""
+@click.pass_context
+def simulate(ctx, games, seed, strategy, rules_name, as_json, out, players, data) -> None:
+    """Play N solitaire games with a strategy and summarise the scores; with --players, N games between
+    computer players (seats rotated game by game) and each strategy's win rate."""
     from pentadice import atomic
     from pentadice.simulator import simulate as sim
+
+    if players is not None:
+        _simulate_players(ctx, games, seed, rules_name, as_json, out, players, data)
+        return
 
     try:  # what can fail before the games is checked before them
         target = atomic.target(out, stream_ok=True, replaces=sim.is_games_file) if out else None
@@ -487,6 +545,42 @@ def simulate(games, seed, strategy, rules_name, as_json, out, data) -> None:
         raise exits.Interrupted(f"the games were written to {out}" if out else "stopped") from None
 
 
+def _simulate_players(ctx, games, seed, rules_name, as_json, out, players, data) -> None:
+    """``simulate --players``: the games are played by pentadice.simulator.multiplayer."""
+    from click.core import ParameterSource
+
+    from pentadice.simulator import multiplayer as mp
+    from pentadice.simulator import simulate as sim
+
+    if ctx.get_parameter_source("strategy") is not ParameterSource.DEFAULT:
+        raise click.UsageError("--strategy is for solitaire games; with --players each player names its strategy")
+    if out is not None:
+        raise click.UsageError("--out writes solitaire games; it cannot be used with --players")
+    try:
+        names = mp.parse_players(players, rules.get_rules(rules_name))
+    except mp.PlayersError as e:
+        raise click.UsageError(str(e)) from None
+    advisor = _load_advisor(rules_name, data, compiled=False)
+    with interrupts.Held():
+        if mp.needs_compiling():
+            click.echo("Compiling the multiplayer simulator (first run only, a few seconds)...", err=True)
+        mp.compile_seconds()
+    if "win" in names:
+        click.echo("Building the win strategy's tables (one solve per theta, some seconds)...", err=True)
+    seed = sim.fresh_seed() if seed is None else seed
+    bar = _progress(label=f"Playing {games:,} games", length=games, enabled=not as_json)
+    try:
+        with bar:
+            result = mp.simulate_players(advisor.table, names, games, seed, bar.update)
+    except KeyboardInterrupt:
+        raise exits.Interrupted("stopped: no games are summed up") from None
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    for line in mp.summary_lines(result, advisor.rules):
+        click.echo(line)
+
+
 def _simulate_summary(tally, advisor, strategy, seed, as_json, target, seconds: float, written: str | None) -> None:
     # With the games on standard output, the summary goes to standard error.
     echo = functools.partial(click.echo, err=target is not None and target.path is None)
@@ -519,6 +613,139 @@ def _simulate_summary(tally, advisor, strategy, seed, as_json, target, seconds: 
         echo(f"  {lo:>4}-{hi:<4} {'#' * round(40 * c / peak):<40} {c:,}")
     if written:
         echo(f"Games written to {written}")
+
+
+@main.command(epilog=BOX_NAMES_HELP)
+@click.argument("dice", nargs=-1)
+@click.option(
+    "--rolls-left", type=click.IntRange(0, 2), default=None, help="Rerolls left with DICE showing [default: 2]."
+)
+@click.option("--sheet", "sheet_text", default=None, help='Filled boxes, e.g. "ones=3 full house=25" (names below).')
+@click.option("--sheet-file", metavar="FILE", default=None, help="The sheet as box=points text or JSON ('-': stdin).")
+@RULES_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--out", "out_path", metavar="FILE", default=None, help="Write the whole distribution (.parquet or .json)."
+)
+@click.option(
+    "--target",
+    "target_score",
+    type=click.IntRange(0, 100_000),
+    default=None,
+    metavar="T",
+    help="Also the highest chance of finishing with at least T points (needs `solve --targets`).",
+)
+@DATA_OPTION
+def distribution(dice, rolls_left, sheet_text, sheet_file, rules_name, as_json, out_path, data, target_score) -> None:
+    """The exact distribution of the final score under optimal play: mean, SD, percentiles and P(final >= t).
+
+    From the start of a game, a sheet between turns (--sheet), or mid-turn with DICE showing
+    (`pentadice distribution 1 1 3 4 6 --rolls-left 1 --sheet "ones=3"`). Exact: forward propagation, no sampling.
+    """
+    from pentadice import distribution as dist
+
+    rs = rules.get_rules(rules_name)
+    try:
+        dist.check_rules(rs)
+    except dist.DistributionError as e:
+        raise click.UsageError(str(e)) from None
+    sheet, dice_list, rolls_left = _distribution_input(rs, dice, rolls_left, sheet_text, sheet_file)
+    target, kind = _distribution_target(out_path)
+    if target_score is not None:
+        _target_table(rs, data)  # missing or damaged: say so before any work
+    values = _load_advisor(rules_name, data, compiled=False).table.values
+    if dist.needs_compiling():  # a first run: say why nothing moves for a few seconds
+        click.echo(dist.COMPILING_MESSAGE, err=True)
+    result = dist.final_distribution(rs, values, sheet, dice_list, rolls_left)
+    report = dist.report(rs, result, sheet, dice_list, rolls_left)
+    if target_score is not None:
+        report.update(_p_target_max(rs, data, sheet, dice_list, rolls_left, target_score))
+    if target is not None:
+        _distribution_write(target, rs, result, report, kind)
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        for line in _distribution_lines(rs, report, out_path if target is not None else None):
+            click.echo(line)
+        if target_score is not None:
+            click.echo(f"Target {target_score}: at most {100 * report['p_target_max']:.4f}% (playing for it)")
+
+
+def _distribution_input(rs, dice, rolls_left, sheet_text, sheet_file):
+    """``(sheet, dice or None, rolls_left or None)`` of ``distribution``, parsed as ``advise`` parses them."""
+    from pentadice.sheet import Sheet
+    from pentadice.situation import Situation, parse_dice
+
+    if sheet_text is not None and sheet_file is not None:
+        raise click.UsageError("give the sheet with --sheet or --sheet-file, not both")
+    if rolls_left is not None and not dice:
+        raise click.UsageError("--rolls-left goes with the DICE showing: give them, or leave --rolls-left out")
+    try:
+        sheet = _read_sheet_file(sheet_file, rs) if sheet_file else Sheet()
+    except ValueError as e:  # the file is at fault, not the command line
+        where = "" if sheet_file == "-" or sheet_file in str(e) else f"{sheet_file}: "
+        raise exits.BadInput(f"{where}{e}") from None
+    try:
+        sheet = Sheet.parse(sheet_text, rs) if sheet_text else sheet
+        if not dice:
+            return sheet.validate(rs), None, None
+        rolls_left = 2 if rolls_left is None else rolls_left
+        situation = Situation.make(rs, parse_dice(rs, " ".join(dice)), rolls_left, sheet)
+    except ValueError as e:  # a bad situation or sheet
+        raise click.UsageError(str(e)) from None
+    return situation.sheet, list(situation.dice), situation.rolls_left
+
+
+def _distribution_target(out_path):
+    """The checked ``--out`` file and its format (``parquet`` or ``json``), before any work; ``(None, None)``."""
+    if out_path is None:
+        return None, None
+    from pentadice import atomic
+    from pentadice import distribution as dist
+
+    try:
+        kind = dist.file_kind(out_path)
+        return atomic.target(out_path, replaces=dist.is_distribution_file), kind
+    except (ValueError, atomic.TargetError) as e:  # TargetError is an OSError
+        raise click.UsageError(str(e)) from None
+
+
+def _distribution_write(target, rs, result, report, kind) -> None:
+    from pentadice import distribution as dist
+
+    meta = {k: v for k, v in report.items() if k != "tail"}
+    try:
+        dist.write(target, rs, result, meta, kind)
+    except interrupts.CommittedInterrupt:
+        raise exits.Interrupted(f"the distribution had been written to {target.given} already") from None
+    except KeyboardInterrupt:
+        raise exits.Interrupted(f"nothing was written; {target.given} is as it was") from None
+    except OSError as e:
+        raise exits.Failure(f"cannot write {target.given}: {e.strerror or e}") from None
+
+
+def _distribution_lines(rs, report: dict, written: str | None) -> list[str]:
+    """The human summary of ``distribution``."""
+    filled = len(report["sheet"])
+    where = "start of the game" if filled == 0 else f"{filled} boxes filled, {report['score_so_far']} points so far"
+    if "dice" in report:
+        where += f"; dice {' '.join(map(str, report['dice']))}, {report['rolls_left']} rerolls left"
+    pct = report["percentiles"]
+    lines = [
+        f"{rs.title}: {where}; optimal (expected-score) play",
+        f"Mean:          {report['mean']:.4f}",
+        f"SD:            {report['sd']:.4f}",
+        f"Range:         {report['min']} to {report['max']}",
+        "Percentiles:   " + "  ".join(f"{q}%: {s}" for q, s in pct.items()),
+        "P(final >= t):",
+    ]
+    tail = dict((int(t), p) for t, p in report["tail"])
+    shown = [t for t in (100, 150, 200, 250, 300, 350, 400, 500, 600, 800, 1000) if report["min"] < t <= report["max"]]
+    lines += [f"  {t:>5}  {tail[t]:.6g}" for t in shown]
+    lines.append(f"Computed exactly (forward propagation) in {report['seconds']:.2f} s")
+    if written:
+        lines.append(f"Whole distribution written to {written}")
+    return lines
 
 
 @main.command()
@@ -557,6 +784,7 @@ def verify(rules_name: str, data: str | None) -> None:
     rs = rules.get_rules(rules_name)
     try:
         checked = table.verify(rs, paths.data_dir(data))
+        spread = table.verify_moments(checked)
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
     files, meta = checked.files, checked.meta
@@ -564,6 +792,10 @@ def verify(rules_name: str, data: str | None) -> None:
     click.echo(f"  {files.values.name:<16}{meta['checksum']} (of the values)")
     click.echo(f"  {files.parquet.name:<16}{meta['parquet_checksum']} (of the file: compare with sha256sum)")
     click.echo(f"  {files.meta.name:<16}agrees with the values (expected score {meta['expected_score']:.10f})")
+    if spread is None:
+        click.echo(f"  {files.moments.name:<16}missing: the second moments (SDs) are computed when first needed")
+    else:
+        click.echo(f"  {files.moments.name:<16}{spread['checksum']} (second moments, SD {spread['sd_at_start']:.4f})")
 
 
 @main.command()
@@ -683,6 +915,69 @@ class _SolveOnceBar(_NoBar):
         if self.bar is not None:
             self.bar.__exit__(*exc)
         self.interrupt.__exit__(*exc)
+
+
+# Target scores (pentadice/targets.py does the work).
+
+
+def _solve_targets(rs, data: str | None, threads: int | None, as_json: bool) -> None:
+    """``solve --targets``: build the target table of ``rs`` and say what it cost."""
+    from pentadice import table, targets
+
+    directory = paths.data_dir(data)
+    try:
+        table.prepare_directory(directory)
+        bar = _progress(label=f"Targets of {rs.name}", length=len(targets.kernel.layers(rs)), enabled=not as_json)
+        with bar, interrupts.Held() as interrupt:
+
+            def progress(done: int, total: int) -> None:
+                bar.update(1)
+                interrupt.check()
+
+            built, files, write_seconds = targets.timed_solve(rs, directory, threads, progress)
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    except interrupts.CommittedInterrupt:
+        raise exits.Interrupted(f"the {rs.name} target table had been written whole to {directory} already") from None
+    except KeyboardInterrupt:
+        raise exits.Interrupted("no target table was written; the old one, if any, is as it was") from None
+    if as_json:
+        click.echo(json.dumps(targets.summary(rs, built, files, write_seconds)))
+    else:
+        click.echo("\n".join(targets.summary_lines(rs, built, files, write_seconds)))
+
+
+def _target_table(rs, data: str | None):
+    """The target table of ``rs`` (exit 1 with how to build it when it is missing or damaged)."""
+    from pentadice import table, targets
+
+    try:
+        return targets.load(rs, paths.data_dir(data))
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+
+
+def _p_target_max(rs, data, sheet, dice, rolls_left, target: int) -> dict:
+    """``{"target": T, "p_target_max": P}`` for ``distribution --target T``."""
+    from pentadice import table, targets
+
+    try:
+        return {"target": target, "p_target_max": targets.p_target_max(rs, data, sheet, dice, rolls_left, target)}
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+
+
+def _advise_target(advice, rs, target: int, top: int | None, as_json: bool, data: str | None) -> None:
+    """``advise --target T``: the options ranked by the chance of finishing with at least T points."""
+    from pentadice import targets
+
+    probabilities = targets.option_probabilities(_target_table(rs, data), advice, target)
+    if as_json:
+        click.echo(json.dumps(targets.advice_dict(advice, rs, probabilities, target, top)))
+    else:
+        click.echo(targets.advice_text(advice, rs, probabilities, target, top or 10))
 
 
 def entry() -> None:

@@ -74,6 +74,15 @@ class TableFiles:
     def lock(self) -> Path:
         return self.directory / f".{self.rules}.lock"
 
+    @property
+    def moments(self) -> Path:
+        """The second moments E[R^2] (see :func:`save_moments`)."""
+        return self.directory / f"{self.rules}.m2.npy"
+
+    @property
+    def moments_meta(self) -> Path:
+        return self.directory / f"{self.rules}.m2.json"
+
     def as_dict(self) -> dict[str, str]:
         return {"npy": str(self.values), "parquet": str(self.parquet), "metadata": str(self.meta)}
 
@@ -404,3 +413,155 @@ def verify(rs: rules.RuleSet, directory: Path) -> Table:
     if not np.array_equal(values, tbl.values, equal_nan=True):
         raise TableError(f"{files.parquet} holds other values than {files.values}")
     return tbl
+
+
+# The second moments (pentadice.solver.moments): ``NAME.m2.npy`` beside the values, shaped like them, with its
+# own metadata ``NAME.m2.json`` (its SHA-256 and the SHA-256 of the values it was computed from).
+
+MOMENTS_FORMAT = "pentadice-moments"
+
+
+def moments_metadata(rs: rules.RuleSet, m2: np.ndarray, values_checksum: str, sd_at_start: float) -> dict:
+    """The metadata that travels with a second-moment table."""
+    return {
+        "format": MOMENTS_FORMAT,
+        "format_version": FORMAT_VERSION,
+        "rules": rs.name,
+        "what": "E[R^2], R the points still to come from the state under the advisor's policy",
+        "solver_version": SOLVER_VERSION,
+        "sd_at_start": sd_at_start,
+        "shape": list(m2.shape),
+        "dtype": "float64",
+        "index": ["penta_50", "open_mask", "upper_subtotal"],
+        "values_checksum": values_checksum,
+        "checksum": checksum(m2),
+    }
+
+
+def save_moments(rs: rules.RuleSet, directory: Path, m2: np.ndarray, values: np.ndarray) -> Path:
+    """Write the second moments of the table ``values`` of ``rs`` beside it, atomically (metadata last), under
+    the table's lock; TableError if the values on disk are not ``values`` any more, or on a write error."""
+    from pentadice.solver.moments import start_sd
+
+    files = TableFiles(Path(directory), rs.name)
+    if m2.shape != SHAPE or m2.dtype != np.float64:
+        raise TableError(f"a second-moment table is float64 shaped {SHAPE}, not {m2.dtype} {m2.shape}")
+    values_checksum = checksum(values)
+    meta = moments_metadata(rs, m2, values_checksum, start_sd(rs, values, m2))
+    text = json.dumps(meta, indent=2).encode()
+    with writer_lock(files):
+        try:
+            on_disk = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
+        except (OSError, ValueError):
+            on_disk = None
+        if not isinstance(on_disk, dict) or on_disk.get("checksum") != values_checksum:
+            raise TableError(f"the {rs.name} table in {files.directory} changed: its second moments were not written")
+        temps: list[tuple[Path, Path]] = []
+        try:
+            m2_path, meta_path = (atomic.target(p).path for p in (files.moments, files.moments_meta))
+            temps.append((write_temp(m2_path, lambda fh: np.save(fh, m2)), m2_path))
+            temps.append((write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
+            with Held(committed=True):
+                for tmp, final in temps:
+                    os.replace(tmp, final)
+                temps.clear()
+        except atomic.TargetError as e:
+            raise TableError(f"cannot write the {rs.name} second moments: {e}") from None
+        except OSError as e:
+            disk_full = e.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(e)
+            reason = "the disk is full" if disk_full else (e.strerror or str(e))
+            raise TableError(f"cannot write the {rs.name} second moments to {files.directory}: {reason}") from None
+        finally:
+            for tmp, _ in temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+    return files.moments
+
+
+def load_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray | None = None) -> np.ndarray:
+    """The second moments ``E[R^2]`` of the table of ``rs`` in ``directory`` (memory-mapped, shaped like the
+    values, NaN where a state cannot occur), checked against their SHA-256 and against the values they belong
+    to (``values``, else the table's own metadata). :class:`TableMissing` if there are none or they belong to
+    other values (an older solve: computed again when needed); :class:`TableError` if damaged."""
+    files = TableFiles(Path(directory), rs.name)
+    hint = f"run `pentadice solve --rules {rs.name} --data {files.directory}`"
+    if not files.moments.exists() or not files.moments_meta.exists():
+        raise TableMissing(f"no second moments of the {rs.name} table in {files.directory}; {hint}")
+    try:
+        meta = inputs.loads(
+            inputs.read_text(files.moments_meta, "the second moments' metadata", META_LIMIT), str(files.moments_meta)
+        )
+        m2 = np.load(files.moments, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise TableError(
+            f"the {rs.name} second moments in {files.directory} cannot be read ({first}); {hint}"
+        ) from None
+    if not isinstance(meta, dict) or meta.get("format") != MOMENTS_FORMAT or meta.get("rules") != rs.name:
+        raise TableError(f"{files.moments_meta} is not the metadata of the {rs.name} second moments; {hint}")
+    if m2.shape != SHAPE or m2.dtype != np.float64:
+        raise TableError(f"{files.moments} has shape {m2.shape} {m2.dtype}, not {SHAPE} float64; {hint}")
+    if os.path.getsize(files.moments) != getattr(m2, "offset", 0) + m2.nbytes:
+        raise TableError(f"{files.moments} is not the size its header says: the file is damaged; {hint}")
+    if checksum(m2) != meta.get("checksum"):
+        raise TableError(f"{files.moments} does not match its checksum: the file is damaged; {hint}")
+    if values is not None:
+        belongs = meta.get("values_checksum") == checksum(values)
+    else:
+        try:
+            table_meta = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
+        except (OSError, ValueError):
+            table_meta = None
+        belongs = isinstance(table_meta, dict) and meta.get("values_checksum") == table_meta.get("checksum")
+    if not belongs:
+        raise TableMissing(f"the {rs.name} second moments in {files.directory} are of an older table; {hint}")
+    return m2
+
+
+def moments_for(tbl: Table, save: bool = True) -> np.ndarray:
+    """The second moments of a loaded table: from their file, else computed now (one more pass over the states,
+    seconds) and, with ``save``, written beside the table when the directory can be written (never an error:
+    a read-only table directory just computes them each time)."""
+    try:
+        return load_moments(tbl.rules, tbl.files.directory, tbl.values)
+    except TableMissing:
+        pass
+    from pentadice.solver.moments import second_moments
+
+    m2 = second_moments(tbl.rules, tbl.values)
+    if save:
+        with contextlib.suppress(TableError, OSError):
+            save_moments(tbl.rules, tbl.files.directory, m2, tbl.values)
+    return m2
+
+
+def verify_moments(tbl: Table) -> dict | None:
+    """Check the second moments of a verified table, if there are any: their SHA-256, that they belong to its
+    values, and that they are second moments (E[R^2] >= E[R]^2 up to rounding, NaN exactly where the values
+    are). Their metadata, or None if there are none; TableError if they fail."""
+    files = tbl.files
+    if not files.moments.exists() and not files.moments_meta.exists():
+        return None
+    try:
+        m2 = load_moments(tbl.rules, files.directory, tbl.values)
+    except TableMissing as e:
+        raise TableError(str(e)) from None
+    values = np.asarray(tbl.values)
+    if not np.array_equal(np.isnan(m2), np.isnan(values)):
+        raise TableError(f"{files.moments} is not blank exactly where the values are")
+    ok = ~np.isnan(values)
+    if np.any(m2[ok] - values[ok] ** 2 < -1e-6 * np.maximum(1.0, m2[ok])):
+        raise TableError(f"{files.moments} holds a negative variance: it is not the second moments of the values")
+    return inputs.loads(inputs.read_text(files.moments_meta, "the second moments' metadata", META_LIMIT), "")
+
+
+def build_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray, threads: int = 1) -> dict:
+    """Compute the second moments of a just-solved table and write them beside it (``pentadice solve``): a
+    summary ``{sd, seconds, compile_seconds, max_value_difference, file}``, ``sd`` the SD of the final score at
+    the start of a game."""
+    from pentadice.solver.moments import second_moments, start_sd
+
+    timings: dict = {}
+    m2 = second_moments(rs, values, threads=threads, timings=timings)
+    path = save_moments(rs, directory, m2, values)
+    return {"sd": start_sd(rs, values, m2), **timings, "file": str(path)}

@@ -169,9 +169,12 @@ def advice_text(advice, rs: rules.RuleSet, top: int, why: Why | str | None = Non
     shown = [(o, short(o, rs)) for o in advice.options[:top]]
     width = max(34, *(len(text) + 1 for _o, text in shown))  # 34 fits English; longer words widen the column
     rank, option, expected, loss = _("rank"), _("option"), _("expected"), _("loss")
-    lines += ["", f"{rank:>4}  {option:<{width}}{expected:>10}{loss:>9}"]
+    spread = all(o.sd is not None for o, _text in shown)  # the SD column, when the advice has the spread
+    sd_head = f"{'SD':>8}" if spread else ""  # a symbol, as "%" is (not in the message catalogue yet)
+    lines += ["", f"{rank:>4}  {option:<{width}}{expected:>10}{loss:>9}{sd_head}"]
     for i, (o, text) in enumerate(shown, 1):
-        lines.append(f"{i:>4}  {text:<{width}}{o.value:>10.3f}{o.loss:>9.3f}")
+        sd = f"{o.sd:>8.2f}" if spread else ""
+        lines.append(f"{i:>4}  {text:<{width}}{o.value:>10.3f}{o.loss:>9.3f}{sd}")
     if len(advice.options) > top:
         more = len(advice.options) - top
         lines.append(

@@ -11,6 +11,7 @@ FIGURES = {
     "value_of_a_position.ipynb": ["expected_scores.png", "upper_heatmap.png", "bonus_worth.png"],
     "optimal_vs_greedy.ipynb": ["optimal_vs_greedy.png", "greedy_losses.png"],
     "decisions.ipynb": ["habit_costs.png"],
+    "distribution.ipynb": ["score_distribution.png"],
 }
 
 

@@ -7,6 +7,7 @@ scoring before keeping, boxes in sheet order, keeps with more dice first, then b
 
 from __future__ import annotations
 
+import dataclasses
 import gettext
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ class Option:
     penta_bonus: int = 0  # the +100 earned by a new Penta (scoring)
     upper_bonus: int = 0  # the upper bonus earned by reaching 63 (scoring)
     loss: float = 0.0  # expected points lost against the best option
+    sd: float | None = None  # SD of the final score with this move and optimal play after it (Advisor.spread)
 
     @property
     def action(self) -> str:
@@ -52,18 +54,22 @@ class Option:
         return self.move.box if isinstance(self.move, Score) else None
 
     def as_dict(self) -> dict:
-        """The option as JSON data."""
+        """The option as JSON data (``sd`` when the advice has the spread)."""
         if isinstance(self.move, Keep):
-            return {"action": "keep", "keep": list(self.move.dice), "value": self.value, "loss": self.loss}
-        return {
-            "action": "score",
-            "box": self.move.box,
-            "points": self.points,
-            "penta_bonus": self.penta_bonus,
-            "upper_bonus": self.upper_bonus,
-            "value": self.value,
-            "loss": self.loss,
-        }
+            out = {"action": "keep", "keep": list(self.move.dice), "value": self.value, "loss": self.loss}
+        else:
+            out = {
+                "action": "score",
+                "box": self.move.box,
+                "points": self.points,
+                "penta_bonus": self.penta_bonus,
+                "upper_bonus": self.upper_bonus,
+                "value": self.value,
+                "loss": self.loss,
+            }
+        if self.sd is not None:
+            out["sd"] = self.sd
+        return out
 
     def tie_key(self) -> tuple:
         """The order of options of exactly equal value: scoring before keeping, boxes in sheet order, keeps
@@ -140,14 +146,68 @@ class Advice:
 class Advisor:
     """Advice from a solved table. ``compiled=False`` runs the turn functions as plain Python: slower per
     situation (milliseconds) but without Numba's start-up, which suits a single question from the command line.
+    With ``spread`` (off by default: it costs one more pass over the turn), :meth:`advise` gives every option
+    its ``sd``, from the table's second moments (:attr:`moments`).
     """
 
-    def __init__(self, tbl: table.Table, compiled: bool = True) -> None:
+    def __init__(self, tbl: table.Table, compiled: bool = True, spread: bool = False) -> None:
         self.table = tbl
         self.rules = tbl.rules
         self.compiled = compiled
+        self.spread = spread
         self.inputs = turn_inputs(self.rules)  # what the turn kernels read, shared with batches and explanations
         self.values = np.asarray(tbl.values)
+        self._moments: np.ndarray | None = None
+
+    @property
+    def moments(self) -> np.ndarray:
+        """The table's second moments E[R^2] (:mod:`pentadice.solver.moments`): from their file beside the
+        table, else computed once (seconds) and saved there if it can be written."""
+        if self._moments is None:
+            self._moments = np.asarray(table.moments_for(self.table))
+        return self._moments
+
+    def has_moments_file(self) -> bool:
+        """Whether the second moments can be read from their file (else :attr:`moments` computes them)."""
+        if self._moments is not None:
+            return True
+        try:
+            self._moments = np.asarray(table.load_moments(self.rules, self.table.files.directory, self.values))
+        except table.TableError:
+            return False
+        return True
+
+    def option_sds(self, situation: Situation, options: Sequence[Option]) -> list[float]:
+        """The SD of the final score for each option (the move, then optimal play): for a box, the SD of the
+        points still to come from the next state; for a keep, from the keep's first and second moments."""
+        from pentadice.solver import moments
+
+        rs = self.rules
+        open_mask, sub, penta_scored, _ = self.state_of(situation)
+        V, M = self.values, self.moments
+        kv = km = None
+        if situation.rolls_left > 0 and any(isinstance(o.move, Keep) for o in options):
+            kv, km = moments.keep_moments(
+                rs, V, M, open_mask, penta_scored, sub, situation.rolls_left, compiled_code=self.compiled
+            )
+        out = []
+        for o in options:
+            if isinstance(o.move, Keep):
+                k = self.inputs.tables.keep_of(o.move.dice)
+                out.append(moments.sd(float(kv[k]), float(km[k])))
+                continue
+            b = rules.BOX_INDEX[o.move.box]
+            added = o.points if b < 6 else 0
+            nxt_scored = penta_scored if b != rules.PENTA else int(o.points > 0)
+            nxt = (nxt_scored, open_mask & ~(1 << b), min(sub + added, rs.upper_threshold))
+            out.append(moments.sd(float(V[nxt]), float(M[nxt])))
+        return out
+
+    def with_spread(self, advice: Advice) -> Advice:
+        """``advice`` with every option's ``sd``."""
+        sds = self.option_sds(advice.situation, advice.options)
+        options = [dataclasses.replace(o, sd=s) for o, s in zip(advice.options, sds, strict=True)]
+        return dataclasses.replace(advice, options=options)
 
     @classmethod
     def load(
@@ -158,6 +218,7 @@ class Advisor:
         progress: Callable[[int, int], None] | None = None,
         compiled: bool = True,
         on_wait: Callable[[Path], None] | None = None,
+        spread: bool = False,
     ) -> Advisor:
         """The advisor of a rule set, its table loaded memory-mapped from the table directory; a missing table
         is solved once (with ``progress``) and saved there for next time. Processes asking at once for a
@@ -165,14 +226,14 @@ class Advisor:
         rs = rules.get_rules(rules_name)
         where = paths.data_dir(directory)
         if not solve_missing:
-            return cls(table.load(rs, where), compiled=compiled)
+            return cls(table.load(rs, where), compiled=compiled, spread=spread)
 
         def solve():
             from pentadice import solver
 
             return solver.solve(rs, progress=progress).values
 
-        return cls(table.load_or_solve(rs, where, solve, on_wait), compiled=compiled)
+        return cls(table.load_or_solve(rs, where, solve, on_wait), compiled=compiled, spread=spread)
 
     def compile(self) -> None:
         """Compile (or load from Numba's cache) the kernels this advisor runs, now rather than at first use."""
@@ -188,7 +249,8 @@ class Advisor:
     def advise(self, situation: Situation) -> Advice:
         """Every legal option of ``situation`` with its expected final score, best first."""
         keep_values, box_values, points, bonus = self._raw(situation)
-        return self._advice(situation, keep_values, box_values, points, bonus)
+        advice = self._advice(situation, keep_values, box_values, points, bonus)
+        return self.with_spread(advice) if self.spread else advice
 
     def options(self, situation: Situation) -> list[Option]:
         """Every legal option, best first."""
@@ -211,9 +273,10 @@ class Advisor:
         from pentadice.advisor import batch
 
         keep_values, box_values, points, bonus = batch.evaluate(self, situations)
-        return [
+        advices = [
             self._advice(s, keep_values[i], box_values[i], points[i], int(bonus[i])) for i, s in enumerate(situations)
         ]
+        return [self.with_spread(a) for a in advices] if self.spread else advices
 
     # Internals shared by the single and the batch path.
 

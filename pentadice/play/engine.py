@@ -29,6 +29,7 @@ import numpy as np
 from pentadice import inputs, rules
 from pentadice.inputs import unsafe_char
 from pentadice.moves import Keep, Move, MoveError, Score, parse_move
+from pentadice.play import strategies
 from pentadice.rules import NO_SCORE_MESSAGE
 from pentadice.sheet import Sheet, SheetError
 from pentadice.situation import Situation
@@ -44,6 +45,7 @@ SAVE_FORMAT = "pentadice-game"
 SAVE_KEYS = {"format", "rules", "players", "current", "dice", "rolls_made", "auto_commit_seconds"}
 SAVE_OPTIONAL_KEYS = {"hints", "save_path", "coach", "history", "history_from", "rng"}  # absent from earlier saves
 PLAYER_KEYS = {"name", "computer", "turns", "sheet"}
+PLAYER_OPTIONAL_KEYS = {"strategy"}  # a computer's strategy; absent from earlier saves (optimal)
 STEP_KEYS = {"index", "turn", "dice", "rolls_left", "sheet", "move", "after", "auto", "computer"}
 MAX_UNDO = 1000  # steps a coach game can take back (a whole game of six players is about 400)
 RNG_KEYS = {"bit_generator", "state", "has_uint32", "uinteger"}
@@ -99,12 +101,14 @@ def parse_auto_commit(text: str) -> float | None:
 @dataclass
 class Player:
     """One player: a name, human or computer, the score sheet so far and the turns played (Kiriki gives extra
-    turns). The sheet is replaced, never edited, as boxes are filled."""
+    turns), and a computer's strategy (:mod:`pentadice.play.strategies`; a person's is ``optimal``, the
+    computer's choice a person may ask for). The sheet is replaced, never edited, as boxes are filled."""
 
     name: str
     computer: bool = False
     sheet: Sheet = field(default_factory=Sheet)
     turns: int = 0
+    strategy: str = strategies.DEFAULT
 
     @property
     def boxes(self) -> Mapping[str, int]:
@@ -198,20 +202,29 @@ class _Snapshot:
 
 
 def parse_players(spec: str) -> list[Player]:
-    """Players from ``"Ana,cpu,cpu"``: a name is a human, ``cpu`` (or ``cpu:NAME``) a computer player."""
+    """Players from ``"Ana,cpu:win,cpu"``: a name is a human; ``cpu`` a computer playing ``optimal``,
+    ``cpu:STRATEGY`` one playing that strategy, ``cpu:NAME`` a named one playing ``optimal`` and
+    ``cpu:STRATEGY:NAME`` a named one playing that strategy (see :func:`strategies.parse_computer`)."""
     players = []
     unnamed = []  # computers without a name: "cpu" alone, "cpu 1", "cpu 2"... when there are several
     for raw in spec.split(","):
         item = raw.strip()
         if not item:
             raise GameError(f"empty player name in {spec!r}")
-        kind, _, name = item.partition(":")
-        if kind.lower() == "cpu":
-            players.append(Player(name.strip(), computer=True))
-            if not name.strip():
+        kind, colon, name = item.partition(":")
+        if kind.strip().lower() == "cpu":
+            try:
+                strategy, name = strategies.parse_computer(name, item) if colon else (strategies.DEFAULT, "")
+            except strategies.StrategyError as e:
+                raise GameError(str(e)) from None
+            players.append(Player(name, computer=True, strategy=strategy))
+            if not name:
                 unnamed.append(players[-1])
         elif ":" in item:
-            raise GameError(f"unknown player kind {kind!r} in {item!r}: a player is NAME, cpu or cpu:NAME")
+            raise GameError(
+                f"unknown player kind {kind!r} in {item!r}: a player is NAME, cpu, cpu:STRATEGY, cpu:NAME or "
+                f"cpu:STRATEGY:NAME"
+            )
         else:
             players.append(Player(item))
     for number, player in enumerate(unnamed, 1):
@@ -226,6 +239,10 @@ def check_players(players: Sequence[Player]) -> None:
         raise GameError(f"a game has 1 to {MAX_PLAYERS} players, not {len(players)}")
     for p in players:
         check_name(p.name)
+        if p.strategy not in strategies.STRATEGIES:
+            raise GameError(f"unknown strategy {p.strategy!r}: strategies are {', '.join(strategies.STRATEGIES)}")
+        if not p.computer and p.strategy != strategies.DEFAULT:
+            raise GameError(f"{p.name!r} is a person: a strategy ({p.strategy}) is for computer players")
     names = [p.name for p in players]
     twice = [n for n, c in Counter(names).items() if c > 1]
     if twice:
@@ -244,6 +261,11 @@ class Game:
         coach: bool = False,
     ) -> None:
         check_players(players)
+        for p in players:
+            try:
+                strategies.check(rs, p.strategy)
+            except strategies.StrategyError as e:
+                raise GameError(str(e)) from None
         self.coach = coach  # the dice come from the caller (real dice on the table), not the generator
         self.rules = rs
         self.players = list(players)
@@ -513,6 +535,7 @@ class Game:
                 {
                     "name": p.name,
                     "computer": p.computer,
+                    "strategy": p.strategy if p.computer else None,
                     "turns": p.turns,
                     "sheet": p.sheet.as_dict(),
                     "totals": p.sheet.totals(self.rules),
@@ -554,6 +577,7 @@ class Game:
             "rules": self.rules.name,
             "players": [
                 {"name": p.name, "computer": p.computer, "turns": p.turns, "sheet": p.sheet.as_dict()}
+                | ({"strategy": p.strategy} if p.computer else {})
                 for p in self.players
             ],
             "current": self.current,
@@ -859,7 +883,7 @@ def _short(value: object) -> str:
 def _load_player(rs: rules.RuleSet, data: object) -> Player:
     if not isinstance(data, dict):
         raise GameError("a player must be an object")
-    _check_keys(data, PLAYER_KEYS, set(), "a player")
+    _check_keys(data, PLAYER_KEYS, PLAYER_OPTIONAL_KEYS, "a player")
     name = check_name(_field(data, "name", "a player"))
     computer = _field(data, "computer", f"player {name!r}")
     if not isinstance(computer, bool):
@@ -873,7 +897,14 @@ def _load_player(rs: rules.RuleSet, data: object) -> Player:
     turns = _whole(_field(data, "turns", f"player {name!r}"), f"player {name!r}: turns", 0, MAX_TURNS)
     if turns != _turns_of(rs, sheet):
         raise GameError(f"player {name!r} has {len(sheet.boxes)} boxes filled after {turns} turns")
-    return Player(name, computer, sheet, turns)
+    strategy = data.get("strategy", strategies.DEFAULT)
+    if not isinstance(strategy, str) or strategy not in strategies.STRATEGIES:
+        raise GameError(
+            f"player {name!r}: unknown strategy {_short(strategy)}; strategies: {', '.join(strategies.STRATEGIES)}"
+        )
+    if not computer and strategy != strategies.DEFAULT:
+        raise GameError(f"player {name!r} is a person: a strategy ({strategy}) is for computer players")
+    return Player(name, computer, sheet, turns, strategy)
 
 
 def _load_path(path: object) -> str | None:
@@ -885,5 +916,6 @@ def _load_path(path: object) -> str | None:
 
 
 def computer_move(game: Game, advisor) -> Played:
-    """One step of the computer for the current player, once the dice are rolled: the advisor's best option."""
-    return game.play(advisor.advise(game.situation()).best.move, advisor)
+    """One step of the computer for the current player, once the dice are rolled: the move of the player's
+    strategy (a person asking for the computer's choice gets ``optimal``'s: the advisor's best option)."""
+    return game.play(strategies.choose(game.player.strategy, game, advisor), advisor)

@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from pentadice import atomic, paths, rules, words
+from pentadice import atomic, chances, paths, rules, words
 from pentadice.advisor import Advisor
 from pentadice.atomic import write_file
 from pentadice.i18n import N_, _
@@ -50,6 +50,7 @@ HELP = N_("""Commands:
                a box that scores 0 while rerolls are left asks first: type it again, or yes
   best         play the computer's choice (its best keep or box)
   sheet        show the score sheets
+  chances      show each player's chance of winning, from the sheets as they stand
   save [FILE]  save the game (to FILE, or to the --save file), to resume it with `pentadice play --resume FILE`;
                the game is saved there after every box from then on
   quit         stop playing (the game is saved if it has a file; Ctrl-D and Ctrl-C too)
@@ -457,6 +458,22 @@ def _shown(text: str, limit: int = 40) -> str:
     return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
+def percent_text(p: float) -> str:
+    """A probability as a whole percentage, never rounded to a certainty it is not: ``<1 %``, ``>99 %``."""
+    if 0 < p < 0.005:
+        return _("<1 %")
+    if 0.995 <= p < 1:
+        return _(">99 %")
+    return _("{percent} %").format(percent=round(100 * p))
+
+
+def chances_text(game: Game, shares: list[float]) -> str:
+    """``Chances: Ana 41 %, cpu 59 %``: each player's probability of finishing first (see
+    :mod:`pentadice.chances`)."""
+    parts = ", ".join(f"{clean(p.name)} {percent_text(c)}" for p, c in zip(game.players, shares, strict=True))
+    return _("Chances: {players}").format(players=parts)
+
+
 def scored_text(game: Game, s: Scored) -> str:
     """What a box earned, as :func:`pentadice.words.scored_text` says it, with the player's running total."""
     text = words.scored_text(game.rules, clean(s.player), s.box, s.points, s.penta_bonus, s.upper_bonus)
@@ -497,8 +514,14 @@ class TerminalGame:
         pause: float = 0.0,
         save_path: Path | None = None,
         resumed_from: Path | None = None,
+        show_chances: bool = False,
+        chances_wait: bool = True,
     ) -> None:
         self.game, self.advisor, self.inp, self.out = game, advisor, inp, out
+        # Each player's chance of winning after every box: computed in the background (early in a game it takes
+        # seconds) and shown once ready, or waited for (chances_wait: a script reads them in a fixed place).
+        self.show_chances, self.chances_wait = show_chances, chances_wait
+        self._chances_due: list | None = None  # the sheets whose chances are still being computed
         self.hints, self.pause, self.resumed_from = hints, pause, resumed_from
         self.recorded_save_path = game.save_path  # where a resumed game says it was saved
         self.save_path: Path | None = None
@@ -634,6 +657,7 @@ class TerminalGame:
             if game.warning:
                 self.out(words.message(game.warning) + ".")
         self._mark()
+        self._chances_ready()
         happened = game.advance(self.advisor, time.monotonic(), limit=1)
         if happened:
             self.show(happened[0])
@@ -655,6 +679,7 @@ class TerminalGame:
             self._show_roll(event.kept)
         else:
             self.out(scored_text(game, event.scored))
+            self.chances_line()
             self.autosave()
 
     def play_computer_choice(self) -> None:
@@ -744,6 +769,9 @@ class TerminalGame:
         elif word == "sheet":
             self.confirm = confirm
             self.out(sheet_text(game))
+        elif word == "chances":
+            self.confirm = confirm
+            self.chances_line(asked=True)
         elif word == "best":
             self.play_computer_choice()
             self.feedback(advice, 0.0)
@@ -793,7 +821,43 @@ class TerminalGame:
         played = game.play(Score(box), self.advisor)
         self.out(scored_text(game, played.scored))
         self.feedback(advice, played.loss)
+        self.chances_line()
         self.autosave()
+
+    def chances_line(self, asked: bool = False) -> None:
+        """``Chances: Ana 41 %, cpu 59 %``: after every box (with ``--chances``) while the game goes on and
+        has several players, or when ``asked`` (the ``chances`` command: waited for)."""
+        game, rs, values = self.game, self.game.rules, self.advisor.values
+        if not asked and (not self.show_chances or game.over or len(game.players) < 2):
+            return
+        sheets = [p.sheet for p in game.players]
+        try:
+            if asked or self.chances_wait:
+                shares = chances.win_chances(rs, values, sheets)
+            else:
+                shares = chances.known_chances(rs, values, sheets)
+        except chances.ChancesUnavailable:
+            if asked:
+                self.out(_("The chances cannot be computed here."))
+            self._chances_due = None
+            return
+        self._chances_due = sheets if shares is None else None
+        if shares is not None:
+            self.out(chances_text(game, shares))
+
+    def _chances_ready(self) -> None:
+        """The chances computed in the background since the last box, shown once ready."""
+        due = self._chances_due
+        if due is None or self.game.over:
+            return
+        try:
+            shares = chances.known_chances(self.game.rules, self.advisor.values, due)
+        except chances.ChancesUnavailable:
+            self._chances_due = None
+            return
+        if shares is not None:
+            self._chances_due = None
+            self.out(chances_text(self.game, shares))
 
     def parse_dice(self, text: str) -> tuple[int, ...]:
         """Faces to keep: single digits, separated by spaces or commas."""

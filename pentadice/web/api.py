@@ -29,8 +29,9 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 from starlette.staticfiles import StaticFiles
 
-from pentadice import rules
+from pentadice import chances, rules
 from pentadice.moves import Keep, MoveError, Score
+from pentadice.play import strategies
 from pentadice.play.engine import MAX_PLAYERS, Game, GameError, Player, check_auto_commit, parse_players
 from pentadice.web import bodies, schemas
 from pentadice.web.advising import MAX_BATCH, AdviceCache, batch_answers, situation_of
@@ -110,6 +111,7 @@ def create_app(
         )
         person_to_move = game.dice is not None and not game.over and not game.player.computer
         out["advice"] = json.loads(cache.get(held.advisor, game.situation())) if person_to_move else None
+        out["chances"], out["chances_pending"] = _known_chances(game, held.advisor)
         return out
 
     async def act(game_id: str, move: Callable[[object], dict | None]) -> Response:
@@ -270,6 +272,18 @@ def create_app(
         held = held_of(game_id)
         async with held.lock:
             return answer(await run_in_threadpool(view, game_id, held))
+
+    @app.get(
+        "/api/games/{game_id}/chances", responses={200: {"model": schemas.ChancesOut}, **game_errors}, tags=["games"]
+    )
+    async def get_chances(game_id: str) -> Response:
+        """Each player's chance of finishing first from the sheets as they stand, waiting while they are
+        computed (seconds early in a game; the game's own requests are not held up meanwhile)."""
+        held = held_of(game_id)
+        async with held.lock:
+            sheets = [p.sheet for p in held.game.players]  # sheets are replaced, never edited: a snapshot
+        out = await run_in_threadpool(_chances_answer, held.advisor.rules, held.advisor.values, sheets)
+        return answer({"sheets": [s.as_dict() for s in sheets], **out})
 
     @app.post(
         "/api/games/{game_id}/roll",
@@ -490,8 +504,28 @@ def _escaped(body: bytes) -> bytes:
     return body.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
 
 
+def _known_chances(game: Game, advisor) -> tuple[list[float] | None, bool]:
+    """Each player's chance of finishing first from the sheets as they stand, if at hand (else null, and
+    pending: GET .../chances computes them and waits); null and not pending where they cannot be computed
+    (see :mod:`pentadice.chances`)."""
+    try:
+        found = chances.known_chances(advisor.rules, advisor.values, [p.sheet for p in game.players], queue=False)
+    except chances.ChancesUnavailable:
+        return None, False
+    return found, found is None
+
+
+def _chances_answer(rs, values, sheets) -> dict:
+    """GET .../chances: the chances, waiting for them (null with the reason where they cannot be computed)."""
+    try:
+        return {"chances": chances.win_chances(rs, values, sheets), "reason": None}
+    except chances.ChancesUnavailable as e:
+        return {"chances": None, "reason": str(e)}
+
+
 def _players_of(value: object) -> list[Player]:
-    """Players from ``"Ana,cpu"`` or ``[{"name": "Ana"}, {"name": "cpu", "computer": true}]``."""
+    """Players from ``"Ana,cpu:win"`` or ``[{"name": "Ana"}, {"name": "cpu", "computer": true, "strategy":
+    "win"}]``."""
     if isinstance(value, str):
         if len(value) > (MAX_PLAYERS + 1) * 40:
             raise ApiError(422, f"players: at most {MAX_PLAYERS} names")
@@ -502,10 +536,18 @@ def _players_of(value: object) -> list[Player]:
     for item in value:
         if not isinstance(item, dict):
             raise ApiError(422, 'a player is {"name": "Ana", "computer": false}')
-        bodies.check_fields(item, ("name", "computer"), ("name",))
-        if not isinstance(item.get("computer", False), bool):
+        bodies.check_fields(item, ("name", "computer", "strategy"), ("name",))
+        computer = item.get("computer", False)
+        if not isinstance(computer, bool):
             raise ApiError(422, f"computer must be true or false, not {bodies.short(item['computer'])}")
-        players.append(Player(item["name"], item.get("computer", False)))
+        strategy = item.get("strategy", strategies.DEFAULT)
+        if not isinstance(strategy, str) or strategy not in strategies.STRATEGIES:
+            raise ApiError(
+                422, f"strategy must be one of {', '.join(strategies.STRATEGIES)}, not {bodies.short(strategy)}"
+            )
+        if strategy != strategies.DEFAULT and not computer:
+            raise ApiError(422, f"{bodies.short(item['name'])} is a person: a strategy is for computer players")
+        players.append(Player(item["name"], computer, strategy=strategy))
     return players
 
 

@@ -128,11 +128,14 @@ class BatchOut(BaseModel):
 class PlayerIn(BaseModel):
     name: str = Field(max_length=32)
     computer: bool = False
+    strategy: Literal["optimal", "win"] = Field("optimal", description="A computer's strategy.")
 
 
 class NewGameIn(BaseModel):
     players: str | list[PlayerIn] = Field(
-        "You,cpu", description='"Ana,cpu" (a name is a person, cpu or cpu:NAME the computer), or a list.'
+        "You,cpu",
+        description='"Ana,cpu:win,cpu" (a name is a person; cpu, cpu:STRATEGY, cpu:NAME or cpu:STRATEGY:NAME a '
+        "computer; strategies: optimal, the default, and win), or a list.",
     )
     rules: str | None = Field(None, description="Rule set (default: penta).")
     seed: int | None = Field(None, ge=0, description="Seed of the dice: the same seed and moves, the same game.")
@@ -150,6 +153,7 @@ class NewGameIn(BaseModel):
 class PlayerView(BaseModel):
     name: str
     computer: bool
+    strategy: str | None = Field(None, description="A computer's strategy (optimal or win); null for a person.")
     turns: int
     sheet: dict[str, int]
     totals: dict[str, int]
@@ -176,6 +180,20 @@ class GameView(BaseModel):
     can_undo: bool
     history: int = Field(description="Decisions made so far.")
     advice: AdviceOut | None = Field(description="The advise --json object for a person's dice showing, else null.")
+    chances: list[float] | None = Field(
+        None,
+        description="Each player's probability of finishing first from the sheets as they stand, every player "
+        "assumed to play optimal; null while computed (chances_pending) or where not available (Kiriki).",
+    )
+    chances_pending: bool = Field(False, description="The chances are being computed: GET .../chances waits for them.")
+
+
+class ChancesOut(BaseModel):
+    sheets: list[dict[str, int]] = Field(description="The sheets the chances are for, one per player.")
+    chances: list[float] | None = Field(
+        description="Each player's probability of finishing first; null: not available."
+    )
+    reason: str | None = Field(description="Why the chances are not available (Kiriki), else null.")
 
 
 class RollIn(BaseModel):

@@ -330,6 +330,7 @@
     const g = S.game;
     if (!g) return;
     renderStatus();
+    renderChances();
     renderDice();
     renderPad();
     renderActions();
@@ -362,6 +363,54 @@
     else if (p.computer) text = t("{name}'s turn {turn} of {turns} (computer)", { name: p.name, turn: g.turn, turns: rs.boxes.length });
     else text = t("{name}'s turn {turn} of {turns}", { name: p.name, turn: g.turn, turns: rs.boxes.length });
     $("status").textContent = text;
+  }
+
+  /** A probability as a whole percentage, never rounded to a certainty it is not. */
+  function percentText(p) {
+    if (p > 0 && p < 0.005) return t("<1 %");
+    if (p >= 0.995 && p < 1) return t(">99 %");
+    return t("{percent} %", { percent: Math.round(100 * p) });
+  }
+
+  /** The sheets of a view as one string: the chances shown belong to one set of sheets. */
+  function sheetsKey(sheets) {
+    return sheets.map((sheet) => JSON.stringify(sheet)).join("|");
+  }
+
+  /** Each player's chance of winning from the sheets as they stand (the server's exact figure). While the
+   * server computes them (early in a game, seconds), the last ones known stay on show, marked stale. */
+  function renderChances() {
+    const g = S.game;
+    const box = $("chances");
+    const key = sheetsKey(g.players.map((p) => p.sheet));
+    if (Array.isArray(g.chances)) S.chances = { game: g.id, key, values: g.chances };
+    if (g.chances_pending && !g.over) fetchChances(g.id, key);
+    const known = S.chances && S.chances.game === g.id && S.chances.values.length === g.players.length ? S.chances : null;
+    const show = !g.over && g.players.length > 1 && !!known;
+    box.hidden = !show;
+    if (!show) return;
+    const stale = known.key !== key;
+    box.classList.toggle("stale", stale);
+    box.setAttribute("aria-busy", stale ? "true" : "false");
+    box.replaceChildren(el("span", { cls: "label", text: t("Chances of winning:") + " " }));
+    g.players.forEach((p, i) => {
+      if (i) box.append(", ");
+      box.append(el("span", { cls: "chance", dataset: { player: String(i) }, text: p.name + " " + percentText(known.values[i]) }));
+    });
+  }
+
+  /** Asks the server for the chances it is computing (once for each set of sheets), and shows them. */
+  async function fetchChances(id, key) {
+    if (S.chancesAsked === id + "/" + key) return;
+    S.chancesAsked = id + "/" + key;
+    try {
+      const out = await api("GET", "/api/games/" + encodeURIComponent(id) + "/chances");
+      if (!out || !Array.isArray(out.chances)) return;
+      S.chances = { game: id, key: sheetsKey(out.sheets), values: out.chances };
+      if (S.game && S.game.id === id) renderChances();
+    } catch (e) {
+      // The chances are an extra: the game goes on without them.
+    }
   }
 
   function renderDice() {
@@ -572,7 +621,7 @@
     g.players.forEach((p, i) => {
       const th = el("th", { scope: "col", cls: "player" + (i === g.current ? " current" : "") });
       th.append(el("span", { cls: "name", text: p.name }));
-      if (p.computer) th.append(el("span", { cls: "tag", text: t("computer") }));
+      if (p.computer) th.append(el("span", { cls: "tag", text: p.strategy === "win" ? t("computer, plays to win") : t("computer") }));
       hr.append(th);
     });
     if (showHints) hr.append(el("th", { scope: "col", cls: "hint", text: t("Expected / loss") }));
@@ -907,18 +956,22 @@
 
   function defaultPlayers(mode) {
     return mode === "coach"
-      ? [{ name: t("You"), computer: false }]
+      ? [{ name: t("You"), computer: false, strategy: "optimal" }]
       : [
-          { name: t("You"), computer: false },
-          { name: "cpu", computer: true },
+          { name: t("You"), computer: false, strategy: "optimal" },
+          { name: "cpu", computer: true, strategy: "optimal" },
         ];
   }
 
   function readPlayers() {
-    return [...$("player-list").children].map((li) => ({
-      name: li.querySelector("input[type=text]").value.trim(),
-      computer: S.mode === "play" && li.querySelector("input[type=checkbox]").checked,
-    }));
+    return [...$("player-list").children].map((li) => {
+      const computer = S.mode === "play" && li.querySelector("input[type=checkbox]").checked;
+      return {
+        name: li.querySelector("input[type=text]").value.trim(),
+        computer,
+        strategy: computer ? li.querySelector("select.strategy").value : "optimal",
+      };
+    });
   }
 
   function renderPlayers(list) {
@@ -938,7 +991,19 @@
       nameInput.addEventListener("input", () => (S.players[i].name = nameInput.value));
       const cpu = el("input", { type: "checkbox" });
       cpu.checked = !!p.computer;
-      cpu.addEventListener("change", () => (S.players[i].computer = cpu.checked));
+      const strategy = el(
+        "select",
+        { cls: "strategy play-only", "aria-label": t("Strategy of player {n}", { n: i + 1 }) },
+        el("option", { value: "optimal", text: t("plays for points") }),
+        el("option", { value: "win", text: t("plays to win") }),
+      );
+      strategy.value = p.strategy === "win" ? "win" : "optimal";
+      strategy.hidden = !p.computer;
+      strategy.addEventListener("change", () => (S.players[i].strategy = strategy.value));
+      cpu.addEventListener("change", () => {
+        S.players[i].computer = cpu.checked;
+        strategy.hidden = !cpu.checked;
+      });
       const cpuLabel = el("label", { cls: "check play-only" }, cpu, " ", el("span", { text: t("computer") }));
       const remove = el("button", {
         type: "button",
@@ -953,7 +1018,7 @@
           },
         },
       });
-      ol.append(el("li", null, nameInput, cpuLabel, remove));
+      ol.append(el("li", null, nameInput, cpuLabel, strategy, remove));
     });
     $("add-player").disabled = players.length >= 6;
   }
@@ -1269,7 +1334,7 @@
     $("add-player").addEventListener("click", () => {
       if (S.players.length >= 6) return;
       const n = S.players.length + 1;
-      S.players.push({ name: t("Player {n}", { n }), computer: false });
+      S.players.push({ name: t("Player {n}", { n }), computer: false, strategy: "optimal" });
       renderPlayers(S.players);
       $("player-list").lastElementChild.querySelector("input").focus();
     });

@@ -1,0 +1,55 @@
+"""Win strategy benchmark: the theta tables' build time, the multiplayer simulator's speed, and the win rates
+of ``win`` against ``optimal`` (head to head and three players) with their 95 % intervals. Prints figures;
+asserts nothing (``make bench`` calls :func:`bench`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from pentadice import paths, rules, table
+from pentadice.simulator import multiplayer as mp
+from pentadice.strategy import win
+
+
+def line(result: dict, strategy: str) -> str:
+    w = result["win_rates"][strategy]
+    lo, hi = w["ci95"]
+    return f"{w['rate']:.4%} [{lo:.4%}, {hi:.4%}], mean score {w['mean_score']:.2f}"
+
+
+def bench(games: int = 1_000_000, three_player_games: int = 300_000, seed: int = 2026) -> dict:
+    """Print and return the figures: table build seconds, games per second, win rates."""
+    tbl = table.load(rules.PENTA_RULES, paths.data_dir())
+    print(f"multiplayer simulator JIT compile (or cache load): {mp.compile_seconds():.2f} s")
+    start = time.perf_counter()
+    tables = win.build(tbl.rules, tbl.values, threads=mp.threads(), directory=tbl.files.directory)
+    build = time.perf_counter() - start
+    print(
+        f"win tables: {len(tables.thetas)} thetas ({len(tables.thetas) - 1} utility solves) + variance "
+        f"({tables.variance_source}): {build:.1f} s (JIT compile included on a first run)"
+    )
+    out = {"build_seconds": build}
+    for players, n in ((("win", "optimal"), games), (("win", "optimal", "optimal"), three_player_games)):
+        r = mp.simulate_players(tbl, players, n, seed)
+        print(f"{','.join(players)}: {n:,} games in {r['seconds']:.1f} s ({n / r['seconds']:,.0f} games/s)")
+        for strategy in r["win_rates"]:
+            print(f"  {strategy:>8}: win rate {line(r, strategy)}")
+        if len(players) == 3:
+            print(f"  (a fair share is {1 / 3:.4%})")
+        out[",".join(players)] = r
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--games", type=int, default=1_000_000, help="head-to-head games")
+    parser.add_argument("--three", type=int, default=300_000, help="three-player games")
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args()
+    bench(args.games, args.three, args.seed)
+
+
+if __name__ == "__main__":
+    main()

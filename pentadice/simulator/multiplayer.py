@@ -1,0 +1,587 @@
+"""Multiplayer games between computer strategies (``optimal``, ``win``), and their win rates.
+
+Game ``g`` of a run seats the players in the order of the list rotated by ``g`` (seat ``s`` holds player
+``(s + g) % P``), so every player sits in every seat equally often. Each player of a game rolls its own dice:
+the counter-based dice of :mod:`pentadice.simulator.games` with game number ``g * MAX_PLAYERS + j`` for player
+``j`` (``j`` its place in the list). A game's dice, and so its result, depend on the seed and its number only:
+the same whatever the chunk of games and the threads.
+
+The games are played in step, round by round and seat by seat: the players due to play form groups by (table,
+state) (a win player's table is the theta it picked for the turn, from every sheet of its game as it stands
+when its turn starts: the players before it in the round have played theirs), each group's turn values are
+computed once for all 64 subtotals, and each player reads its own lane, as the solitaire simulator does.
+
+Win rates: each game's winners (the highest total) share the win evenly. A strategy's rate is the mean share
+of a player playing it (with the same strategy twice, the mean of its players: ``optimal,optimal`` gives 0.5
+each); its 95 % interval is the normal one from the per-game shares. Per player figures are in ``players``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pentadice import rules, table
+from pentadice.compiled import jit
+from pentadice.simulator import games as kernel
+from pentadice.simulator.simulate import seed_key, threads
+from pentadice.solver import kernels as turn_kernels
+from pentadice.solver import utility
+from pentadice.turn_inputs import turn_inputs
+
+STRATEGIES = ("optimal", "win")
+MAX_PLAYERS = 6
+CHUNK = 200_000  # games played together
+N_KEYS = kernel.N_KEYS
+Z95 = 1.959963984540054
+
+die = kernel.die
+theta_turn_values = utility.wide.theta_turn_values
+endgame_turn_values = utility.target.target_turn_values
+wide_score_options = turn_kernels.wide.score_options
+wide_upper_bonus = turn_kernels.wide.upper_bonus
+P_ROLLS = rules.P_ROLLS
+P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
+N_BOXES = rules.N_BOXES
+PENTA = rules.PENTA
+N_ROWS = utility.N_ROWS
+ROW_LOWER = utility.ROW_LOWER
+ROW_PENTA = utility.ROW_PENTA
+LANES = utility.LANES
+SHARED_GROUP = 2048
+
+
+def seat_player(game, seat, n_players):
+    """The player (its place in the list) in ``seat`` (0: first to play) of game number ``game``: the list's
+    order rotated by the game's number (works on NumPy arrays too)."""
+    return (seat + game) % n_players
+
+
+class PlayersError(ValueError):
+    """A --players list that cannot be played."""
+
+
+def parse_players(text: str, rs: rules.RuleSet | None = None) -> tuple[str, ...]:
+    """The strategies of a ``--players`` list (``win,optimal``): 2 to 6 known strategy names."""
+    names = tuple(w.strip().lower() for w in text.split(","))
+    if not text.strip() or any(not n for n in names):
+        raise PlayersError(f"--players needs strategy names separated by commas (e.g. win,optimal), not {text!r}")
+    unknown = [n for n in names if n not in STRATEGIES]
+    if unknown:
+        raise PlayersError(f"unknown strategy {unknown[0]!r} in --players; strategies: {', '.join(STRATEGIES)}")
+    if not 2 <= len(names) <= MAX_PLAYERS:
+        raise PlayersError(f"--players takes 2 to {MAX_PLAYERS} players, not {len(names)}")
+    if rs is not None and "win" in names:
+        from pentadice.strategy.win import refusal
+
+        reason = refusal(rs)
+        if reason:
+            raise PlayersError(reason)
+    return names
+
+
+@jit(nogil=True)
+def play_groups(
+    T, thetas, p, n_dice, counts, scores, size, add, subs, subkeeps, key, t,
+    order, group_starts, group_keys, stream, masks, flags, subtotals, totals, scores_out, bonus_out, part, parts,
+):  # fmt: skip
+    """One turn of the players ``order[group_starts[i]:group_starts[i + 1]]`` of each group ``i`` (key
+    ``table * N_KEYS + open_mask * 2 + penta_scored``): group values computed once (the table of ``thetas[table]``),
+    each player its own lane; groups shared among ``parts`` threads as in the solitaire simulator."""
+    n_keeps = counts.shape[0]
+    n_rolls = p[P_ROLLS]
+    cap = p[P_UPPER_THRESHOLD]
+    K = np.empty((n_keeps, LANES))
+    B = np.empty((n_keeps, LANES))
+    L = np.empty((n_rolls, n_keeps, LANES))
+    rows = np.zeros((N_ROWS, LANES))
+    points = np.empty(N_BOXES, dtype=np.int64)
+    n_groups = group_keys.shape[0]
+    small = -1
+    for gi in range(n_groups):
+        lo = group_starts[gi]
+        hi = group_starts[gi + 1]
+        if hi - lo >= SHARED_GROUP:
+            first_entry = lo + (hi - lo) * part // parts
+            last_entry = lo + (hi - lo) * (part + 1) // parts
+        else:
+            small += 1
+            if small % parts != part:
+                continue
+            first_entry, last_entry = lo, hi
+        gkey = group_keys[gi]
+        ti = gkey // N_KEYS
+        k = gkey % N_KEYS
+        open_mask = k >> 1
+        penta_scored = k & 1
+        theta = thetas[ti]
+        theta_turn_values(
+            T[ti], theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points
+        )
+        for i in range(first_entry, last_entry):
+            e = order[i]
+            game = stream[e]
+            sub = subtotals[e]
+            hand = n_keeps - 1
+            for d in range(n_dice):
+                hand = add[hand, die(key, game, t, 0, d) - 1]
+            for r in range(n_rolls - 1, 0, -1):
+                best = L[0, hand, sub]
+                choice = -1
+                for j in range(subkeeps.shape[1]):
+                    kept = subkeeps[hand, j]
+                    if kept < 0:
+                        break
+                    if L[r, kept, sub] > best:
+                        best = L[r, kept, sub]
+                        choice = kept
+                if choice < 0:
+                    break
+                hand = choice
+                for d in range(n_dice - size[choice]):
+                    hand = add[hand, die(key, game, t, n_rolls - r, d) - 1]
+            bonus = wide_score_options(p, counts[hand], open_mask, penta_scored, points)
+            box = -1
+            best = 0.0
+            for b in range(N_BOXES):
+                pts = points[b]
+                if pts < 0:
+                    continue
+                if b < 6:
+                    row = b * 6 + pts // (b + 1)
+                elif b < PENTA:
+                    row = ROW_LOWER + b - 6
+                else:
+                    row = ROW_PENTA + (1 if pts > 0 else 0)
+                gain = float(pts + bonus)
+                # theta 0: points plus the next state's value (the solver's sums); else utility times exp
+                value = rows[row, sub] + gain if theta == 0.0 else rows[row, sub] * math.exp(theta * gain)
+                if box < 0 or value > best:
+                    box = b
+                    best = value
+            pts = points[box]
+            bonus_out[e] += bonus
+            totals[e] += pts + bonus
+            if box == PENTA:
+                flags[e] = 1 if pts > 0 else 0
+            if (open_mask >> box) & 1 == 1:
+                scores_out[e, box] = pts
+            else:
+                scores_out[e, box] += pts
+            if box < 6:
+                totals[e] += wide_upper_bonus(p, sub, pts)
+                subtotals[e] = min(sub + pts, cap)
+            masks[e] = open_mask & ~(1 << box)
+
+
+@jit(nogil=True)
+def play_endgame_groups(
+    Wt, rowix, p, n_dice, counts, scores, size, add, subs, subkeeps, key, t,
+    order, group_starts, group_keys, need, stream, masks, flags, subtotals, totals, scores_out, bonus_out, part, parts,
+):  # fmt: skip
+    """One turn of win players against finished opponents, by the end-game table: groups of key
+    ``(open_mask * 2 + penta_scored) * LANES + subtotal``, each player reading lane ``need[e]`` (the points
+    it must beat). Otherwise as :func:`play_groups`."""
+    n_keeps = counts.shape[0]
+    n_rolls = p[P_ROLLS]
+    cap = p[P_UPPER_THRESHOLD]
+    n_lanes = Wt.shape[3]
+    K = np.empty((n_keeps, n_lanes))
+    B = np.empty((n_keeps, n_lanes))
+    L = np.empty((n_rolls, n_keeps, n_lanes))
+    points = np.empty(N_BOXES, dtype=np.int64)
+    small = -1
+    for gi in range(group_keys.shape[0]):
+        lo = group_starts[gi]
+        hi = group_starts[gi + 1]
+        small += 1
+        if small % parts != part:
+            continue
+        gkey = group_keys[gi]
+        sub = gkey % LANES
+        k = gkey // LANES
+        open_mask = k >> 1
+        penta_scored = k & 1
+        endgame_turn_values(
+            Wt, rowix, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, sub, L, K, B, points
+        )
+        for i in range(lo, hi):
+            e = order[i]
+            game = stream[e]
+            d = need[e]
+            hand = n_keeps - 1
+            for j in range(n_dice):
+                hand = add[hand, die(key, game, t, 0, j) - 1]
+            for r in range(n_rolls - 1, 0, -1):
+                best = L[0, hand, d]
+                choice = -1
+                for j in range(subkeeps.shape[1]):
+                    kept = subkeeps[hand, j]
+                    if kept < 0:
+                        break
+                    if L[r, kept, d] > best:
+                        best = L[r, kept, d]
+                        choice = kept
+                if choice < 0:
+                    break
+                hand = choice
+                for j in range(n_dice - size[choice]):
+                    hand = add[hand, die(key, game, t, n_rolls - r, j) - 1]
+            bonus = wide_score_options(p, counts[hand], open_mask, penta_scored, points)
+            box = -1
+            best = 0.0
+            for b in range(N_BOXES):
+                pts = points[b]
+                if pts < 0:
+                    continue
+                added = pts if b < 6 else 0
+                gain = pts + bonus + wide_upper_bonus(p, sub, added)
+                nflag = penta_scored if b != PENTA else (1 if pts > 0 else 0)
+                x = d - gain
+                value = 1.0 if x < 0 else Wt[rowix[open_mask & ~(1 << b)], nflag, min(sub + added, cap), x]
+                if box < 0 or value > best:
+                    box = b
+                    best = value
+            pts = points[box]
+            bonus_out[e] += bonus
+            totals[e] += pts + bonus
+            if box == PENTA:
+                flags[e] = 1 if pts > 0 else 0
+            scores_out[e, box] = pts
+            if box < 6:
+                totals[e] += wide_upper_bonus(p, sub, pts)
+                subtotals[e] = min(sub + pts, cap)
+            masks[e] = open_mask & ~(1 << box)
+
+
+turn_kernels.drop_stale_cache([play_groups, play_endgame_groups])
+
+
+@dataclass
+class WinTally:
+    """Per player (the list's order): games, sum and sum of squares of its per-game win share, sum of its
+    final scores; per strategy the same of the mean share of its players in each game."""
+
+    players: tuple[str, ...]
+    games: int = 0
+    share: np.ndarray = field(init=False)
+    share_sq: np.ndarray = field(init=False)
+    score_sum: np.ndarray = field(init=False)
+    strategy_share: dict = field(init=False)
+    seat_share: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.players)
+        self.share = np.zeros(n)
+        self.share_sq = np.zeros(n)
+        self.score_sum = np.zeros(n)
+        self.seat_share = np.zeros(n)
+        self.strategy_share = {s: [0.0, 0.0] for s in dict.fromkeys(self.players)}
+
+    def add(self, totals: np.ndarray, first: int) -> None:
+        """Add games ``first, first + 1, ...`` whose final scores are ``totals[g, j]`` (player ``j``)."""
+        best = totals.max(axis=1, keepdims=True)
+        winners = totals == best
+        shares = winners / winners.sum(axis=1, keepdims=True)
+        self.games += len(totals)
+        self.share += shares.sum(axis=0)
+        self.share_sq += (shares**2).sum(axis=0)
+        self.score_sum += totals.sum(axis=0)
+        n = len(self.players)
+        g = np.arange(first, first + len(totals))
+        for s in range(n):
+            self.seat_share[s] += shares[np.arange(len(totals)), seat_player(g, s, n)].sum()
+        for strategy, acc in self.strategy_share.items():
+            cols = [j for j, name in enumerate(self.players) if name == strategy]
+            x = shares[:, cols].mean(axis=1)
+            acc[0] += x.sum()
+            acc[1] += (x**2).sum()
+
+    def summary(self) -> dict:
+        """``win_rates`` per strategy, ``players`` per player, ``seats``: the win rate of each seat."""
+        n = self.games
+
+        def rate(total: float, total_sq: float) -> tuple[float, list[float]]:
+            mean = total / n
+            var = max(total_sq / n - mean * mean, 0.0) * n / max(n - 1, 1)
+            half = Z95 * math.sqrt(var / n)
+            return float(mean), [float(mean - half), float(mean + half)]
+
+        win_rates = {}
+        for strategy, (s, sq) in self.strategy_share.items():
+            r, ci = rate(s, sq)
+            cols = [j for j, name in enumerate(self.players) if name == strategy]
+            win_rates[strategy] = {
+                "rate": float(r),
+                "ci95": ci,
+                "mean_score": float(self.score_sum[cols].sum() / (n * len(cols))),
+                "players": len(cols),
+            }
+        players = []
+        for j, strategy in enumerate(self.players):
+            r, ci = rate(self.share[j], self.share_sq[j])
+            players.append({"strategy": strategy, "rate": r, "ci95": ci, "mean_score": float(self.score_sum[j] / n)})
+        return {"win_rates": win_rates, "players": players, "seat_rates": [float(x / n) for x in self.seat_share]}
+
+
+def play_chunks(
+    tbl: table.Table,
+    players: tuple[str, ...],
+    games: int,
+    seed: int,
+    chunk: int | None = None,
+    grid: tuple[float, ...] | None = None,
+    scale: float | None = None,
+    endgame: int | None = None,
+):
+    """``(first, totals, scores, bonus)`` of each run of at most ``chunk`` games: ``totals[g, j]`` the final
+    score of player ``j`` of game ``first + g``, ``scores[g, j, b]`` its box scores, ``bonus[g, j]`` its Penta
+    bonuses."""
+    from pentadice.strategy import win
+
+    if games < 1:
+        raise ValueError(f"the number of games must be at least 1, not {games}")
+    rs = tbl.rules
+    n_players = len(players)
+    chunk = chunk or CHUNK
+    V = np.ascontiguousarray(tbl.values, dtype=np.float64).copy()
+    if "win" in players:
+        files = getattr(tbl, "files", None)
+        wt = win.build(
+            rs,
+            tbl.values,
+            directory=getattr(files, "directory", None),
+            grid=win.GRID if grid is None else grid,
+            scale=win.SCALE if scale is None else scale,
+            threads=threads(),
+        )
+        T, thetas, variance = wt.tables, wt.thetas, wt.variance
+        V = wt.values
+    else:
+        wt = None
+        T, thetas, variance = V[None], np.zeros(1), None
+    endgame_tables, max_open = None, win.ENDGAME_BOXES if endgame is None else endgame
+    if "win" in players and max_open > 0 and not rs.penta_repeat:
+        endgame_tables = win.endgame(rs, max_open, threads())
+    popcount = np.array([bin(x).count("1") for x in range(1 << rules.N_BOXES)])
+    args = turn_inputs(rs).games()
+    p, n_dice, counts, scores_t, size, add, subs, subkeeps = args
+    key = seed_key(seed)
+    is_win = np.array([s == "win" for s in players])
+    parts = threads()
+    pool = ThreadPoolExecutor(parts) if parts > 1 else None
+    try:
+        for lo in range(0, games, chunk):
+            n = min(games, lo + chunk) - lo
+            m = n * n_players
+            masks = np.full(m, rs.box_mask, dtype=np.int64)
+            flags = np.zeros(m, dtype=np.int64)
+            subtotals = np.zeros(m, dtype=np.int64)
+            totals = np.zeros(m, dtype=np.int64)
+            sc = np.full((m, rules.N_BOXES), -1, dtype=np.int16)
+            bonus = np.zeros(m, dtype=np.int64)
+            g = np.arange(n, dtype=np.int64)
+            stream = ((lo + np.repeat(g, n_players)) * MAX_PLAYERS + np.tile(np.arange(n_players), n)).astype(np.int64)
+            for t in range(kernel.MAX_TURNS):
+                if not masks.any():
+                    break
+                for s in range(n_players):
+                    j = seat_player(lo + g, s, n_players)
+                    entries = g * n_players + j
+                    entries = entries[masks[entries] != 0]
+                    if len(entries) == 0:
+                        continue
+                    tix = np.zeros(len(entries), dtype=np.int64)
+                    wins = is_win[entries % n_players]
+                    if endgame_tables is not None and wins.any():  # finished opponents: the exact end game
+                        d = _endgame_need(entries, n_players, masks, totals)
+                        late = wins & (popcount[masks[entries]] <= max_open) & (d >= 0) & (d < utility.TARGET_LANES)
+                        if late.any():
+                            ends = entries[late]
+                            ekeys = (masks[ends] * 2 + flags[ends]) * LANES + subtotals[ends]
+                            order, group_starts, group_keys = _groups(ends, ekeys)
+                            need = np.zeros(m, dtype=np.int64)
+                            need[ends] = d[late]
+                            _run(
+                                play_endgame_groups,
+                                (*endgame_tables, p, n_dice, counts, scores_t, size, add, subs, subkeeps, key, t),
+                                (order, group_starts, group_keys, need, stream, masks, flags, subtotals, totals, sc),
+                                bonus,
+                                pool,
+                                parts,
+                            )
+                            entries, wins = entries[~late], wins[~late]
+                            tix = tix[~late]
+                    if wins.any():
+                        tix[wins] = _pick(wt, entries[wins], n_players, V, variance, masks, flags, subtotals, totals)
+                    if len(entries) == 0:
+                        continue
+                    order, group_starts, group_keys = _groups(
+                        entries, tix * N_KEYS + masks[entries] * 2 + flags[entries]
+                    )
+                    _run(
+                        play_groups,
+                        (T, thetas, p, n_dice, counts, scores_t, size, add, subs, subkeeps, key, t),
+                        (order, group_starts, group_keys, stream, masks, flags, subtotals, totals, sc),
+                        bonus,
+                        pool,
+                        parts,
+                    )
+            else:
+                raise RuntimeError(f"a game needed more than {kernel.MAX_TURNS} turns")
+            yield (
+                lo,
+                totals.reshape(n, n_players),
+                sc.reshape(n, n_players, rules.N_BOXES),
+                bonus.reshape(n, n_players),
+            )
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _groups(entries: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(order, group_starts, group_keys)``: ``entries`` sorted by key (stably), where each key's run starts."""
+    o = np.argsort(keys, kind="stable")
+    ks = keys[o]
+    cuts = np.flatnonzero(np.diff(ks)) + 1
+    group_starts = np.concatenate(([0], cuts, [len(ks)])).astype(np.int64)
+    return entries[o], group_starts, ks[group_starts[:-1]]
+
+
+def _run(fn, call: tuple, state: tuple, bonus: np.ndarray, pool, parts: int) -> None:
+    """``fn`` over the groups, shared among ``parts`` threads (each its own share of the groups)."""
+    if pool is None:
+        fn(*call, *state, bonus, 0, 1)
+        return
+    for f in [pool.submit(fn, *call, *state, bonus, part, parts) for part in range(parts)]:
+        f.result()
+
+
+def _endgame_need(entries, n_players, masks, totals) -> np.ndarray:
+    """For each player in ``entries``: the best other total minus its own when every other player of its game
+    has finished (the points it must beat), else -1."""
+    games = entries // n_players
+    all_entries = games[:, None] * n_players + np.arange(n_players)[None, :]
+    me = entries % n_players
+    rows = np.arange(len(entries))
+    others_open = (masks[all_entries] != 0).sum(axis=1) - (masks[entries] != 0)
+    t = totals[all_entries].copy()
+    t[rows, me] = np.iinfo(np.int64).min
+    d = t.max(axis=1) - totals[entries]
+    return np.where(others_open == 0, d, -1)
+
+
+def _pick(wt, entries, n_players, V, variance, masks, flags, subtotals, totals) -> np.ndarray:
+    """The table index of each win player in ``entries``, from every sheet of its game."""
+    games = entries // n_players
+    all_entries = games[:, None] * n_players + np.arange(n_players)[None, :]
+    f, mk, sb = flags[all_entries], masks[all_entries], subtotals[all_entries]
+    expect = totals[all_entries] + V[f, mk, sb]
+    var = variance[f, mk, sb]
+    me = entries % n_players
+    rows = np.arange(len(entries))
+    e_me, var_me = expect[rows, me], var[rows, me]
+    others = expect.copy()
+    others[rows, me] = -np.inf
+    best = others.argmax(axis=1)
+    return wt.pick(e_me, var_me, others[rows, best], var[rows, best])
+
+
+def simulate_players(
+    tbl: table.Table,
+    players: tuple[str, ...],
+    games: int,
+    seed: int,
+    progress: Callable[[int], None] | None = None,
+    chunk: int | None = None,
+    grid: tuple[float, ...] | None = None,
+    scale: float | None = None,
+    endgame: int | None = None,
+) -> dict:
+    """Play ``games`` games between ``players`` (strategy names); the summary (see the module's docstring),
+    with ``games``, ``seed``, ``rules``, ``strategies``, ``seconds`` (the games) and ``tables_seconds`` (building
+    the win strategy's tables first, when not in memory yet)."""
+    from pentadice.strategy import win
+
+    start = time.perf_counter()
+    if "win" in players:  # built (or found in memory) before the clock of the games starts
+        files = getattr(tbl, "files", None)
+        directory = getattr(files, "directory", None)
+        grid = win.GRID if grid is None else grid
+        scale = win.SCALE if scale is None else scale
+        win.build(tbl.rules, tbl.values, grid, scale, threads(), directory)
+        max_open = win.ENDGAME_BOXES if endgame is None else endgame
+        if max_open > 0 and not tbl.rules.penta_repeat:
+            win.endgame(tbl.rules, max_open, threads())
+    tables_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    tally = WinTally(tuple(players))
+    for first, totals, _, _ in play_chunks(tbl, tuple(players), games, seed, chunk, grid, scale, endgame):
+        tally.add(totals, first)
+        if progress is not None:
+            progress(len(totals))
+    out = tally.summary()
+    return {
+        "rules": tbl.rules.name,
+        "games": tally.games,
+        "seed": seed,
+        "strategies": list(players),
+        **out,
+        "seconds": time.perf_counter() - start,
+        "tables_seconds": tables_seconds,
+    }
+
+
+def compile_seconds() -> float:
+    """Compile (or load from Numba's cache) the multiplayer kernel; returns the seconds it took."""
+    rs = rules.PENTA_RULES
+    start = time.perf_counter()
+    none = np.zeros(0, dtype=np.int64)
+    V = np.zeros((1, 2, 1 << rules.N_BOXES, LANES))
+    p, n_dice, counts, scores_t, size, add, subs, subkeeps = turn_inputs(rs).games()
+    sc = np.empty((0, rules.N_BOXES), np.int16)
+    play_groups(
+        V, np.zeros(1), p, n_dice, counts, scores_t, size, add, subs, subkeeps, seed_key(0), 0,
+        none, np.zeros(1, dtype=np.int64), none, none, none, none, none, none, sc, none, 0, 1,
+    )  # fmt: skip
+    return time.perf_counter() - start
+
+
+def needs_compiling() -> bool:
+    """Whether the multiplayer kernel is not in Numba's cache yet (a first run)."""
+    from pentadice.compiled import cached
+
+    return not cached(play_groups)
+
+
+def summary_lines(result: dict, rs: rules.RuleSet) -> list[str]:
+    """The human summary of :func:`simulate_players`."""
+    lines = [
+        f"{rs.title}, {len(result['strategies'])} players ({', '.join(result['strategies'])}), "
+        f"{result['games']:,} games (seed {result['seed']}), seats rotated game by game"
+    ]
+    lines.append(f"{'strategy':<10}{'players':>8}{'win rate':>10}   {'95 % interval':<18}{'mean score':>11}")
+    for name, w in result["win_rates"].items():
+        lo, hi = w["ci95"]
+        lines.append(
+            f"{name:<10}{w['players']:>8}{w['rate']:>10.2%}   [{lo:.2%}, {hi:.2%}]{'':<2}{w['mean_score']:>11.2f}"
+        )
+    if len(result["win_rates"]) < len(result["strategies"]):
+        lines.append("Per player (a strategy played twice: each player's own figures):")
+        for j, pl in enumerate(result["players"]):
+            lo, hi = pl["ci95"]
+            figures = f"{pl['rate']:>10.2%}   [{lo:.2%}, {hi:.2%}]  {pl['mean_score']:>9.2f}"
+            lines.append(f"  player {j + 1} {pl['strategy']:<8}{figures}")
+    seats = ", ".join(f"{r:.2%}" for r in result["seat_rates"])
+    lines.append(f"Win rate by seat (first to play first): {seats}")
+    rate = result["games"] / result["seconds"] if result["seconds"] > 0 else float("inf")
+    lines.append(f"Speed: {rate:,.0f} games/s ({result['seconds']:.2f} s)")
+    if result.get("tables_seconds", 0) >= 0.01:
+        lines.append(f"Win strategy's tables built in {result['tables_seconds']:.1f} s")
+    return lines

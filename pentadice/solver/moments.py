@@ -1,0 +1,814 @@
+"""The second moment of the points still to come, under the advisor's policy: one more backward pass.
+
+``M2[penta_scored, open_mask, subtotal] = E[R^2]``, ``R`` the points still to come from a state between turns
+when every later decision is the advisor's first-ranked option: the highest value, exactly equal values
+ordered as :meth:`pentadice.advisor.advice.Option.tie_key` orders them (scoring before keeping, boxes in sheet
+order, keeps with more dice first, then by their faces). The policy is read from the values only; each step
+carries the second moment of the option it picks:
+
+- after the last roll, a hand goes into the first best box in sheet order (as ``turn.hand_values``); its
+  second moment is ``g^2 + 2 g E[Y] + E[Y^2]`` with ``g`` the box's points and Penta bonus, ``Y`` the upper
+  bonus plus the next state's points;
+- a keep's moments are the means over the six faces of the keep one die larger, as its value is;
+- with rerolls left, a hand scores now if its best box is worth at least its best proper keep (ties: scoring
+  first), else it takes the best keep inside it (ties: the smallest keep number, which is the advisor's order:
+  keeps are numbered with more dice first, then in the order of their faces).
+
+The values are recomputed alongside with the value kernel's operations in its order (a check: they equal the
+table). Kiriki's self-returning states: the policy is fixed by the values, so the state's second moment is
+linear in itself, ``M2 = A + P * M2`` with ``P`` the chance of coming back; the pass carries ``P`` as a third
+quantity and solves ``M2 = A / (1 - P)`` exactly.
+
+The functions below are plain Python that :func:`compiled` compiles (with the rules' compilable functions
+rebound to their compiled versions); the advisor runs :func:`turn_moments` on one lane as plain Python for a
+single question, without Numba's start-up.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from pentadice import rules, states
+from pentadice.rules import (
+    N_BOXES,
+    P_ROLLS,
+    P_UPPER_THRESHOLD,
+    PENTA,
+    score_options,
+    upper_bonus,
+)
+from pentadice.turn import N_ROWS, ROW_LOWER, ROW_PENTA, repeats
+from pentadice.turn_inputs import turn_inputs
+
+# Lanes of the compiled build (``compiled`` rebinds it to LANES_PER_PASS, a constant, so that the blocks of lanes
+# vectorise). All 64 subtotals of a state in one pass: 16 at a time (the scratch rows then stay in L2) measured
+# slower, the per-hand set-up being repeated for each group of lanes.
+W = 1
+LANES_PER_PASS = 64
+MAX_VALUE_DIFFERENCE = 1e-9  # the recomputed values must agree with the table (they agree to the bit in practice)
+
+
+def turn_moments(
+    V,
+    M,
+    p,
+    n_dice,
+    counts,
+    scores,
+    add,
+    subs,
+    open_mask,
+    penta_scored,
+    s0,
+    lanes,
+    levels,
+    KV,
+    KM,
+    KP,
+    SV,
+    SM,
+    SP,
+    BV,
+    BI,
+    rowsV,
+    rowsM,
+    rowsP,
+):
+    """One state's turn for ``lanes`` lanes, lane ``u`` being subtotal ``s0 + u``: each keep's value ``KV``,
+    second moment ``KM`` and chance of coming back (Kiriki) ``KP``, ``levels`` rerolls before the end; for
+    hands, the hand's value and moments with ``levels`` rerolls left, under the advisor's choice.
+
+    ``V`` and ``M`` are the value and second-moment tables; the state's own entry of ``M`` is read as the second
+    moment of coming back (0 while it is being solved: ``KP`` then says how much of it each entry lacks). The
+    other arrays are scratch (:func:`new_work`): ``S*`` the best box per hand, ``BV`` and ``BI`` the value and
+    number of the best keep inside each keep, ``rows*`` the successor rows. Separate arrays, so that the
+    compiler knows they do not overlap and vectorises the blocks of lanes.
+    """
+    n_hands = 0  # hands: the keeps of all the dice, numbered first
+    for k in range(counts.shape[0]):
+        s = 0
+        for f in range(6):
+            s += counts[k, f]
+        if s == n_dice:
+            n_hands += 1
+    n_keeps = counts.shape[0]
+    cap = p[P_UPPER_THRESHOLD]
+    points = np.empty(N_BOXES, dtype=np.int64)
+    box_rows = np.empty(N_BOXES, dtype=np.int64)
+    box_add = np.empty(N_BOXES)
+    # All the lanes of the solver's build (W lanes, a constant there) in blocks of 8; fewer lanes (the advisor's
+    # one, the last lanes of a reduced game) take the plain loops.
+    blocked = W >= 8 and lanes == W
+    # Successor rows.
+    rep = repeats(p, open_mask, penta_scored)  # a turn can come back to this state: KP is carried
+    if rep:
+        r = ROW_PENTA + 1
+        for u in range(lanes):
+            rowsV[r, u] = V[penta_scored, open_mask, s0 + u]
+            rowsM[r, u] = M[penta_scored, open_mask, s0 + u]
+            rowsP[r, u] = 1.0
+    for b in range(N_BOXES):
+        if (open_mask >> b) & 1 == 0:
+            continue
+        nxt = open_mask & ~(1 << b)
+        if b < 6:
+            for c in range(n_dice + 1):
+                a = c * (b + 1)
+                r = b * 6 + c
+                for u in range(lanes):
+                    s = min(s0 + u + a, cap)
+                    ub = upper_bonus(p, s0 + u, a)
+                    v = V[penta_scored, nxt, s]
+                    rowsV[r, u] = v + ub
+                    rowsM[r, u] = M[penta_scored, nxt, s] + 2.0 * ub * v + float(ub * ub)
+                    rowsP[r, u] = 0.0
+        elif b < PENTA:
+            r = ROW_LOWER + b - 6
+            for u in range(lanes):
+                rowsV[r, u] = V[penta_scored, nxt, s0 + u]
+                rowsM[r, u] = M[penta_scored, nxt, s0 + u]
+                rowsP[r, u] = 0.0
+        else:
+            for f in range(2):
+                for u in range(lanes):
+                    rowsV[ROW_PENTA + f, u] = V[f, nxt, s0 + u]
+                    rowsM[ROW_PENTA + f, u] = M[f, nxt, s0 + u]
+                    rowsP[ROW_PENTA + f, u] = 0.0
+    # After the last roll: the first best box in sheet order.
+    for h in range(n_hands):
+        if scores[h, N_BOXES] == 1:
+            bonus = 0
+            for b in range(N_BOXES):
+                points[b] = scores[h, b] if (open_mask >> b) & 1 == 1 else -1
+        else:
+            bonus = score_options(p, counts[h], open_mask, penta_scored, points)
+        n_options = 0
+        for b in range(N_BOXES):
+            pts = points[b]
+            if pts < 0:
+                continue
+            if b < 6:
+                box_rows[n_options] = b * 6 + pts // (b + 1)
+            elif b < PENTA:
+                box_rows[n_options] = ROW_LOWER + b - 6
+            else:
+                box_rows[n_options] = ROW_PENTA + (1 if pts > 0 else 0)
+            box_add[n_options] = float(pts + bonus)
+            n_options += 1
+        if blocked:  # blocks of 8 lanes, loads before stores: vector instructions
+            for j in range(0, W, 8):
+                v0 = -np.inf
+                v1 = -np.inf
+                v2 = -np.inf
+                v3 = -np.inf
+                v4 = -np.inf
+                v5 = -np.inf
+                v6 = -np.inf
+                v7 = -np.inf
+                m0 = 0.0
+                m1 = 0.0
+                m2 = 0.0
+                m3 = 0.0
+                m4 = 0.0
+                m5 = 0.0
+                m6 = 0.0
+                m7 = 0.0
+                q0 = 0.0
+                q1 = 0.0
+                q2 = 0.0
+                q3 = 0.0
+                q4 = 0.0
+                q5 = 0.0
+                q6 = 0.0
+                q7 = 0.0
+                for i in range(n_options):
+                    r = box_rows[i]
+                    g = box_add[i]
+                    g2 = g * g
+                    y = rowsV[r, j]
+                    x = y + g
+                    c = x > v0
+                    m0 = g2 + 2.0 * g * y + rowsM[r, j] if c else m0
+                    q0 = rowsP[r, j] if c else q0
+                    v0 = x if c else v0
+                    y = rowsV[r, j + 1]
+                    x = y + g
+                    c = x > v1
+                    m1 = g2 + 2.0 * g * y + rowsM[r, j + 1] if c else m1
+                    q1 = rowsP[r, j + 1] if c else q1
+                    v1 = x if c else v1
+                    y = rowsV[r, j + 2]
+                    x = y + g
+                    c = x > v2
+                    m2 = g2 + 2.0 * g * y + rowsM[r, j + 2] if c else m2
+                    q2 = rowsP[r, j + 2] if c else q2
+                    v2 = x if c else v2
+                    y = rowsV[r, j + 3]
+                    x = y + g
+                    c = x > v3
+                    m3 = g2 + 2.0 * g * y + rowsM[r, j + 3] if c else m3
+                    q3 = rowsP[r, j + 3] if c else q3
+                    v3 = x if c else v3
+                    y = rowsV[r, j + 4]
+                    x = y + g
+                    c = x > v4
+                    m4 = g2 + 2.0 * g * y + rowsM[r, j + 4] if c else m4
+                    q4 = rowsP[r, j + 4] if c else q4
+                    v4 = x if c else v4
+                    y = rowsV[r, j + 5]
+                    x = y + g
+                    c = x > v5
+                    m5 = g2 + 2.0 * g * y + rowsM[r, j + 5] if c else m5
+                    q5 = rowsP[r, j + 5] if c else q5
+                    v5 = x if c else v5
+                    y = rowsV[r, j + 6]
+                    x = y + g
+                    c = x > v6
+                    m6 = g2 + 2.0 * g * y + rowsM[r, j + 6] if c else m6
+                    q6 = rowsP[r, j + 6] if c else q6
+                    v6 = x if c else v6
+                    y = rowsV[r, j + 7]
+                    x = y + g
+                    c = x > v7
+                    m7 = g2 + 2.0 * g * y + rowsM[r, j + 7] if c else m7
+                    q7 = rowsP[r, j + 7] if c else q7
+                    v7 = x if c else v7
+                SV[h, j] = v0
+                SV[h, j + 1] = v1
+                SV[h, j + 2] = v2
+                SV[h, j + 3] = v3
+                SV[h, j + 4] = v4
+                SV[h, j + 5] = v5
+                SV[h, j + 6] = v6
+                SV[h, j + 7] = v7
+                SM[h, j] = m0
+                SM[h, j + 1] = m1
+                SM[h, j + 2] = m2
+                SM[h, j + 3] = m3
+                SM[h, j + 4] = m4
+                SM[h, j + 5] = m5
+                SM[h, j + 6] = m6
+                SM[h, j + 7] = m7
+                SP[h, j] = q0
+                SP[h, j + 1] = q1
+                SP[h, j + 2] = q2
+                SP[h, j + 3] = q3
+                SP[h, j + 4] = q4
+                SP[h, j + 5] = q5
+                SP[h, j + 6] = q6
+                SP[h, j + 7] = q7
+                KV[h, j] = v0
+                KV[h, j + 1] = v1
+                KV[h, j + 2] = v2
+                KV[h, j + 3] = v3
+                KV[h, j + 4] = v4
+                KV[h, j + 5] = v5
+                KV[h, j + 6] = v6
+                KV[h, j + 7] = v7
+                KM[h, j] = m0
+                KM[h, j + 1] = m1
+                KM[h, j + 2] = m2
+                KM[h, j + 3] = m3
+                KM[h, j + 4] = m4
+                KM[h, j + 5] = m5
+                KM[h, j + 6] = m6
+                KM[h, j + 7] = m7
+                KP[h, j] = q0
+                KP[h, j + 1] = q1
+                KP[h, j + 2] = q2
+                KP[h, j + 3] = q3
+                KP[h, j + 4] = q4
+                KP[h, j + 5] = q5
+                KP[h, j + 6] = q6
+                KP[h, j + 7] = q7
+        else:
+            # Lane-inner loops with selects rather than branches, so that the compiler vectorises across lanes.
+            for u in range(lanes):
+                SV[h, u] = -np.inf
+                SM[h, u] = 0.0
+                SP[h, u] = 0.0
+            for i in range(n_options):
+                r = box_rows[i]
+                g = box_add[i]
+                for u in range(lanes):
+                    y = rowsV[r, u]
+                    x = y + g
+                    c = x > SV[h, u]
+                    SM[h, u] = g * g + 2.0 * g * y + rowsM[r, u] if c else SM[h, u]
+                    SP[h, u] = rowsP[r, u] if c else SP[h, u]
+                    SV[h, u] = x if c else SV[h, u]
+            for u in range(lanes):
+                KV[h, u] = SV[h, u]
+                KM[h, u] = SM[h, u]
+                KP[h, u] = SP[h, u]
+    last = n_keeps - 1
+    for _ in range(levels):
+        # Keeps: the mean over the six faces of the keep one die larger (the value kernel's sums, in its order).
+        for k in range(n_hands, n_keeps):
+            a0 = add[k, 0]
+            a1 = add[k, 1]
+            a2 = add[k, 2]
+            a3 = add[k, 3]
+            a4 = add[k, 4]
+            a5 = add[k, 5]
+            if blocked:  # blocks of 8 lanes, loads before stores: vector instructions
+                for j in range(0, W, 8):
+                    v0 = (KV[a0, j] + KV[a1, j] + KV[a2, j] + KV[a3, j] + KV[a4, j] + KV[a5, j]) / 6.0
+                    v1 = (
+                        KV[a0, j + 1] + KV[a1, j + 1] + KV[a2, j + 1] + KV[a3, j + 1] + KV[a4, j + 1] + KV[a5, j + 1]
+                    ) / 6.0
+                    v2 = (
+                        KV[a0, j + 2] + KV[a1, j + 2] + KV[a2, j + 2] + KV[a3, j + 2] + KV[a4, j + 2] + KV[a5, j + 2]
+                    ) / 6.0
+                    v3 = (
+                        KV[a0, j + 3] + KV[a1, j + 3] + KV[a2, j + 3] + KV[a3, j + 3] + KV[a4, j + 3] + KV[a5, j + 3]
+                    ) / 6.0
+                    v4 = (
+                        KV[a0, j + 4] + KV[a1, j + 4] + KV[a2, j + 4] + KV[a3, j + 4] + KV[a4, j + 4] + KV[a5, j + 4]
+                    ) / 6.0
+                    v5 = (
+                        KV[a0, j + 5] + KV[a1, j + 5] + KV[a2, j + 5] + KV[a3, j + 5] + KV[a4, j + 5] + KV[a5, j + 5]
+                    ) / 6.0
+                    v6 = (
+                        KV[a0, j + 6] + KV[a1, j + 6] + KV[a2, j + 6] + KV[a3, j + 6] + KV[a4, j + 6] + KV[a5, j + 6]
+                    ) / 6.0
+                    v7 = (
+                        KV[a0, j + 7] + KV[a1, j + 7] + KV[a2, j + 7] + KV[a3, j + 7] + KV[a4, j + 7] + KV[a5, j + 7]
+                    ) / 6.0
+                    m0 = (KM[a0, j] + KM[a1, j] + KM[a2, j] + KM[a3, j] + KM[a4, j] + KM[a5, j]) / 6.0
+                    m1 = (
+                        KM[a0, j + 1] + KM[a1, j + 1] + KM[a2, j + 1] + KM[a3, j + 1] + KM[a4, j + 1] + KM[a5, j + 1]
+                    ) / 6.0
+                    m2 = (
+                        KM[a0, j + 2] + KM[a1, j + 2] + KM[a2, j + 2] + KM[a3, j + 2] + KM[a4, j + 2] + KM[a5, j + 2]
+                    ) / 6.0
+                    m3 = (
+                        KM[a0, j + 3] + KM[a1, j + 3] + KM[a2, j + 3] + KM[a3, j + 3] + KM[a4, j + 3] + KM[a5, j + 3]
+                    ) / 6.0
+                    m4 = (
+                        KM[a0, j + 4] + KM[a1, j + 4] + KM[a2, j + 4] + KM[a3, j + 4] + KM[a4, j + 4] + KM[a5, j + 4]
+                    ) / 6.0
+                    m5 = (
+                        KM[a0, j + 5] + KM[a1, j + 5] + KM[a2, j + 5] + KM[a3, j + 5] + KM[a4, j + 5] + KM[a5, j + 5]
+                    ) / 6.0
+                    m6 = (
+                        KM[a0, j + 6] + KM[a1, j + 6] + KM[a2, j + 6] + KM[a3, j + 6] + KM[a4, j + 6] + KM[a5, j + 6]
+                    ) / 6.0
+                    m7 = (
+                        KM[a0, j + 7] + KM[a1, j + 7] + KM[a2, j + 7] + KM[a3, j + 7] + KM[a4, j + 7] + KM[a5, j + 7]
+                    ) / 6.0
+                    KV[k, j] = v0
+                    KV[k, j + 1] = v1
+                    KV[k, j + 2] = v2
+                    KV[k, j + 3] = v3
+                    KV[k, j + 4] = v4
+                    KV[k, j + 5] = v5
+                    KV[k, j + 6] = v6
+                    KV[k, j + 7] = v7
+                    KM[k, j] = m0
+                    KM[k, j + 1] = m1
+                    KM[k, j + 2] = m2
+                    KM[k, j + 3] = m3
+                    KM[k, j + 4] = m4
+                    KM[k, j + 5] = m5
+                    KM[k, j + 6] = m6
+                    KM[k, j + 7] = m7
+                if rep:  # the chance of coming back: only where a turn can come back (Kiriki)
+                    for j in range(0, W, 8):
+                        q0 = (KP[a0, j] + KP[a1, j] + KP[a2, j] + KP[a3, j] + KP[a4, j] + KP[a5, j]) / 6.0
+                        q1 = (
+                            KP[a0, j + 1]
+                            + KP[a1, j + 1]
+                            + KP[a2, j + 1]
+                            + KP[a3, j + 1]
+                            + KP[a4, j + 1]
+                            + KP[a5, j + 1]
+                        ) / 6.0
+                        q2 = (
+                            KP[a0, j + 2]
+                            + KP[a1, j + 2]
+                            + KP[a2, j + 2]
+                            + KP[a3, j + 2]
+                            + KP[a4, j + 2]
+                            + KP[a5, j + 2]
+                        ) / 6.0
+                        q3 = (
+                            KP[a0, j + 3]
+                            + KP[a1, j + 3]
+                            + KP[a2, j + 3]
+                            + KP[a3, j + 3]
+                            + KP[a4, j + 3]
+                            + KP[a5, j + 3]
+                        ) / 6.0
+                        q4 = (
+                            KP[a0, j + 4]
+                            + KP[a1, j + 4]
+                            + KP[a2, j + 4]
+                            + KP[a3, j + 4]
+                            + KP[a4, j + 4]
+                            + KP[a5, j + 4]
+                        ) / 6.0
+                        q5 = (
+                            KP[a0, j + 5]
+                            + KP[a1, j + 5]
+                            + KP[a2, j + 5]
+                            + KP[a3, j + 5]
+                            + KP[a4, j + 5]
+                            + KP[a5, j + 5]
+                        ) / 6.0
+                        q6 = (
+                            KP[a0, j + 6]
+                            + KP[a1, j + 6]
+                            + KP[a2, j + 6]
+                            + KP[a3, j + 6]
+                            + KP[a4, j + 6]
+                            + KP[a5, j + 6]
+                        ) / 6.0
+                        q7 = (
+                            KP[a0, j + 7]
+                            + KP[a1, j + 7]
+                            + KP[a2, j + 7]
+                            + KP[a3, j + 7]
+                            + KP[a4, j + 7]
+                            + KP[a5, j + 7]
+                        ) / 6.0
+                        KP[k, j] = q0
+                        KP[k, j + 1] = q1
+                        KP[k, j + 2] = q2
+                        KP[k, j + 3] = q3
+                        KP[k, j + 4] = q4
+                        KP[k, j + 5] = q5
+                        KP[k, j + 6] = q6
+                        KP[k, j + 7] = q7
+            else:
+                for u in range(lanes):
+                    KV[k, u] = (KV[a0, u] + KV[a1, u] + KV[a2, u] + KV[a3, u] + KV[a4, u] + KV[a5, u]) / 6.0
+                    KM[k, u] = (KM[a0, u] + KM[a1, u] + KM[a2, u] + KM[a3, u] + KM[a4, u] + KM[a5, u]) / 6.0
+                    if rep:
+                        KP[k, u] = (KP[a0, u] + KP[a1, u] + KP[a2, u] + KP[a3, u] + KP[a4, u] + KP[a5, u]) / 6.0
+        # The best keep inside each keep (itself included): the highest value, ties to the smallest keep number.
+        # Only its value and number are carried; a hand reads the chosen keep's moments by its number.
+        for u in range(lanes):
+            BV[last, u] = KV[last, u]
+            BI[last, u] = last
+        for k in range(last - 1, n_hands - 1, -1):
+            kf = float(k)
+            if blocked:  # blocks of 8 lanes, loads before stores: vector instructions
+                for j in range(0, W, 8):
+                    v0 = KV[k, j]
+                    v1 = KV[k, j + 1]
+                    v2 = KV[k, j + 2]
+                    v3 = KV[k, j + 3]
+                    v4 = KV[k, j + 4]
+                    v5 = KV[k, j + 5]
+                    v6 = KV[k, j + 6]
+                    v7 = KV[k, j + 7]
+                    i0 = kf
+                    i1 = kf
+                    i2 = kf
+                    i3 = kf
+                    i4 = kf
+                    i5 = kf
+                    i6 = kf
+                    i7 = kf
+                    for t in range(5):
+                        s = subs[k, t]
+                        x = BV[s, j]
+                        e = BI[s, j]
+                        c = (x > v0) | ((x == v0) & (e < i0))
+                        i0 = e if c else i0
+                        v0 = x if c else v0
+                        x = BV[s, j + 1]
+                        e = BI[s, j + 1]
+                        c = (x > v1) | ((x == v1) & (e < i1))
+                        i1 = e if c else i1
+                        v1 = x if c else v1
+                        x = BV[s, j + 2]
+                        e = BI[s, j + 2]
+                        c = (x > v2) | ((x == v2) & (e < i2))
+                        i2 = e if c else i2
+                        v2 = x if c else v2
+                        x = BV[s, j + 3]
+                        e = BI[s, j + 3]
+                        c = (x > v3) | ((x == v3) & (e < i3))
+                        i3 = e if c else i3
+                        v3 = x if c else v3
+                        x = BV[s, j + 4]
+                        e = BI[s, j + 4]
+                        c = (x > v4) | ((x == v4) & (e < i4))
+                        i4 = e if c else i4
+                        v4 = x if c else v4
+                        x = BV[s, j + 5]
+                        e = BI[s, j + 5]
+                        c = (x > v5) | ((x == v5) & (e < i5))
+                        i5 = e if c else i5
+                        v5 = x if c else v5
+                        x = BV[s, j + 6]
+                        e = BI[s, j + 6]
+                        c = (x > v6) | ((x == v6) & (e < i6))
+                        i6 = e if c else i6
+                        v6 = x if c else v6
+                        x = BV[s, j + 7]
+                        e = BI[s, j + 7]
+                        c = (x > v7) | ((x == v7) & (e < i7))
+                        i7 = e if c else i7
+                        v7 = x if c else v7
+                    BV[k, j] = v0
+                    BV[k, j + 1] = v1
+                    BV[k, j + 2] = v2
+                    BV[k, j + 3] = v3
+                    BV[k, j + 4] = v4
+                    BV[k, j + 5] = v5
+                    BV[k, j + 6] = v6
+                    BV[k, j + 7] = v7
+                    BI[k, j] = i0
+                    BI[k, j + 1] = i1
+                    BI[k, j + 2] = i2
+                    BI[k, j + 3] = i3
+                    BI[k, j + 4] = i4
+                    BI[k, j + 5] = i5
+                    BI[k, j + 6] = i6
+                    BI[k, j + 7] = i7
+            else:
+                for u in range(lanes):
+                    BV[k, u] = KV[k, u]
+                    BI[k, u] = kf
+                for t in range(5):
+                    s = subs[k, t]
+                    for u in range(lanes):
+                        x = BV[s, u]
+                        m = BV[k, u]
+                        c = (x > m) | ((x == m) & (BI[s, u] < BI[k, u]))
+                        BI[k, u] = BI[s, u] if c else BI[k, u]
+                        BV[k, u] = x if c else m
+        # Hands, one roll earlier: score now if the best box is worth at least the best proper keep, else that
+        # keep. The value as the value kernel computes it: the previous value or the best keep's, if higher.
+        for h in range(n_hands):
+            # The best proper keep into rows 0 (value) and 1 (number): the rows are free once hands are valued.
+            if blocked:
+                for j in range(0, W, 8):
+                    s = subs[h, 0]
+                    v0 = BV[s, j]
+                    v1 = BV[s, j + 1]
+                    v2 = BV[s, j + 2]
+                    v3 = BV[s, j + 3]
+                    v4 = BV[s, j + 4]
+                    v5 = BV[s, j + 5]
+                    v6 = BV[s, j + 6]
+                    v7 = BV[s, j + 7]
+                    i0 = BI[s, j]
+                    i1 = BI[s, j + 1]
+                    i2 = BI[s, j + 2]
+                    i3 = BI[s, j + 3]
+                    i4 = BI[s, j + 4]
+                    i5 = BI[s, j + 5]
+                    i6 = BI[s, j + 6]
+                    i7 = BI[s, j + 7]
+                    for t in range(1, 5):
+                        s = subs[h, t]
+                        x = BV[s, j]
+                        e = BI[s, j]
+                        c = (x > v0) | ((x == v0) & (e < i0))
+                        i0 = e if c else i0
+                        v0 = x if c else v0
+                        x = BV[s, j + 1]
+                        e = BI[s, j + 1]
+                        c = (x > v1) | ((x == v1) & (e < i1))
+                        i1 = e if c else i1
+                        v1 = x if c else v1
+                        x = BV[s, j + 2]
+                        e = BI[s, j + 2]
+                        c = (x > v2) | ((x == v2) & (e < i2))
+                        i2 = e if c else i2
+                        v2 = x if c else v2
+                        x = BV[s, j + 3]
+                        e = BI[s, j + 3]
+                        c = (x > v3) | ((x == v3) & (e < i3))
+                        i3 = e if c else i3
+                        v3 = x if c else v3
+                        x = BV[s, j + 4]
+                        e = BI[s, j + 4]
+                        c = (x > v4) | ((x == v4) & (e < i4))
+                        i4 = e if c else i4
+                        v4 = x if c else v4
+                        x = BV[s, j + 5]
+                        e = BI[s, j + 5]
+                        c = (x > v5) | ((x == v5) & (e < i5))
+                        i5 = e if c else i5
+                        v5 = x if c else v5
+                        x = BV[s, j + 6]
+                        e = BI[s, j + 6]
+                        c = (x > v6) | ((x == v6) & (e < i6))
+                        i6 = e if c else i6
+                        v6 = x if c else v6
+                        x = BV[s, j + 7]
+                        e = BI[s, j + 7]
+                        c = (x > v7) | ((x == v7) & (e < i7))
+                        i7 = e if c else i7
+                        v7 = x if c else v7
+                    rowsV[0, j] = v0
+                    rowsV[1, j] = i0
+                    rowsV[0, j + 1] = v1
+                    rowsV[1, j + 1] = i1
+                    rowsV[0, j + 2] = v2
+                    rowsV[1, j + 2] = i2
+                    rowsV[0, j + 3] = v3
+                    rowsV[1, j + 3] = i3
+                    rowsV[0, j + 4] = v4
+                    rowsV[1, j + 4] = i4
+                    rowsV[0, j + 5] = v5
+                    rowsV[1, j + 5] = i5
+                    rowsV[0, j + 6] = v6
+                    rowsV[1, j + 6] = i6
+                    rowsV[0, j + 7] = v7
+                    rowsV[1, j + 7] = i7
+            else:
+                s = subs[h, 0]
+                for u in range(lanes):
+                    rowsV[0, u] = BV[s, u]
+                    rowsV[1, u] = BI[s, u]
+                for t in range(1, 5):
+                    s = subs[h, t]
+                    for u in range(lanes):
+                        x = BV[s, u]
+                        m = rowsV[0, u]
+                        c = (x > m) | ((x == m) & (BI[s, u] < rowsV[1, u]))
+                        rowsV[1, u] = BI[s, u] if c else rowsV[1, u]
+                        rowsV[0, u] = x if c else m
+            for u in range(lanes):
+                m = rowsV[0, u]
+                kept = int(rowsV[1, u])
+                now = SV[h, u] >= m
+                KM[h, u] = SM[h, u] if now else KM[kept, u]
+                KP[h, u] = (SP[h, u] if now else KP[kept, u]) if rep else 0.0
+                KV[h, u] = m if m > KV[h, u] else KV[h, u]
+
+
+def solve_moments(V, M, C, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags, lo, hi):
+    """The second moment at the start of a turn of states ``lo <= i < hi`` (``masks[i]``,
+    ``penta_scored_flags[i]``), every lane, written into ``M``; the values recomputed alongside into ``C``
+    (a check against ``V``). A state that can come back to itself solves ``M2 = A + P * M2``."""
+    n_keeps = counts.shape[0]
+    L = V.shape[2]
+    KV, KM, KP, SV, SM, SP, BV, BI, rowsV, rowsM, rowsP = new_work(n_keeps, W)
+    n_hands = weight.shape[0]
+    total = float(6**n_dice)
+    levels = p[P_ROLLS] - 1
+    for i in range(lo, hi):
+        open_mask = masks[i]
+        penta_scored = penta_scored_flags[i]
+        for u in range(L):
+            M[penta_scored, open_mask, u] = 0.0  # coming back: solved for below
+        for s0 in range(0, L, W):  # W subtotals at a time (all of them in the compiled build)
+            lanes = min(W, L - s0)
+            turn_moments(V, M, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, s0, lanes, levels,
+                         KV, KM, KP, SV, SM, SP, BV, BI, rowsV, rowsM, rowsP)  # fmt: skip
+            for u in range(lanes):
+                sv = 0.0
+                sm = 0.0
+                sp = 0.0
+                for h in range(n_hands):
+                    w = float(weight[h])
+                    sv += w * KV[h, u]
+                    sm += w * KM[h, u]
+                    sp += w * KP[h, u]
+                sv = sv / total
+                sm = sm / total
+                sp = sp / total
+                C[penta_scored, open_mask, s0 + u] = sv
+                M[penta_scored, open_mask, s0 + u] = sm / (1.0 - sp)
+
+
+def new_work(n_keeps, lanes):
+    """The scratch arrays of :func:`turn_moments`, each (keeps or successor rows) x lanes, separately allocated."""
+    n = max(n_keeps, N_ROWS)
+    return (
+        np.empty((n, lanes)),
+        np.empty((n, lanes)),
+        np.empty((n, lanes)),
+        np.empty((n, lanes)),
+        np.empty((n, lanes)),
+        np.empty((n, lanes)),
+        np.empty((n, lanes)),
+        np.empty((n, lanes)),
+        np.empty((n, lanes)),
+        np.empty((n, lanes)),
+        np.empty((n, lanes)),
+    )
+
+
+@functools.cache
+def compiled():
+    """The compiled ``turn_moments`` and ``solve_moments`` (Numba, cached on disk; imported late: quick
+    commands do not pay Numba's start-up)."""
+    import types
+
+    from pentadice.solver import kernels
+
+    scope = {
+        "score_options": kernels.narrow.score_options,
+        "upper_bonus": kernels.narrow.upper_bonus,
+        "repeats": kernels.narrow.repeats,
+    }
+    out = {}
+    for fn in (new_work, turn_moments, solve_moments):
+        scope.update(out)
+        out[fn.__name__] = kernels._compile(fn, scope, LANES_PER_PASS)
+    kernels.drop_stale_cache(list(out.values()))
+    return types.SimpleNamespace(**out)
+
+
+PARTS_PER_THREAD = 4
+
+
+def second_moments(
+    rs: rules.RuleSet, values: np.ndarray, threads: int = 1, check: bool = True, timings: dict | None = None
+) -> np.ndarray:
+    """``M2[penta_scored, open_mask, subtotal] = E[R^2]`` for every state of ``rs`` (same shape as ``values``,
+    NaN where ``values`` is NaN): ``R`` the points still to come under the advisor's policy.
+
+    ``values`` is the solved value table of ``rs``. With ``check``, the values recomputed on the way must equal
+    it (to ``MAX_VALUE_DIFFERENCE``; RuntimeError otherwise). ``timings``, if given, receives
+    ``compile_seconds``, ``seconds`` and ``max_value_difference`` (0.0: the values' bits).
+    """
+    start = time.perf_counter()
+    k = compiled()
+    V = np.ascontiguousarray(values, dtype=np.float64)
+    if not V.flags.writeable:
+        V = V.copy()
+    inputs = turn_inputs(rs).layer()
+    M = np.full(V.shape, np.nan)
+    C = np.full(V.shape, np.nan)
+    M[:, 0, :] = 0.0
+    C[:, 0, :] = 0.0
+    empty = np.zeros(0, dtype=np.int64)
+    k.solve_moments(V, M, C, *inputs, empty, empty, 0, 0)  # compile (or load) before timing
+    compiled_at = time.perf_counter()
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None
+    try:
+        for masks, flags in states.layers(rs):
+            if pool is None:
+                k.solve_moments(V, M, C, *inputs, masks, flags, 0, len(masks))
+                continue
+            cuts = np.linspace(0, len(masks), threads * PARTS_PER_THREAD + 1).astype(int)
+            parts = [
+                pool.submit(k.solve_moments, V, M, C, *inputs, masks, flags, lo, hi)
+                for lo, hi in itertools.pairwise(cuts)
+                if hi > lo
+            ]
+            for part in parts:
+                part.result()
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    reachable = ~np.isnan(V)
+    M = np.where(reachable, M, np.nan)
+    diff = np.abs(np.where(reachable, C, 0.0) - np.where(reachable, V, 0.0))
+    worst = float(np.max(diff)) if diff.size else 0.0
+    if check and not worst <= MAX_VALUE_DIFFERENCE:
+        raise RuntimeError(f"the moment pass does not reproduce the values (worst difference {worst:.3g})")
+    if timings is not None:
+        timings["compile_seconds"] = compiled_at - start
+        timings["seconds"] = time.perf_counter() - compiled_at
+        timings["max_value_difference"] = worst
+    return M
+
+
+def sd(mean: float, second: float) -> float:
+    """Standard deviation from a mean and a second moment (0 where rounding leaves a tiny negative variance)."""
+    return math.sqrt(max(second - mean * mean, 0.0))
+
+
+def start_sd(rs: rules.RuleSet, values: np.ndarray, m2: np.ndarray) -> float:
+    """The SD of the final score at the start of a game under the advisor's policy."""
+    return sd(float(values[0, rs.box_mask, 0]), float(m2[0, rs.box_mask, 0]))
+
+
+def keep_moments(
+    rs: rules.RuleSet,
+    values: np.ndarray,
+    m2: np.ndarray,
+    open_mask: int,
+    penta_scored: int,
+    sub: int,
+    rerolls: int,
+    compiled_code: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(KV, KM)``: each keep's value and second moment of the points still to come with ``rerolls`` rerolls
+    left, in one state and subtotal (for the advisor: plain Python unless ``compiled_code``)."""
+    t = turn_inputs(rs)
+    tables = t.tables
+    sub = min(sub, rs.upper_threshold)
+    work = new_work(tables.n_keeps, 1)
+    fn = compiled().turn_moments if compiled_code else turn_moments
+    V = np.asarray(values)
+    M = np.asarray(m2)
+    fn(V, M, t.p, rs.dice, tables.counts, t.scores, tables.add, tables.subs, open_mask, penta_scored, sub, 1,
+       rerolls, *work)  # fmt: skip
+    return work[0][:, 0].copy(), work[1][:, 0].copy()

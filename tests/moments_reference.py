@@ -1,0 +1,78 @@
+"""A slow, obviously-correct second moment for the moment tests: expectimax over dice positions.
+
+Every roll is one of the ``6**n`` equally likely ordered tuples; with rerolls left the player scores now or
+rerolls a non-empty set of positions. The policy is the advisor's: the highest value, values within
+``TIE`` of the highest counted as equal and ordered as ``Option.tie_key`` orders them (scoring before
+keeping, boxes in sheet order, keeps with more dice first, then by their faces). It shares nothing with the
+fast code but the rules module and, for the values that choose, ``reference.brute_force``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+from reference import brute_force
+
+from pentadice import rules
+
+TIE = 1e-9
+
+
+def brute_moments(rs: rules.RuleSet):
+    """``(V, M2)``: functions of ``(open_mask, subtotal, full)`` giving the value and E[R^2] of a state."""
+    V = brute_force(rs)
+    n = rs.dice
+    tuples = list(itertools.product(range(1, 7), repeat=n))
+    subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
+
+    @functools.cache
+    def M2(open_mask: int, sub: int, full: int) -> float:
+        if open_mask == 0:
+            return 0.0
+        penta_holds_points = full and (rs.box_mask >> rules.PENTA) & 1 and not (open_mask >> rules.PENTA) & 1
+        if not (rs.penta_repeat and penta_holds_points):
+            return turn(open_mask, sub, full, M2)
+        # Kiriki: coming back to this state. The policy is fixed by the values: iterate M2 = T(M2).
+        state = (open_mask, sub, full)
+        x = 0.0
+        for _ in range(100_000):
+            nxt = turn(open_mask, sub, full, lambda m, s, f, x=x: x if (m, s, f) == state else M2(m, s, f))
+            if abs(nxt - x) < 1e-11 * max(1.0, abs(x)):
+                return nxt
+            x = nxt
+        raise AssertionError("no fixed point")
+
+    def turn(open_mask: int, sub: int, full: int, M) -> float:
+        @functools.cache
+        def best(dice: tuple[int, ...], rerolls: int) -> tuple[float, float]:
+            options = []  # (value, tie key, second moment)
+            legal, bonus = rules.legal_scores(rs, dice, rules.boxes_of(open_mask), bool(full))
+            for box, pts in legal.items():
+                b = rules.BOX_INDEX[box]
+                added = pts if b < 6 else 0
+                # (Kiriki: five of a kind added to the filled Penta box leads back to this very state.)
+                nxt_full = full if b != rules.PENTA else int(pts > 0)
+                nxt = (open_mask & ~(1 << b), min(sub + added, rs.upper_threshold), nxt_full)
+                g = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
+                options.append((g + V(*nxt), (0, b, ()), g * g + 2 * g * V(*nxt) + M(*nxt)))
+            if rerolls:
+                for positions in subsets:
+                    kept = tuple(sorted(d for i, d in enumerate(dice) if i not in positions))
+                    v = m = 0.0
+                    for faces in itertools.product(range(1, 7), repeat=len(positions)):
+                        new = list(dice)
+                        for pos, face in zip(positions, faces, strict=True):
+                            new[pos] = face
+                        bv, bm = best(tuple(new), rerolls - 1)
+                        v += bv
+                        m += bm
+                    k = 6 ** len(positions)
+                    options.append((v / k, (1, -len(kept), kept), m / k))
+            top = max(o[0] for o in options)
+            chosen = min((o for o in options if o[0] >= top - TIE), key=lambda o: o[1])
+            return chosen[0], chosen[2]
+
+        return sum(best(t, rs.rolls - 1)[1] for t in tuples) / len(tuples)
+
+    return V, M2

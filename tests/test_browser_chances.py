@@ -1,0 +1,70 @@
+"""The page in a real headless Chromium: a computer that plays to win chosen at set-up, and the live chances of
+winning, shown after every box as the server computes them (the fixtures and the page driver are those of
+tests/test_browser.py: the real `pentadice serve` in a subprocess)."""
+
+from __future__ import annotations
+
+import json
+
+from test_browser import PHONE, Page, _no_horizontal_scroll, browser, server, tables  # noqa: F401
+from test_browser import page as page_fixture  # noqa: F401
+
+CHANCES_TIMEOUT = 180_000  # ms: the first distributions of a game take seconds each on a busy machine
+
+
+def _chances_answers(pg: Page) -> list[dict]:
+    """Every answer of GET .../chances the page receives, recorded as it comes."""
+    seen: list[dict] = []
+
+    def on_response(response) -> None:
+        if response.url.endswith("/chances") and response.ok:
+            seen.append(json.loads(response.text()))
+
+    pg.page.on("response", on_response)
+    return seen
+
+
+def _shown(pg: Page) -> list[int]:
+    texts = pg.page.locator("#chances .chance").all_inner_texts()
+    return [int(t.rsplit(" ", 2)[-2]) for t in texts]
+
+
+def test_a_win_computer_and_the_chances_after_every_box(page_fixture):  # noqa: F811 (the fixture)
+    pg = page_fixture()
+    p = pg.page
+    answers = _chances_answers(pg)
+    # The set-up: a computer's strategy appears with its checkbox.
+    row = p.locator("#player-list li").nth(1)
+    assert row.locator("input[type=checkbox]").is_checked() and row.locator("select.strategy").is_visible()
+    assert not p.locator("#player-list li").nth(0).locator("select.strategy").is_visible()
+    row.locator("select.strategy").select_option("win")
+    pg.start([("Ana", False), ("cpu", True)], seed=3)
+    assert "plays to win" in p.locator("#sheet thead th.player").nth(1).inner_text()
+    # The chances at the start: equal players, equal chances.
+    p.wait_for_selector("#chances:not([hidden]):not(.stale)", timeout=CHANCES_TIMEOUT)
+    assert p.inner_text("#chances") == "Chances of winning: Ana 50 %, cpu 50 %"
+    # Three boxes each: after each, the chances of the new sheets replace those shown (stale meanwhile).
+    for _ in range(3):
+        pg.wait_state("roll", timeout=CHANCES_TIMEOUT)
+        p.click("#roll")
+        pg.wait_state("choose", "last")
+        p.locator("#sheet button.score").first.click()
+        pg.wait_state("computer", "busy", "roll", timeout=10_000)
+    pg.wait_state("roll", timeout=CHANCES_TIMEOUT)
+    p.wait_for_selector("#chances:not([hidden]):not(.stale)", timeout=CHANCES_TIMEOUT)
+    last = answers[-1]
+    assert len(last["sheets"]) == 2 and all(len(s) == 3 for s in last["sheets"])  # three boxes each
+    assert _shown(pg) == [round(100 * c) for c in last["chances"]]
+    assert 99 <= sum(_shown(pg)) <= 101
+
+
+def test_chances_in_indonesian_on_a_phone(page_fixture):  # noqa: F811 (the fixture)
+    pg = page_fixture(size=PHONE, lang="id")
+    p = pg.page
+    p.locator("#player-list li").nth(1).locator("select.strategy").select_option("win")
+    _no_horizontal_scroll(pg)
+    pg.start([("Ana", False), ("cpu", True)], seed=5)
+    p.wait_for_selector("#chances:not([hidden]):not(.stale)", timeout=CHANCES_TIMEOUT)
+    assert p.inner_text("#chances") == "Peluang menang: Ana 50 %, cpu 50 %"
+    assert "bermain untuk menang" in p.locator("#sheet thead th.player").nth(1).inner_text()
+    _no_horizontal_scroll(pg)

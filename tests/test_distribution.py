@@ -1,0 +1,334 @@
+"""The exact distribution of the final score (`pentadice distribution`): a slow expectimax over dice positions
+that carries a whole distribution on reduced games, invariants on the full game, and the command."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from reference import brute_force
+
+from pentadice import distribution, rules, solver
+from pentadice.cli import main
+from pentadice.sheet import Sheet
+
+TIE = 1e-9  # the reference's own values: values this close count as equal, ordered by the advisor's tie rule
+
+GAMES = {
+    "penta, 3 dice": rules.get_rules("penta").reduced(
+        dice=3, boxes=("ones", "threes", "full_house", "penta"), upper_threshold=8
+    ),
+    "penta, 2 dice, lower boxes": rules.get_rules("penta").reduced(
+        dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=4
+    ),
+    "yahtzee free joker, 2 dice": rules.get_rules("yahtzee").reduced(
+        dice=2, boxes=("ones", "twos", "full_house", "chance", "penta"), upper_threshold=5
+    ),
+    "yahtzee forced joker, 3 dice, 2 rolls": rules.get_rules("yahtzee+forced-joker").reduced(
+        dice=3, rolls=2, boxes=("fives", "sixes", "four_of_a_kind", "penta"), upper_threshold=20
+    ),
+    "yahtzee no joker, 2 dice": rules.get_rules("yahtzee+no-joker").reduced(
+        dice=2, boxes=("ones", "large_straight", "chance", "penta"), upper_threshold=2
+    ),
+    "penta, 4 dice, 1 roll": rules.get_rules("penta").reduced(
+        dice=4, rolls=1, boxes=("fours", "small_straight", "full_house", "penta"), upper_threshold=12
+    ),
+}
+
+
+def add(into: dict, dist: dict, shift: int, weight: float) -> None:
+    for x, p in dist.items():
+        into[x + shift] = into.get(x + shift, 0.0) + weight * p
+
+
+def brute_distribution(rs: rules.RuleSet):
+    """``(R, turn_from)``: ``R(open_mask, subtotal, full)`` is ``{points still to come: probability}`` from a
+    state between turns; ``turn_from(open_mask, subtotal, full, dice, rerolls)`` the same from mid-turn.
+
+    Every roll is one of the ``6**n`` equally likely ordered tuples; with rerolls left the player scores now or
+    rerolls a non-empty set of positions. Each decision is the option of highest value (values within ``TIE``
+    equal, then scoring first, boxes in sheet order, keeps with more dice first, then by their faces), the
+    values from ``reference.brute_force``. Shares nothing with the fast code but the rules module."""
+    V = brute_force(rs)
+    n = rs.dice
+    subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
+
+    def best(open_mask: int, sub: int, full: int):
+        @functools.cache
+        def decide(dice: tuple[int, ...], rerolls: int) -> tuple[float, dict]:
+            options = []  # (value, tie key, distribution of the points still to come)
+            legal, bonus = rules.legal_scores(rs, dice, rules.boxes_of(open_mask), bool(full))
+            for box, pts in legal.items():
+                b = rules.BOX_INDEX[box]
+                added = pts if b < 6 else 0
+                nxt = (
+                    open_mask & ~(1 << b),
+                    min(sub + added, rs.upper_threshold),
+                    full if b != rules.PENTA else int(pts > 0),
+                )
+                gain = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
+                options.append((gain + V(*nxt), (0, b, ()), (R(*nxt), gain)))
+            if rerolls > 0:
+                seen = set()
+                for positions in subsets:
+                    kept = tuple(sorted(d for i, d in enumerate(dice) if i not in positions))
+                    if kept in seen:
+                        continue
+                    seen.add(kept)
+                    value, dist = 0.0, {}
+                    outcomes = list(itertools.product(range(1, 7), repeat=len(positions)))
+                    for faces in outcomes:
+                        new = list(dice)
+                        for pos, face in zip(positions, faces, strict=True):
+                            new[pos] = face
+                        v, d = decide(tuple(sorted(new)), rerolls - 1)
+                        value += v / len(outcomes)
+                        add(dist, d, 0, 1 / len(outcomes))
+                    options.append((value, (1, -len(kept), kept), (dist, 0)))
+            top = max(o[0] for o in options)
+            value, _, (dist, shift) = min((o for o in options if o[0] >= top - TIE), key=lambda o: o[1])
+            return value, {x + shift: p for x, p in dist.items()}
+
+        return decide
+
+    @functools.cache
+    def R(open_mask: int, sub: int, full: int) -> dict:
+        if open_mask == 0:
+            return {0: 1.0}
+        decide = best(open_mask, sub, full)
+        out: dict = {}
+        for t in itertools.product(range(1, 7), repeat=n):
+            add(out, decide(tuple(sorted(t)), rs.rolls - 1)[1], 0, 1 / 6**n)
+        return out
+
+    def turn_from(open_mask: int, sub: int, full: int, dice: tuple[int, ...], rerolls: int) -> dict:
+        return best(open_mask, sub, full)(tuple(sorted(dice)), rerolls)[1]
+
+    return R, turn_from
+
+
+@functools.cache
+def solved(name: str):
+    return solver.solve(GAMES[name]).values
+
+
+def as_dict(dist: distribution.Distribution) -> dict:
+    return {int(s): float(p) for s, p in zip(dist.scores, dist.probs, strict=True) if p > 0}
+
+
+def assert_same(fast: distribution.Distribution, slow: dict, so_far: int = 0) -> None:
+    slow = {x + so_far: p for x, p in slow.items() if p > 0}
+    got = as_dict(fast)
+    assert set(got) == set(slow)
+    worst = max(abs(got[x] - slow[x]) for x in slow)
+    assert worst < 1e-12
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_matches_brute_force_from_the_start(name):
+    rs = GAMES[name]
+    R, _ = brute_distribution(rs)
+    fast = distribution.final_distribution(rs, solved(name), threads=2)
+    assert_same(fast, R(rs.box_mask, 0, 0))
+    assert fast.mean() == pytest.approx(float(solved(name)[0, rs.box_mask, 0]), abs=1e-9)
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_matches_brute_force_from_a_sheet_and_mid_turn(name):
+    rs = GAMES[name]
+    R, turn_from = brute_distribution(rs)
+    values = solved(name)
+    # The first box filled with a five of a kind's points where it can: the Penta box at 50, bonuses after.
+    first = "penta" if "penta" in rs.boxes else rs.boxes[0]
+    sheet = Sheet({first: rs.penta_points})
+    mask = sheet.open_mask(rs)
+    fast = distribution.final_distribution(rs, values, sheet)
+    assert_same(fast, R(mask, 0, 1), sheet.score(rs))
+    assert fast.mean() == pytest.approx(sheet.score(rs) + float(values[1, mask, 0]), abs=1e-9)
+    for dice in [(6,) * rs.dice, tuple(range(1, rs.dice + 1)), (2,) * (rs.dice - 1) + (5,)]:
+        for rerolls in range(rs.rolls):
+            fast = distribution.final_distribution(rs, values, sheet, dice, rerolls)
+            assert_same(fast, turn_from(mask, 0, 1, dice, rerolls), sheet.score(rs))
+
+
+def test_kiriki_is_refused_with_the_reason():
+    rs = rules.get_rules("kiriki").reduced(dice=2, boxes=("ones", "chance", "penta"), upper_threshold=2)
+    with pytest.raises(distribution.DistributionError, match="repeats the turn"):
+        distribution.final_distribution(rs, np.zeros((2, 8192, 3)))
+
+
+def test_sd_equals_the_second_moment_table():
+    moments = pytest.importorskip("pentadice.solver.moments")
+    for name in GAMES:
+        rs = GAMES[name]
+        values = solved(name)
+        m2 = moments.second_moments(rs, values)
+        fast = distribution.final_distribution(rs, values)
+        assert fast.sd() == pytest.approx(moments.start_sd(rs, values, m2), abs=1e-9)
+
+
+def check_invariants(dist: distribution.Distribution, floor: int) -> None:
+    assert math.isclose(dist.total(), 1.0, abs_tol=1e-12)
+    assert (dist.probs >= 0).all()
+    tail = dist.tail()
+    assert tail[0] == [0, 1.0]
+    assert [t for t, _ in tail] == list(range(dist.max_score + 1))
+    chances = [p for _, p in tail]
+    assert all(a >= b for a, b in itertools.pairwise(chances))
+    assert chances[floor] == 1.0 and chances[-1] > 0
+    pct = [dist.percentile(q) for q in distribution.PERCENTILES]
+    assert pct == sorted(pct) and dist.min_score <= pct[0] and pct[-1] <= dist.max_score
+    assert dist.at_least(dist.percentile(50)) >= 0.5 - 1e-12
+
+
+def test_full_game_from_the_start(penta_solution):
+    rs, values = penta_solution.rules, penta_solution.values
+    dist = distribution.final_distribution(rs, values, threads=2)
+    assert dist.mean() == pytest.approx(penta_solution.expected_score, abs=1e-9)
+    check_invariants(dist, dist.min_score)
+    # Scores a Penta game cannot end on: the upper bonus alone is 35, a Penta bonus 100; odd scores exist.
+    assert 0 < dist.sd() < dist.mean()
+    assert dist.max_score > 1000  # twelve +100 bonuses are possible, however unlikely
+
+
+def test_full_game_sd_equals_the_second_moment_table(penta_solution):
+    moments = pytest.importorskip("pentadice.solver.moments")
+    rs, values = penta_solution.rules, penta_solution.values
+    m2 = moments.second_moments(rs, values, threads=2)
+    dist = distribution.final_distribution(rs, values)  # cached by the test above when it ran
+    assert dist.sd() == pytest.approx(moments.start_sd(rs, values, m2), abs=1e-9)
+
+
+def test_full_game_from_a_sheet_and_mid_turn(penta_solution, penta_advisor):
+    rs, values = penta_solution.rules, penta_solution.values
+    sheet = Sheet.parse("ones=3 twos=6 threes=9 fours=12 fives=15 chance=20 penta=50 full_house=25", rs)
+    dist = distribution.final_distribution(rs, values, sheet)
+    state_value = float(values[1, sheet.open_mask(rs), sheet.upper_subtotal(rs)])
+    assert dist.mean() == pytest.approx(sheet.score(rs) + state_value, abs=1e-9)
+    check_invariants(dist, sheet.score(rs))
+    for dice, rerolls in [((6, 6, 6, 6, 1), 1), ((1, 2, 3, 4, 6), 2), ((5, 5, 5, 5, 5), 0)]:
+        mid = distribution.final_distribution(rs, values, sheet, dice, rerolls)
+        best = penta_advisor.advise(penta_advisor.situation(dice, rerolls, sheet)).best
+        assert mid.mean() == pytest.approx(best.value, abs=1e-9)
+        check_invariants(mid, sheet.score(rs))
+
+
+def test_between_turns_results_are_cached(penta_solution):
+    rs, values = penta_solution.rules, penta_solution.values
+    sheet = Sheet.parse("ones=3 twos=6 threes=9 fours=12 fives=15 sixes=18 chance=20 penta=50", rs)
+    first = distribution.final_distribution(rs, values, sheet)
+    other = Sheet.parse("ones=4 twos=6 threes=9 fours=12 fives=15 sixes=18 chance=20 penta=50", rs)
+    again = distribution.final_distribution(rs, values, other)  # the same state (subtotal capped at 63)
+    assert again.probs is first.probs  # the cached points to come, shifted by the score so far
+    assert again.offset == first.offset + 1
+
+
+def test_a_finished_sheet_is_its_score():
+    rs = GAMES["penta, 3 dice"]
+    sheet = Sheet({"ones": 3, "threes": 9, "full_house": 25, "penta": 50})
+    dist = distribution.final_distribution(rs, solved("penta, 3 dice"), sheet)
+    assert dist.offset == sheet.score(rs) and list(dist.probs) == [1.0]
+    assert dist.sd() == 0.0 and dist.tail()[-1] == [sheet.score(rs), 1.0]
+
+
+# The command.
+
+SHEET = "ones=3 twos=6 threes=9 fours=12 fives=15 chance=20 penta=50 full_house=25 small_straight=30"
+
+
+@pytest.fixture
+def run(penta_table_dir):
+    def invoke(*args, stdin=None):
+        return CliRunner().invoke(main, ["distribution", "--data", str(penta_table_dir), *args], input=stdin)
+
+    return invoke
+
+
+def test_command_human(run, penta_solution):
+    result = run("--sheet", SHEET)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("Penta: 9 boxes filled, 170 points so far")
+    dist = distribution.final_distribution(penta_solution.rules, penta_solution.values, Sheet.parse(SHEET))
+    assert f"Mean:          {dist.mean():.4f}" in lines
+    assert any(line.startswith("Percentiles:   1%: ") for line in lines)
+
+
+def test_command_json_and_out(run, tmp_path, penta_solution):
+    out = tmp_path / "d.json"
+    result = run("--sheet", SHEET, "--json", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert {"rules", "sheet", "score_so_far", "mean", "sd", "percentiles", "tail"} <= set(data)
+    assert data["score_so_far"] == 170 and data["rules"] == "penta"
+    sheet = Sheet.parse(SHEET)
+    state = float(penta_solution.values[1, sheet.open_mask(penta_solution.rules), sheet.upper_total])
+    assert data["mean"] == pytest.approx(170 + state, abs=1e-9)
+    assert list(data["percentiles"]) == ["1", "5", "10", "25", "50", "75", "90", "95", "99"]
+    assert data["tail"][0] == [0, 1.0] and data["tail"][-1][0] == data["max"] and data["tail"][-1][1] > 0
+    written = json.loads(out.read_text())
+    assert written["format"] == "pentadice-distribution" and written["mean"] == data["mean"]
+    assert math.isclose(math.fsum(written["probability"]), 1.0, abs_tol=1e-12)
+    assert written["scores"][0] == written["offset"]
+    pq_out = tmp_path / "d.parquet"
+    result = run("6", "6", "6", "6", "1", "--rolls-left", "1", "--sheet", SHEET, "--json", "--out", str(pq_out))
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["dice"] == [1, 6, 6, 6, 6] and data["rolls_left"] == 1
+    arrow = pq.read_table(pq_out)
+    assert arrow.column_names == ["score", "probability", "p_at_least"]
+    assert math.isclose(math.fsum(arrow.column("probability").to_pylist()), 1.0, abs_tol=1e-12)
+    assert distribution.is_distribution_file(pq_out) and distribution.is_distribution_file(out)
+    # Written again over its own file: allowed.
+    assert run("--sheet", SHEET, "--out", str(pq_out)).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--sheet", "ones=7"], "ones"),
+        (["--sheet", "nonsense=3"], "unknown box"),
+        (["1", "2", "3"], "5 dice"),
+        (["1", "2", "3", "4", "9"], "1 to 6"),
+        (["--rolls-left", "1"], "--rolls-left goes with the DICE"),
+        (["--sheet", "ones=3", "--sheet-file", "x"], "not both"),
+        (["--out", "d.csv"], ".parquet"),
+        (["--out", "no/such/dir/d.json"], "does not exist"),
+    ],
+)
+def test_bad_input_is_a_usage_error_without_traceback(run, tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert list(tmp_path.iterdir()) == []  # nothing written, not even half
+
+
+def test_out_refuses_to_overwrite_another_file_or_a_directory(run, tmp_path):
+    other = tmp_path / "notes.json"
+    other.write_text('{"mine": 1}')
+    result = run("--sheet", SHEET, "--out", str(other))
+    assert result.exit_code == 2 and "left alone" in result.output
+    assert other.read_text() == '{"mine": 1}'
+    folder = tmp_path / "folder.json"
+    folder.mkdir()
+    result = run("--sheet", SHEET, "--out", str(folder))
+    assert result.exit_code == 2 and "directory" in result.output
+
+
+def test_kiriki_refused_by_the_command(tmp_path):
+    from pentadice import table
+
+    rs = rules.get_rules("kiriki")
+    table.save(rs, np.zeros(table.SHAPE), tmp_path)  # never read: the refusal comes first
+    result = CliRunner().invoke(main, ["distribution", "--rules", "kiriki", "--data", str(tmp_path)])
+    assert result.exit_code == 2 and "repeats the turn" in result.output
+    assert "Traceback" not in result.output

@@ -1,0 +1,246 @@
+"""The second-moment table (the spread of the final score) against a brute force and invariants."""
+
+import functools
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import solved
+from moments_reference import brute_moments
+
+from pentadice import rules, solver, table
+from pentadice.advisor import Advisor
+from pentadice.cli import main
+from pentadice.sheet import Sheet
+from pentadice.solver import moments
+from pentadice.turn_inputs import turn_inputs
+
+# Reduced games (as tests/test_bruteforce.py): the joker, Kiriki's repeats and the upper bonus all occur.
+GAMES = {
+    "penta, 3 dice": rules.get_rules("penta").reduced(
+        dice=3, boxes=("ones", "threes", "full_house", "penta"), upper_threshold=8
+    ),
+    "penta, 2 dice, lower boxes": rules.get_rules("penta").reduced(
+        dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=4
+    ),
+    "yahtzee free joker, 2 dice": rules.get_rules("yahtzee").reduced(
+        dice=2, boxes=("ones", "twos", "full_house", "chance", "penta"), upper_threshold=5
+    ),
+    "yahtzee forced joker, 3 dice, 2 rolls": rules.get_rules("yahtzee+forced-joker").reduced(
+        dice=3, rolls=2, boxes=("fives", "sixes", "four_of_a_kind", "penta"), upper_threshold=20
+    ),
+    "kiriki, 2 dice": rules.get_rules("kiriki").reduced(
+        dice=2, boxes=("ones", "twos", "chance", "penta"), upper_threshold=4
+    ),
+    "kiriki, 2 dice, 2 rolls, lower boxes": rules.get_rules("kiriki").reduced(
+        dice=2, rolls=2, boxes=("three_of_a_kind", "full_house", "sixes", "penta"), upper_threshold=12
+    ),
+    "penta, 4 dice, 1 roll": rules.get_rules("penta").reduced(
+        dice=4, rolls=1, boxes=("fours", "small_straight", "full_house", "penta"), upper_threshold=12
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_second_moment_matches_brute_force_on_every_state(name):
+    rs = GAMES[name]
+    values = solver.solve(rs).values
+    m2 = moments.second_moments(rs, values)
+    _, slow = brute_moments(rs)
+    states = np.argwhere(~np.isnan(values))
+    assert len(states) > 20
+    assert np.array_equal(np.isnan(m2), np.isnan(values))  # NaN exactly where a state cannot occur
+    for full, mask, sub in states:
+        assert m2[full, mask, sub] == pytest.approx(slow(int(mask), int(sub), int(full)), rel=1e-9, abs=1e-9), (
+            f"state open={rules.boxes_of(int(mask))} subtotal={sub} penta_scored={full}"
+        )
+
+
+@functools.cache
+def full(name: str):
+    """``(rules, values, m2, timings)`` of a registered rule set, solved once per test session."""
+    sol = solved(name)
+    timings: dict = {}
+    m2 = moments.second_moments(sol.rules, sol.values, threads=2, timings=timings)
+    return sol.rules, sol.values, m2, timings
+
+
+def one_state(rs, values, m2, penta_scored, mask, sub):
+    """Value and E[R^2] of one state by the plain-Python, one-lane turn (the advisor's path), from the tables'
+    entries of the states after it (and, in Kiriki, of the state itself: the fixed point must hold)."""
+    t = turn_inputs(rs)
+    work = moments.new_work(t.n_keeps, 1)
+    moments.turn_moments(values, m2, t.p, rs.dice, t.tables.counts, t.scores, t.tables.add, t.tables.subs, mask,
+                         penta_scored, sub, 1, rs.rolls - 1, *work)  # fmt: skip
+    w = t.tables.weight
+    return float(w @ work[0][: len(w), 0] / 6**rs.dice), float(w @ work[1][: len(w), 0] / 6**rs.dice)
+
+
+@pytest.mark.parametrize("name", ["penta", "kiriki"])
+def test_wide_kernel_agrees_with_the_one_lane_turn_on_sampled_states(name):
+    """The solver's blocks of lanes against the plain one-lane loops, state by state; in Kiriki the states that
+    come back to themselves satisfy M2 = T(M2) with the table's own entry."""
+    rs, values, m2, _ = full(name)
+    rng = np.random.default_rng(7)
+    reachable = np.argwhere(~np.isnan(values))
+    picks = [tuple(s) for s in reachable[rng.choice(len(reachable), 6, replace=False)]]
+    if name == "kiriki":  # states whose Kiriki box holds points: they can come back to themselves
+        held = reachable[(reachable[:, 0] == 1) & (np.bitwise_count(reachable[:, 1]) > 3)]
+        picks += [tuple(s) for s in held[rng.choice(len(held), 3, replace=False)]]
+    for full_flag, mask, sub in picks:
+        v, m = one_state(rs, values, m2, int(full_flag), int(mask), int(sub))
+        assert v == pytest.approx(values[full_flag, mask, sub], rel=1e-12)
+        assert m == pytest.approx(m2[full_flag, mask, sub], rel=1e-11)
+
+
+@pytest.mark.parametrize("name", ["penta", "yahtzee", "kiriki"])
+def test_first_moment_is_the_value_table_and_variances_are_not_negative(name):
+    rs, values, m2, timings = full(name)
+    # The pass recomputes the values with the value kernel's operations: the same bits (Kiriki's fixed points to
+    # their tolerance).
+    assert timings["max_value_difference"] <= (1e-12 if rs.penta_repeat else 0.0)
+    ok = ~np.isnan(values)
+    assert np.array_equal(ok, ~np.isnan(m2))
+    variance = m2[ok] - values[ok] ** 2
+    assert variance.min() > -1e-9 * m2[ok].max()
+    assert (m2[:, 0][ok[:, 0]] == 0).all()  # game over: nothing more to come
+    assert 20 < moments.start_sd(rs, values, m2) < 100
+
+
+def test_published_yahtzee_sd():
+    """Verhoeff's optimal Yahtzee (free joker): mean 254.5896, SD 59.6117. The SD depends on how exact ties
+    are broken; under the advisor's order it is 59.6114 (see docs/spread.md), within 5e-4 of the figure."""
+    rs, values, m2, _ = full("yahtzee")
+    assert values[0, rs.box_mask, 0] == pytest.approx(254.5896, abs=1e-4)
+    assert moments.start_sd(rs, values, m2) == pytest.approx(59.6117, abs=5e-4)
+
+
+def test_chance_alone_has_the_sd_of_the_best_strategy_for_a_sum():
+    """Only Chance open, one roll: the points are the sum of five dice, variance 5 x 35/12 exactly."""
+    rs = rules.get_rules("penta").reduced(rolls=1, boxes=("chance",))
+    values = solver.solve(rs).values
+    m2 = moments.second_moments(rs, values)
+    assert values[0, rs.box_mask, 0] == pytest.approx(17.5)
+    assert moments.start_sd(rs, values, m2) == pytest.approx(math.sqrt(5 * 35 / 12), rel=1e-12)
+
+
+# The advisor: every option's SD.
+
+
+@pytest.fixture(scope="module")
+def spread_advisor(tmp_path_factory):
+    rs, values, m2, _ = full("penta")
+    directory = tmp_path_factory.mktemp("spread")
+    table.save(rs, values, directory)
+    table.save_moments(rs, directory, m2, values)
+    return Advisor.load("penta", str(directory), solve_missing=False, compiled=False), directory
+
+
+def test_box_option_sd_is_the_next_states_spread(spread_advisor):
+    advisor, _ = spread_advisor
+    advisor.spread = True
+    rs = advisor.rules
+    sheet = Sheet({"ones": 3, "fives": 15, "chance": 22})
+    advice = advisor.advise(advisor.situation((4, 4, 4, 6, 6), 0, sheet))
+    V, M = advisor.values, advisor.moments
+    open_mask, sub = sheet.open_mask(rs), sheet.upper_subtotal(rs)
+    for o in advice.options:
+        b = rules.BOX_INDEX[o.box]
+        nxt = (0, open_mask & ~(1 << b), min(sub + (o.points if b < 6 else 0), rs.upper_threshold))
+        assert o.sd == pytest.approx(math.sqrt(M[nxt] - V[nxt] ** 2), rel=1e-12)
+        assert o.sd >= 0
+
+
+@pytest.mark.parametrize(
+    ("dice", "rolls_left", "keep"), [((2, 3, 3, 5, 6), 1, (3, 3, 5)), ((1, 2, 4, 4, 6), 2, (4, 4))]
+)
+def test_keep_option_sd_from_the_outcomes(spread_advisor, dice, rolls_left, keep):
+    """A keep's SD by the law of total variance over every reroll, each followed by the advisor's first option
+    (its value and SD from the advisor itself, one roll later)."""
+    advisor, _ = spread_advisor
+    advisor.spread = True
+    sheet = Sheet({"twos": 6, "full_house": 25})
+    option = advisor.advise(advisor.situation(dice, rolls_left, sheet)).option_for(keep=keep)
+    n = 5 - len(keep)
+    first = second = 0.0
+    for faces in itertools.product(range(1, 7), repeat=n):
+        best = advisor.advise(advisor.situation(tuple(sorted(keep + faces)), rolls_left - 1, sheet)).best
+        first += best.value
+        second += best.sd**2 + best.value**2
+    first, second = first / 6**n, second / 6**n
+    assert first == pytest.approx(option.value, rel=1e-12)
+    assert option.sd == pytest.approx(math.sqrt(second - first**2), rel=1e-9)
+
+
+def test_compiled_advice_has_the_same_sds(spread_advisor):
+    _, directory = spread_advisor
+    plain = Advisor.load("penta", str(directory), solve_missing=False, compiled=False, spread=True)
+    fast = Advisor.load("penta", str(directory), solve_missing=False, compiled=True, spread=True)
+    situation = plain.situation((1, 1, 3, 4, 6), 2, Sheet({"sixes": 18}))
+    a, b = plain.advise(situation).options, fast.advise(situation).options
+    assert [o.sd for o in a] == pytest.approx([o.sd for o in b], rel=1e-12)
+
+
+def test_advise_shows_the_sd(spread_advisor):
+    _, directory = spread_advisor
+    run = CliRunner()
+    out = run.invoke(main, ["advise", "1", "1", "3", "4", "6", "--json", "--data", str(directory)])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert all(o["sd"] > 0 for o in data["options"]) and data["best"]["sd"] == data["options"][0]["sd"]
+    human = run.invoke(main, ["advise", "1", "1", "3", "4", "6", "--data", str(directory)])
+    assert human.exit_code == 0 and "SD" in human.output
+    row = next(line for line in human.output.splitlines() if line.strip().startswith("1 "))
+    assert row.split()[-1] == f"{data['options'][0]['sd']:.2f}"
+
+
+def test_advise_without_second_moments_has_no_sd(penta_table_dir):
+    """A table solved before the second moments existed: no SD, no error (`solve` writes them)."""
+    out = CliRunner().invoke(main, ["advise", "1", "1", "3", "4", "6", "--json", "--data", str(penta_table_dir)])
+    assert out.exit_code == 0, out.output
+    assert "sd" not in json.loads(out.output)["best"]
+
+
+# The file beside the table.
+
+
+def test_second_moments_file_is_checked(tmp_path):
+    rs, values, m2, _ = full("penta")
+    table.save(rs, values, tmp_path)
+    with pytest.raises(table.TableMissing):
+        table.load_moments(rs, tmp_path)
+    table.save_moments(rs, tmp_path, m2, values)
+    loaded = table.load_moments(rs, tmp_path)
+    assert np.array_equal(loaded, m2, equal_nan=True)
+    assert table.verify_moments(table.load(rs, tmp_path))["sd_at_start"] == moments.start_sd(rs, values, m2)
+    verified = CliRunner().invoke(main, ["verify", "--data", str(tmp_path)])
+    assert verified.exit_code == 0 and "penta.m2.npy" in verified.output, verified.output
+    # A damaged file is refused with its name; verify fails.
+    path = tmp_path / "penta.m2.npy"
+    data = bytearray(path.read_bytes())
+    data[-100] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(table.TableError, match=r"penta\.m2\.npy does not match its checksum"):
+        table.load_moments(rs, tmp_path)
+    verified = CliRunner().invoke(main, ["verify", "--data", str(tmp_path)])
+    assert verified.exit_code == 1 and "checksum" in verified.output and "Traceback" not in verified.output
+    # Second moments of other values (an older table): treated as missing, never used.
+    table.save_moments(rs, tmp_path, m2, values)
+    other = values.copy()
+    other[0, rs.box_mask, 0] += 1.0
+    with pytest.raises(table.TableMissing, match="older table"):
+        table.load_moments(rs, tmp_path, other)
+
+
+def test_solve_writes_the_second_moments_and_reports_the_sd(tmp_path):
+    rs = rules.get_rules("yahtzee")
+    result = CliRunner().invoke(main, ["solve", "--rules", "yahtzee", "--out", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output.splitlines()[-1])
+    assert summary["sd"] == pytest.approx(59.6117, abs=5e-4)
+    assert summary["moments_seconds"] > 0 and summary["files"]["m2"] == str(tmp_path / "yahtzee.m2.npy")
+    m2 = table.load_moments(rs, tmp_path)
+    assert moments.start_sd(rs, table.load(rs, tmp_path).values, m2) == summary["sd"]

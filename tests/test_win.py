@@ -1,0 +1,454 @@
+"""The win strategy: exponential-utility tables against a brute force, its decisions, and the multiplayer
+simulator (win rates, intervals, seats, seeds, bad --players)."""
+
+import functools
+import itertools
+import json
+import math
+import types
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from pentadice import rules
+from pentadice.cli import main
+from pentadice.moves import Keep, Score
+from pentadice.sheet import Sheet
+from pentadice.situation import Situation
+from pentadice.solver import utility
+from pentadice.solver.induction import solve_values
+
+GAMES = {
+    "penta, 3 dice": rules.get_rules("penta").reduced(
+        dice=3, boxes=("ones", "threes", "full_house", "penta"), upper_threshold=8
+    ),
+    "penta, 2 dice, lower boxes": rules.get_rules("penta").reduced(
+        dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=4
+    ),
+    "yahtzee forced joker, 3 dice, 2 rolls": rules.get_rules("yahtzee+forced-joker").reduced(
+        dice=3, rolls=2, boxes=("fives", "sixes", "four_of_a_kind", "penta"), upper_threshold=20
+    ),
+    "kiriki, 2 dice": rules.get_rules("kiriki").reduced(
+        dice=2, boxes=("ones", "twos", "chance", "penta"), upper_threshold=4
+    ),
+}
+SMALL = GAMES["penta, 3 dice"]
+
+
+def brute_utility(rs: rules.RuleSet, theta: float):
+    """Expectimax over dice positions maximising ``sign(theta) * E[exp(theta * R)]``: ``U(open, subtotal,
+    full)``. Shares only the rules module with the fast code; Kiriki's self-returning states by plain
+    iteration."""
+    n = rs.dice
+    sign = math.copysign(1.0, theta)
+    tuples = list(itertools.product(range(1, 7), repeat=n))
+    subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
+
+    def score_now(dice, open_mask, sub, full, U):
+        legal, bonus = rules.legal_scores(rs, dice, rules.boxes_of(open_mask), bool(full))
+        best = -math.inf
+        for box, pts in legal.items():
+            b = rules.BOX_INDEX[box]
+            added = pts if b < 6 else 0
+            nxt_full = full if b != rules.PENTA else int(pts > 0)
+            gain = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
+            best = max(
+                best, math.exp(theta * gain) * U(open_mask & ~(1 << b), min(sub + added, rs.upper_threshold), nxt_full)
+            )
+        return best
+
+    @functools.cache
+    def U(open_mask: int, sub: int, full: int) -> float:
+        if open_mask == 0:
+            return sign
+        holds = full and (rs.box_mask >> rules.PENTA) & 1 and not (open_mask >> rules.PENTA) & 1
+        if not (rs.penta_repeat and holds):
+            return turn(open_mask, sub, full, U)
+        state = (open_mask, sub, full)
+        x = U(open_mask, sub, 0)  # a lower bound, as the solver's
+        for _ in range(100_000):
+            nxt = turn(open_mask, sub, full, lambda m, s, f, x=x: x if (m, s, f) == state else U(m, s, f))
+            if abs(nxt - x) < 1e-14 * max(1.0, abs(x)):
+                return nxt
+            x = nxt
+        raise AssertionError("no fixed point")
+
+    def turn(open_mask, sub, full, U):
+        @functools.cache
+        def best(dice, rerolls):
+            value = score_now(dice, open_mask, sub, full, U)
+            if rerolls == 0:
+                return value
+            for positions in subsets:
+                total = 0.0
+                for faces in itertools.product(range(1, 7), repeat=len(positions)):
+                    new = list(dice)
+                    for pos, face in zip(positions, faces, strict=True):
+                        new[pos] = face
+                    total += best(tuple(new), rerolls - 1)
+                value = max(value, total / 6 ** len(positions))
+            return value
+
+        return sum(best(t, rs.rolls - 1) for t in tuples) / len(tuples)
+
+    return U
+
+
+def brute_endgame(rs: rules.RuleSet):
+    """Expectimax over dice positions of the win credit against a finished opponent ``d`` points ahead (1 a
+    win, 1/2 a tie): ``W(open, subtotal, full, d)``."""
+    n = rs.dice
+    tuples = list(itertools.product(range(1, 7), repeat=n))
+    subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
+
+    @functools.cache
+    def W(open_mask: int, sub: int, full: int, d: int) -> float:
+        if d < 0:
+            return 1.0
+        if open_mask == 0:
+            return 0.5 if d == 0 else 0.0
+
+        @functools.cache
+        def best(dice, rerolls):
+            legal, bonus = rules.legal_scores(rs, dice, rules.boxes_of(open_mask), bool(full))
+            value = -1.0
+            for box, pts in legal.items():
+                b = rules.BOX_INDEX[box]
+                added = pts if b < 6 else 0
+                nxt_full = full if b != rules.PENTA else int(pts > 0)
+                gain = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
+                nxt = W(open_mask & ~(1 << b), min(sub + added, rs.upper_threshold), nxt_full, d - gain)
+                value = max(value, nxt)
+            if rerolls == 0:
+                return value
+            for positions in subsets:
+                total = 0.0
+                for faces in itertools.product(range(1, 7), repeat=len(positions)):
+                    new = list(dice)
+                    for pos, face in zip(positions, faces, strict=True):
+                        new[pos] = face
+                    total += best(tuple(new), rerolls - 1)
+                value = max(value, total / 6 ** len(positions))
+            return value
+
+        return sum(best(t, rs.rolls - 1) for t in tuples) / len(tuples)
+
+    return W
+
+
+def test_endgame_table_matches_brute_force():
+    rs = GAMES["penta, 2 dice, lower boxes"]
+    Wt, rowix = utility.solve_endgame(rs, 2)
+    slow = brute_endgame(rs)
+    checked = 0
+    for full, mask, sub in reachable_states(rs):
+        if not 0 < bin(mask).count("1") <= 2:
+            continue
+        for d in (0, 1, 12, 55, 120):
+            assert Wt[rowix[mask], full, sub, d] == pytest.approx(slow(mask, sub, full, d), abs=1e-12)
+            checked += 1
+    assert checked > 50
+
+
+def test_endgame_credit_falls_with_the_points_to_beat():
+    rs = GAMES["penta, 2 dice, lower boxes"]
+    Wt, rowix = utility.solve_endgame(rs, 2)
+    rows = Wt[rowix[rowix >= 0][1:]]  # every state with a box open
+    assert (np.diff(rows, axis=-1) <= 1e-15).all() and (rows >= 0).all() and (rows <= 1).all()
+
+
+def reachable_states(rs):
+    from pentadice import states
+
+    ok = states.reachable(rs)
+    return [tuple(int(x) for x in s) for s in np.argwhere(ok[:, :, : rs.upper_threshold + 1])]
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+@pytest.mark.parametrize("name", list(GAMES))
+def test_theta_table_matches_brute_force_on_every_state(name, sign):
+    rs = GAMES[name]
+    # Kiriki with 2 dice comes back to a state in 42 % of turns: E[exp(theta R)] is finite for small theta only.
+    theta = sign * (0.005 if rs.penta_repeat else 0.03)
+    fast = utility.solve_theta(rs, theta)
+    slow = brute_utility(rs, theta)
+    checked = 0
+    for full, mask, sub in reachable_states(rs):
+        want = slow(mask, sub, full)
+        assert fast[full, mask, sub] == pytest.approx(want, rel=1e-9), f"{rules.boxes_of(mask)} {sub} {full}"
+        assert np.sign(fast[full, mask, sub]) == np.sign(theta)
+        checked += 1
+    assert checked > 20
+
+
+def test_theta_near_zero_approaches_the_values():
+    rs = GAMES["penta, 2 dice, lower boxes"]
+    V = solve_values(rs)
+    m = rs.box_mask
+    errors = []
+    for theta in (1e-3, 1e-5, 1e-7):
+        U = utility.solve_theta(rs, theta)
+        # log E[exp(theta R)] / theta = E[R] + theta Var(R) / 2 + ...: the certainty equivalent tends to the
+        # value, the gap shrinking with theta.
+        errors.append(abs(math.log(U[0, m, 0]) / theta - V[0, m, 0]))
+    assert errors[1] < errors[0] / 50 and errors[2] < errors[1] / 50 and errors[2] < 1e-2
+
+
+def test_risk_seeking_table_is_at_least_the_optimal_policys_utility():
+    """The theta policy maximises E[exp(theta R)]: at least the expected-score policy's, which by Jensen is at
+    least exp(theta * E[R])."""
+    rs = SMALL
+    V = solve_values(rs)
+    m = rs.box_mask
+    U = utility.solve_theta(rs, 0.02)
+    assert U[0, m, 0] >= math.exp(0.02 * V[0, m, 0])
+    D = utility.solve_theta(rs, -0.02)  # risk averse: certainty equivalent below the mean
+    assert -math.log(-D[0, m, 0]) / 0.02 <= V[0, m, 0]
+
+
+def test_kiriki_refuses_thetas_without_a_fixed_point():
+    with pytest.raises(ValueError, match="at most"):
+        utility.solve_theta(GAMES["kiriki, 2 dice"], 0.1)
+    with pytest.raises(ValueError, match="between"):
+        utility.solve_theta(SMALL, 1.0)
+
+
+def small_table(rs):
+    """A stand-in for a loaded table of a reduced game: the simulator reads ``rules`` and ``values``."""
+    return types.SimpleNamespace(rules=rs, values=solve_values(rs))
+
+
+def test_variance_estimates_agree():
+    from pentadice.strategy import win
+
+    rs = SMALL
+    V = solve_values(rs)
+    exact = win.exact_variance(rs, V)
+    if exact is None:
+        pytest.skip("no second-moment table in this build")
+    cumulant = win.cumulant_variance(rs)
+    m = rs.box_mask
+    assert cumulant[0, m, 0] == pytest.approx(exact[0, m, 0], rel=0.02)
+
+
+def run(tbl, players, games, seed=5, **kw):
+    from pentadice.simulator import multiplayer as mp
+
+    return mp.simulate_players(tbl, tuple(players), games, seed, **kw)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return small_table(SMALL)
+
+
+def test_win_rates_sum_to_one_and_intervals_hold_them(small):
+    r = run(small, ["win", "optimal", "optimal"], 3000)
+    assert sum(p["rate"] for p in r["players"]) == pytest.approx(1.0)
+    w, o = r["win_rates"]["win"], r["win_rates"]["optimal"]
+    assert w["rate"] + 2 * o["rate"] == pytest.approx(1.0)
+    assert sum(r["seat_rates"]) == pytest.approx(1.0)
+    for x in [w, o, *r["players"]]:
+        assert x["ci95"][0] < x["rate"] < x["ci95"][1]
+        assert 0 < x["ci95"][1] - x["ci95"][0] < 0.1
+
+
+def test_totals_equal_the_sheets_sums(small):
+    from pentadice.simulator import multiplayer as mp
+    from pentadice.simulator.simulate import final_scores
+
+    for _, totals, scores, bonus in mp.play_chunks(small, ("win", "optimal"), 500, 3):
+        t, _ = final_scores(SMALL, scores.reshape(-1, rules.N_BOXES), bonus.reshape(-1))
+        assert (t.reshape(totals.shape) == totals).all()
+        assert (scores[:, :, [rules.BOX_INDEX[b] for b in SMALL.boxes]] >= 0).all()
+
+
+def test_games_do_not_depend_on_the_chunk(small):
+    from pentadice.simulator import multiplayer as mp
+
+    whole = np.concatenate([t for _, t, _, _ in mp.play_chunks(small, ("win", "optimal", "optimal"), 301, 9)])
+    cut = np.concatenate([t for _, t, _, _ in mp.play_chunks(small, ("win", "optimal", "optimal"), 301, 9, chunk=7)])
+    assert (whole == cut).all()
+
+
+def test_seats_rotate_and_matter_only_through_what_the_win_player_sees(small):
+    """Optimal players ignore the others: a player's games are its own dice, whatever seat. The win player reads
+    the sheets, so some of its games change when it moves from first to play to second."""
+    from pentadice.simulator import multiplayer as mp
+
+    a = next(mp.play_chunks(small, ("optimal", "optimal"), 400, 2))[1]
+    b = next(mp.play_chunks(small, ("optimal", "optimal", "optimal"), 400, 2))[1]
+    assert (a == b[:, :2]).all()  # adding a player (seats shift) changes no optimal player's game
+    r = run(small, ["optimal", "optimal"], 400, seed=2)
+    assert r["seat_rates"] != [p["rate"] for p in r["players"]]  # seats and players are different things
+    assert [mp.seat_player(g, s, 3) for g in range(3) for s in range(3)] == [0, 1, 2, 1, 2, 0, 2, 0, 1]
+
+
+def test_optimal_against_optimal_wins_half(small):
+    r = run(small, ["optimal", "optimal"], 4000, seed=11)
+    for p in r["players"]:
+        half = (p["ci95"][1] - p["ci95"][0]) / 2
+        assert abs(p["rate"] - 0.5) < 2 * half  # 0.5 within twice the 95 % interval (about 4 sigma)
+
+
+def box_value(p, hand_counts, mask, full, rows, sub, b):
+    """The expected points still to come of filling box ``b`` (successor row plus points)."""
+    from pentadice.solver import kernels
+
+    points = np.empty(rules.N_BOXES, dtype=np.int64)
+    bonus = kernels.wide.score_options(p, hand_counts, mask, full, points)
+    pts = int(points[b])
+    row = b * 6 + pts // (b + 1) if b < 6 else (36 + b - 6 if b < rules.PENTA else 42 + (pts > 0))
+    return rows[row, sub] + pts + bonus
+
+
+def test_win_is_optimal_as_theta_vanishes(small):
+    """With a tiny theta every choice of the theta policy (keep or box) is one the value policy rates best, to
+    within rounding: where the two pick differently, the values of their picks tie."""
+    from pentadice import states
+    from pentadice.strategy.win import best_box
+    from pentadice.turn_inputs import turn_inputs
+
+    rs = SMALL
+    V = small.values
+    theta = 1e-9
+    U = utility.solve_theta(rs, theta)
+    ti = turn_inputs(rs)
+    tab = ti.tables
+    p, n_dice, _, counts, scores, add, subs = ti.turn()
+    work = [np.empty((rs.rolls, tab.n_keeps, 64)), np.zeros((44, 64)), np.empty((tab.n_keeps, 64))]
+    work.append(np.empty((tab.n_keeps, 64)))
+    points = np.empty(rules.N_BOXES, dtype=np.int64)
+    differ = decisions = 0
+    reach = states.reachable(rs)
+    for full, mask, sub in np.argwhere(reach[:, :, : rs.upper_threshold + 1]):
+        full, mask, sub = int(full), int(mask), int(sub)
+        if mask == 0:
+            continue
+        Lv, rows_v, K, B = (w.copy() for w in work)
+        utility.wide.theta_turn_values(
+            V, 0.0, p, n_dice, counts, scores, add, subs, mask, full, Lv, rows_v, K, B, points
+        )
+        Lu, rows_u, K, B = (w.copy() for w in work)
+        utility.wide.theta_turn_values(
+            U, theta, p, n_dice, counts, scores, add, subs, mask, full, Lu, rows_u, K, B, points
+        )
+        for hand in range(tab.n_hands):
+            bv = best_box(p, counts[hand], mask, full, 0.0, rows_v, sub, points)
+            bu = best_box(p, counts[hand], mask, full, theta, rows_u, sub, points)
+            decisions += 1
+            if bv != bu:
+                differ += 1
+                assert box_value(p, counts[hand], mask, full, rows_v, sub, bu) == pytest.approx(
+                    box_value(p, counts[hand], mask, full, rows_v, sub, bv), abs=1e-6
+                )
+            for r in range(1, rs.rolls):
+                kept = [k for k in tab.subkeeps[hand] if k >= 0]
+                pick_v = max(kept, key=lambda k: Lv[r, k, sub])
+                pick_u = max(kept, key=lambda k: Lu[r, k, sub])
+                decisions += 1
+                if pick_v != pick_u:
+                    differ += 1
+                    assert Lv[r, pick_u, sub] == pytest.approx(Lv[r, pick_v, sub], abs=1e-6)
+    assert decisions > 1000 and differ < decisions / 10
+
+
+def test_strategy_choose_gives_legal_moves_and_plays_optimal_alone(small):
+    from pentadice.advisor import Advisor
+    from pentadice.strategy.win import WinStrategy
+
+    rs = SMALL
+    ws = WinStrategy(rs, small.values)
+    advisor = Advisor(small, compiled=False)
+    sheet = Sheet({"ones": 2})
+    ahead = Sheet({"ones": 3, "threes": 9, "full_house": 25})
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        dice = [int(x) for x in rng.integers(1, 7, rs.dice)]
+        for rolls_left in range(rs.rolls):
+            sit = Situation.make(rs, dice, rolls_left, sheet)
+            move = ws.choose(sit, sheet, [ahead])
+            assert ws.choose(sit, sheet, []) == advisor.advise(sit).best.move  # alone: theta 0, the advisor's move
+            assert isinstance(move, Keep | Score)
+            if isinstance(move, Keep):
+                assert rolls_left > 0 and all(move.dice.count(f) <= dice.count(f) for f in set(move.dice))
+            else:
+                assert move.box in rs.boxes and move.box not in sheet.boxes
+    assert ws.theta(sheet, [ahead]) > 0  # far behind: seek risk
+    assert ws.theta(ahead, [sheet]) < 0
+
+
+def test_cli_players_json_is_deterministic_with_a_seed():
+    runner = CliRunner()
+    args = ["simulate", "-n", "300", "--players", "optimal,optimal", "--seed", "3", "--json"]
+    a = runner.invoke(main, args)
+    b = runner.invoke(main, args)
+    assert a.exit_code == 0, a.output
+    ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+    for key in ("seconds", "tables_seconds"):
+        ja.pop(key), jb.pop(key)
+    assert ja == jb
+    assert set(ja["win_rates"]["optimal"]) >= {"rate", "ci95", "mean_score"}
+    assert ja["games"] == 300 and ja["seed"] == 3 and ja["rules"] == "penta"
+
+
+@pytest.mark.parametrize(
+    ("players", "message"),
+    [
+        ("", "strategy names"),
+        ("optimal,", "strategy names"),
+        ("optimal,bogus", "unknown strategy 'bogus'"),
+        ("win", "2 to 6"),
+        ("optimal," * 6 + "win", "2 to 6"),
+    ],
+)
+def test_bad_players_say_what_is_wrong(players, message):
+    result = CliRunner().invoke(main, ["simulate", "-n", "5", "--players", players])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_players_refuses_strategy_and_out():
+    r = CliRunner().invoke(main, ["simulate", "-n", "5", "--players", "optimal,optimal", "--strategy", "greedy"])
+    assert r.exit_code == 2 and "--strategy" in r.output
+
+
+@pytest.mark.parametrize("players", [("win", "optimal"), ("optimal", "win", "optimal")])
+def test_simulated_games_replay_through_the_strategy_api(small, players):
+    """The simulator's games, replayed move by move with the same dice through ``WinStrategy.choose`` (and the
+    advisor for optimal players), seats in the simulator's order, end with the same totals."""
+    from pentadice.advisor import Advisor
+    from pentadice.simulator import multiplayer as mp
+    from pentadice.simulator.simulate import game_dice
+    from pentadice.strategy.win import WinStrategy
+
+    rs, seed, n_games = SMALL, 8, 25
+    ws = WinStrategy(rs, small.values)
+    advisor = Advisor(small, compiled=False)
+    simulated = next(mp.play_chunks(small, players, n_games, seed))[1]
+    n = len(players)
+    for g in range(n_games):
+        sheets = [Sheet() for _ in players]
+        for t in range(len(rs.boxes)):
+            for s in range(n):
+                j = mp.seat_player(g, s, n)
+                dice_t = game_dice(seed, g * mp.MAX_PLAYERS + j, t + 1, rs.rolls, rs.dice)[t]
+                dice = [int(x) for x in dice_t[0]]
+                for r in range(rs.rolls - 1, -1, -1):
+                    sit = Situation.make(rs, dice, r, sheets[j])
+                    if players[j] == "win":
+                        others = [sheets[k] for k in range(n) if k != j]
+                        move = ws.choose(sit, sheets[j], others)
+                    else:
+                        move = advisor.advise(sit).best.move
+                    if isinstance(move, Score):
+                        break
+                    new = dice_t[rs.rolls - r, : rs.dice - len(move.dice)]
+                    dice = [*move.dice, *(int(x) for x in new)]
+                legal, bonus = rules.legal_scores(
+                    rs, tuple(dice), [b for b in rs.boxes if b not in sheets[j].boxes], sheets[j].penta_scored(rs)
+                )
+                sheets[j] = sheets[j].with_score(move.box, legal[move.box], bonus)
+        assert [sh.score(rs) for sh in sheets] == list(simulated[g]), f"game {g}"
