@@ -134,6 +134,8 @@ def main() -> None:
     parser.add_argument("--cold-runs", type=int, default=3, help="runs of each cold (empty cache) figure")
     parser.add_argument("--batch-lines", type=int, default=1_000_000, help="lines of the batch")
     parser.add_argument("--games", type=int, default=1_000_000, help="games of each warm simulation")
+    parser.add_argument("--no-targets", dest="targets", action="store_false", help="skip the target table (minutes)")
+    parser.add_argument("--win-games", type=int, default=1_000_000, help="head-to-head games of win (0: none)")
     args = parser.parse_args()
     # As a user runs them: Python's compiled modules (.pyc) written and used (start-up costs tens of ms more
     # without them).
@@ -167,7 +169,7 @@ def main() -> None:
         run(solve)  # the cache of this checkout, filled
         warm = [run(solve) for _ in range(args.runs)]
         wall = statistics.median(w for w, _ in warm)
-        write = statistics.median(json.loads(out)["write_seconds"] for _, out in warm)
+        write = statistics.median(json.loads(out_)["write_seconds"] for _, out_ in warm)
         row("`pentadice solve`, whole process", f"{wall:.2f} s (write {write:.2f} s)", "<= 0.8 s")
         code = (
             "import json, time\nfrom pentadice import rules, solver\nrs = rules.get_rules('penta')\n"
@@ -232,6 +234,39 @@ def main() -> None:
         run(advise)
         wall, _ = median(lambda: run(advise)[0], max(args.runs, 7))
         row("`pentadice advise 1 1 3 4 6`, whole process", f"{wall:.3f} s", "<= 0.15 s")
+
+        print("playing to win (issue 14):", flush=True)
+        moments = statistics.median(json.loads(out_)["moments_seconds"] for _, out_ in warm)
+        row("second-moment pass of `solve` (the SDs), 2 threads", f"{moments:.2f} s", "solved with the values")
+        dist = ["distribution", "--json", *d]
+        run(dist)
+        wall, _ = median(lambda: run(dist)[0], 3)
+        row("`pentadice distribution` from the start, whole process", f"{wall:.1f} s", "<= 10 s")
+        if args.targets:
+            wall, peak = wall_and_peak(["solve", "--targets", "--json", *d])
+            size = sum(f.stat().st_size for f in data.glob("penta.targets*"))
+            row(
+                "`pentadice solve --targets` (Penta)",
+                f"{wall:.0f} s, peak {peak / 1024**2:.2f} GB, {size / 1e6:.0f} MB on disk",
+                "<= 10 min, <= 8 GB, <= 1 GB on disk",
+            )
+            target = ["advise", "1", "1", "3", "4", "6", "--target", "300", *d]
+            run(target)
+            wall, _ = median(lambda: run(target)[0], 3)
+            row("`pentadice advise 1 1 3 4 6 --target 300`, whole process", f"{wall:.2f} s", "")
+        if args.win_games:
+            sys.path.insert(0, str(Path(__file__).parent))
+            import bench_win
+
+            figures = bench_win.bench(args.win_games, args.win_games * 3 // 10)
+            row("win tables (theta utility tables), built", f"{figures['build_seconds']:.1f} s", "")
+            for players, goal in (("win,optimal", "> 51 % over >= 1,000,000 games"), ("win,optimal,optimal", "")):
+                r = figures[players]
+                row(
+                    f"`simulate --players {players}`, {r['games']:,} games: win's rate",
+                    f"{bench_win.line(r, 'win')} ({r['games'] / r['seconds']:,.0f} games/s)",
+                    goal,
+                )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -61,8 +61,10 @@ def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool,
 
     The table directory is given by --data (--out is the same option).
     """
-    from pentadice import solver, table
-
+    try:  # from the start: a Ctrl-C while the modules load has written nothing either
+        from pentadice import solver, table
+    except KeyboardInterrupt:
+        raise exits.Interrupted("no table was written; the old one, if any, is as it was") from None
     rs = rules.get_rules(rules_name)
     if targets:
         _solve_targets(rs, data, threads, as_json)

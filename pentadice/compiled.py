@@ -70,6 +70,9 @@ def choose_cache() -> tuple[bool, str | None]:
 
 CACHE, CACHE_DIR = choose_cache()
 if CACHE_DIR is not None:
+    # In the environment too: Numba reloads its configuration from the environment when that changes (as below),
+    # which would otherwise drop the directory for kernels decorated later (no cache locator: an error).
+    os.environ["NUMBA_CACHE_DIR"] = CACHE_DIR
     numba.config.CACHE_DIR = CACHE_DIR
 if not CACHE:
     print(
