@@ -213,9 +213,7 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
     from pentadice.words import advice_text
 
     advisor = _load_advisor(rules_name, data, compiled=False)
-    advisor.spread = advisor.has_moments_file()  # every option's SD, from the second moments solved with the table
-    if not advisor.spread and sys.stderr is not None and sys.stderr.isatty():
-        click.echo(f"(No SDs: the {rs.name} table has no second moments; `pentadice solve` writes them.)", err=True)
+    _load_spread(advisor)
     advice = advisor.advise(situation)
     if target is not None:
         _advise_target(advice, rs, target, top, as_json, data)
@@ -274,6 +272,27 @@ def _load_advisor(rules_name: str, data: str | None, compiled: bool = True):
         raise exits.Failure(str(e)) from None
     except KeyboardInterrupt:
         raise exits.Interrupted("stopped; a table being solved was written whole or not at all") from None
+
+
+def _probability_text(p: float) -> str:
+    """A probability to 6 significant digits that never shows a certainty (1 or 0) that is not one."""
+    text = f"{p:.6g}"
+    return ">0.999999" if text == "1" and p < 1.0 else text
+
+
+def _load_spread(advisor) -> None:
+    """Every option's SD from the second moments solved with the table; a table without them (solved on demand,
+    or by an earlier version) has them computed now, once, and saved beside it. Damaged ones end the command."""
+    from pentadice import table
+
+    if not advisor.table.files.moments.exists():
+        click.echo(f"Computing the {advisor.rules.name} table's second moments (the SDs; once)...", err=True)
+    try:
+        advisor.load_spread()
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+    except KeyboardInterrupt:
+        raise exits.Interrupted("stopped; no second moments were written") from None
 
 
 def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None) -> None:
@@ -743,7 +762,7 @@ def _distribution_lines(rs, report: dict, written: str | None) -> list[str]:
     ]
     tail = dict((int(t), p) for t, p in report["tail"])
     shown = [t for t in (100, 150, 200, 250, 300, 350, 400, 500, 600, 800, 1000) if report["min"] < t <= report["max"]]
-    lines += [f"  {t:>5}  {tail[t]:.6g}" for t in shown]
+    lines += [f"  {t:>5}  {_probability_text(tail[t])}" for t in shown]
     lines.append(f"Computed exactly (forward propagation) in {report['seconds']:.2f} s")
     if written:
         lines.append(f"Whole distribution written to {written}")
@@ -781,23 +800,33 @@ def where(data: str | None, as_json: bool) -> None:
 def verify(rules_name: str, data: str | None) -> None:
     """Check a table's files: the values against their SHA-256, the metadata against the values, and the
     Parquet export (each page's checksum, its SHA-256, and its rows against the values)."""
-    from pentadice import table
+    from pentadice import table, targets
 
     rs = rules.get_rules(rules_name)
     try:
         checked = table.verify(rs, paths.data_dir(data))
         spread = table.verify_moments(checked)
+        target_files = targets.TargetFiles(checked.files.directory, rs.name)
+        target_table = None
+        if any(f.exists() for f in (target_files.data, target_files.index, target_files.meta)):
+            target_table = targets.load(rs, checked.files.directory, verify=True)
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
     files, meta = checked.files, checked.meta
     click.echo(f"The {rs.name} table in {files.directory} is whole:")
-    click.echo(f"  {files.values.name:<16}{meta['checksum']} (of the values)")
-    click.echo(f"  {files.parquet.name:<16}{meta['parquet_checksum']} (of the file: compare with sha256sum)")
-    click.echo(f"  {files.meta.name:<16}agrees with the values (expected score {meta['expected_score']:.10f})")
+    click.echo(f"  {files.values.name:<24}{meta['checksum']} (of the values)")
+    click.echo(f"  {files.parquet.name:<24}{meta['parquet_checksum']} (of the file: compare with sha256sum)")
+    click.echo(f"  {files.meta.name:<24}agrees with the values (expected score {meta['expected_score']:.10f})")
     if spread is None:
-        click.echo(f"  {files.moments.name:<16}missing: the second moments (SDs) are computed when first needed")
+        click.echo(f"  {files.moments.name:<24}missing: the second moments (SDs) are computed when first needed")
     else:
-        click.echo(f"  {files.moments.name:<16}{spread['checksum']} (second moments, SD {spread['sd_at_start']:.4f})")
+        click.echo(f"  {files.moments.name:<24}{spread['checksum']} (second moments, SD {spread['sd_at_start']:.4f})")
+    if target_table is None:
+        click.echo(f"  {target_files.data.name:<24}not built (`pentadice solve --targets` builds the target table)")
+    else:
+        sums = f"{target_table.meta['data_checksum']} (target probabilities)"
+        click.echo(f"  {target_files.data.name:<24}{sums}")
+        click.echo(f"  {target_files.index.name:<24}{target_table.meta['index_checksum']} (their index)")
 
 
 @main.command()

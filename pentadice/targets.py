@@ -200,14 +200,18 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
     how = hint(rs, files.directory)
     if not files.meta.exists() or not files.data.exists() or not files.index.exists():
         raise TargetsMissing(f"no {rs.name} target table in {files.directory}; {how}")
+    for path in (files.meta, files.data, files.index):  # never open a fifo or a device (it could block forever)
+        if not path.is_file():
+            raise table.TableError(f"{path} is not a regular file; {how}")
     try:
         meta = inputs.loads(inputs.read_text(files.meta, "the target table's metadata", table.META_LIMIT))
         data = np.load(files.data, mmap_mode="r", allow_pickle=False)
         index = np.load(files.index, allow_pickle=False)
     except (OSError, ValueError) as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        # NumPy's own words about a bad header suggest loading it unsafely: say only that the file is damaged.
+        first = "not a NumPy array file: damaged" if "pickle" in str(e) else (str(e).splitlines() or [""])[0]
         raise table.TableError(
-            f"the {rs.name} target table in {files.directory} cannot be read ({first}); {how}"
+            f"the {rs.name} target table in {files.directory} cannot be read ({first or type(e).__name__}); {how}"
         ) from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("format_version") != FORMAT_VERSION:
         raise table.TableError(f"{files.meta} is not a pentadice target table's metadata (of this version); {how}")

@@ -3,6 +3,8 @@
 import functools
 import itertools
 import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -384,3 +386,36 @@ def test_distribution_target(small_penta):
     text = run("distribution", "2", "6", "--rolls-left", "0", "--target", "100", "--data", data)
     assert text.exit_code == 0, text.output
     assert "Target 100: at most" in text.output
+
+
+def test_a_fifo_or_a_bad_header_is_refused_as_damaged_without_hanging(tmp_path, saved):
+    import shutil
+
+    rs = GAMES["penta, 2 dice"]
+    for f in saved["penta, 2 dice"].directory.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    files = targets.TargetFiles(tmp_path, rs.name)
+    files.index.unlink()
+    os.mkfifo(files.index)  # opening it would block until a writer came
+    with pytest.raises(rules_table_error(), match="not a regular file"):
+        targets.load(rs, tmp_path)
+    files.index.unlink()
+    np.save(files.index, np.array([{}], dtype=object), allow_pickle=True)  # NumPy would ask to unpickle it
+    with pytest.raises(rules_table_error(), match="damaged") as caught:
+        targets.load(rs, tmp_path)
+    assert "allow_pickle" not in str(caught.value)
+
+
+def test_verify_checks_the_target_table_data(small_penta):
+    _, data = small_penta
+    assert run("solve", "--data", data, "--json").exit_code == 0
+    assert run("solve", "--targets", "--data", data, "--json").exit_code == 0
+    ok = run("verify", "--data", data)
+    assert ok.exit_code == 0, ok.output
+    assert "penta.targets.npy" in ok.output and "target probabilities" in ok.output
+    files = targets.TargetFiles(Path(data), "penta")
+    raw = bytearray(files.data.read_bytes())
+    raw[-1] ^= 0xFF
+    files.data.write_bytes(bytes(raw))
+    bad = run("verify", "--data", data)
+    assert bad.exit_code == 1 and "does not match its checksum" in bad.output

@@ -167,6 +167,13 @@ class Advisor:
             self._moments = np.asarray(table.moments_for(self.table))
         return self._moments
 
+    def load_spread(self) -> None:
+        """Give every option its SD from now on: the second moments from their file, else computed now (seconds)
+        and saved beside the table where it can be written. TableError if their file is damaged."""
+        if self._moments is None:
+            self._moments = np.asarray(table.moments_for(self.table))
+        self.spread = True
+
     def has_moments_file(self) -> bool:
         """Whether the second moments can be read from their file (else :attr:`moments` computes them)."""
         if self._moments is not None:

@@ -1,0 +1,47 @@
+"""What a user meets around the SDs and the distribution's text: a table solved on demand still gives every
+option its SD (the second moments are computed once and saved), a damaged second-moment file ends the command
+naming it, and the distribution's text never shows a certainty that is not one."""
+
+import json
+
+import numpy as np
+from click.testing import CliRunner
+
+from pentadice.cli import _probability_text, main
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_advise_on_a_table_solved_on_demand_carries_sd_and_saves_the_moments(tmp_path):
+    result = run("advise", "1", "2", "3", "4", "5", "--rules", "yahtzee+no-bonus", "--data", tmp_path, "--json")
+    assert result.exit_code == 0, result.output
+    advice = json.loads(result.stdout)
+    assert all(o["sd"] > 0 for o in advice["options"]) and advice["best"]["sd"] > 0
+    assert (tmp_path / "yahtzee+no-bonus.m2.npy").is_file()
+    # The next advise reads them from the file: the same SDs.
+    again = json.loads(
+        run("advise", "1", "2", "3", "4", "5", "--rules", "yahtzee+no-bonus", "--data", tmp_path, "--json").stdout
+    )
+    assert [o["sd"] for o in again["options"]] == [o["sd"] for o in advice["options"]]
+
+
+def test_a_damaged_second_moment_file_is_named_not_silently_dropped(tmp_path):
+    assert run("solve", "--rules", "yahtzee+no-bonus", "--data", tmp_path, "--json").exit_code == 0
+    m2 = np.load(tmp_path / "yahtzee+no-bonus.m2.npy", mmap_mode="r+")
+    m2[0, 100, 5] += 1.0
+    m2.flush()
+    del m2
+    result = run("advise", "1", "2", "3", "4", "5", "--rules", "yahtzee+no-bonus", "--data", tmp_path, "--json")
+    assert result.exit_code == 1
+    assert "yahtzee+no-bonus.m2.npy does not match its checksum" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_probability_text_never_shows_a_false_certainty():
+    assert _probability_text(1.0) == "1"
+    assert _probability_text(0.9999999987) == ">0.999999"
+    assert _probability_text(0.0) == "0"
+    assert _probability_text(1e-300) == "1e-300"
+    assert _probability_text(0.4336745) == "0.433675"
