@@ -965,7 +965,7 @@ def _solve_targets(rs, data: str | None, threads: int | None, as_json: bool) -> 
                 bar.update(1)
                 interrupt.check()
 
-            built, files, write_seconds = targets.timed_solve(rs, directory, threads, progress)
+            built, files, write_seconds = targets.timed_solve(rs, directory, threads, progress, interrupt.check)
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
     except ValueError as e:

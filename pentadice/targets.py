@@ -85,7 +85,11 @@ def hint(rs: rules.RuleSet, directory: Path) -> str:
 
 
 def solve_and_save(
-    rs: rules.RuleSet, directory: Path, threads: int = 1, progress: Callable[[int, int], None] | None = None
+    rs: rules.RuleSet,
+    directory: Path,
+    threads: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+    check: Callable[[], None] | None = None,
 ) -> tuple[kernel.Built, TargetFiles]:
     """Build the target table of ``rs`` and write it into ``directory``, holding its lock from before the
     build (a second writer is refused at once). Returns the build and where the files are."""
@@ -93,7 +97,7 @@ def solve_and_save(
     table.prepare_directory(files.directory)
     targets = _targets(files)
     with table.writer_lock(files.lock_files):
-        built = kernel.build(rs, threads=threads, progress=progress)
+        built = kernel.build(rs, threads=threads, progress=progress, check=check)
         write(rs, built, files, targets)
         load(rs, files.directory, verify=True)  # read back whole: what was written is what was built
     return built, files
@@ -435,7 +439,7 @@ def summary(rs: rules.RuleSet, built: kernel.Built, files: TargetFiles, write_se
 
 
 def timed_solve(
-    rs: rules.RuleSet, directory: Path, threads: int | None = None, progress=None
+    rs: rules.RuleSet, directory: Path, threads: int | None = None, progress=None, check=None
 ) -> tuple[kernel.Built, TargetFiles, float]:
     """:func:`solve_and_save` (``threads``: default all cores), with the seconds spent writing (and checking)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -443,5 +447,5 @@ def timed_solve(
         raise ValueError(f"--threads must be between 1 and {cores}, not {threads}")
     threads = threads or cores
     start = time.perf_counter()
-    built, files = solve_and_save(rs, directory, threads, progress)
+    built, files = solve_and_save(rs, directory, threads, progress, check)
     return built, files, time.perf_counter() - start - built.seconds - built.compile_seconds

@@ -445,13 +445,15 @@ def layers(rs) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
 
 
 PARTS_PER_THREAD = 4
+PART_STATES = 2000  # at most this many states a part: a Ctrl-C waits for one part at most
 
 
-def build(rs, threads: int = 1, progress=None, rows: dict | None = None) -> Built:
+def build(rs, threads: int = 1, progress=None, rows: dict | None = None, check=None) -> Built:
     """P*(s, t) for every reachable state of ``rs`` and every target, layer by layer (two layers of float64
     rows in memory at once), the states of a layer shared out among ``threads`` threads; stored as
     :func:`quantize` says. Given ``rows`` (a dict; small games, for checks), the float64 row of every state
-    ``(flag, open_mask, subtotal)`` is put there too."""
+    ``(flag, open_mask, subtotal)`` is put there too. ``check`` is called after each part of a layer (a
+    Ctrl-C raised there stops the build within seconds)."""
     import itertools
     import time
     from concurrent.futures import ThreadPoolExecutor
@@ -483,13 +485,21 @@ def build(rs, threads: int = 1, progress=None, rows: dict | None = None) -> Buil
             cur = np.empty(int(alloc.sum()))
             peak = max(peak, cur.nbytes + prev.nbytes)
             args = (prev, cur, off, ln, alloc, *inputs, flags, masks, subs, gmax)
+            # Parts of at most PART_STATES states, so that ``check`` (a Ctrl-C) is heard within a part, not a layer.
+            n_parts = max(threads * PARTS_PER_THREAD, -(-len(masks) // PART_STATES))
+            cuts = np.linspace(0, len(masks), n_parts + 1).astype(int)
             if pool is None:
-                k.target_states(*args, 0, len(masks))
+                for a, b in itertools.pairwise(cuts):
+                    if b > a:
+                        k.target_states(*args, a, b)
+                        if check is not None:
+                            check()
             else:
-                cuts = np.linspace(0, len(masks), threads * PARTS_PER_THREAD + 1).astype(int)
                 parts = [pool.submit(k.target_states, *args, a, b) for a, b in itertools.pairwise(cuts) if b > a]
                 for part in parts:
                     part.result()
+                    if check is not None:
+                        check()
             lengths = ln[flags, masks, subs]
             if rows is not None:
                 for f, m, s, a, n in zip(flags, masks, subs, starts, lengths, strict=True):
