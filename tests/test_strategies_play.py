@@ -223,3 +223,16 @@ def test_chances_in_indonesian(penta_table_dir):
     args = ["play", "--data", str(penta_table_dir), "--players", "Ana,Bo", "--seed", "4", "--lang", "id"]
     result = CliRunner().invoke(main, args, input="chances\nquit\n")
     assert "Peluang: Ana 50 %, Bo 50 %" in result.output, result.output
+
+
+def test_api_list_form_strategies_take_any_case_and_null_is_the_default(client):
+    players = [
+        {"name": "Ana"},
+        {"name": "Bob", "computer": True, "strategy": "WIN"},
+        {"name": "Cy", "computer": True, "strategy": None},
+    ]
+    made = client.post("/api/games", json={"players": players, "seed": 1})
+    assert made.status_code == 201, made.text
+    assert [p["strategy"] for p in made.json()["players"]] == [None, "win", "optimal"]
+    bad = client.post("/api/games", json={"players": [{"name": "Bob", "computer": True, "strategy": False}]})
+    assert bad.status_code == 422

@@ -540,7 +540,10 @@ def _players_of(value: object) -> list[Player]:
         computer = item.get("computer", False)
         if not isinstance(computer, bool):
             raise ApiError(422, f"computer must be true or false, not {bodies.short(item['computer'])}")
-        strategy = item.get("strategy", strategies.DEFAULT)
+        strategy = item.get("strategy")
+        strategy = strategies.DEFAULT if strategy is None else strategy  # null or absent: the default, as "cpu"
+        if isinstance(strategy, str):
+            strategy = strategy.lower()  # any case, as in "cpu:WIN"
         if not isinstance(strategy, str) or strategy not in strategies.STRATEGIES:
             raise ApiError(
                 422, f"strategy must be one of {', '.join(strategies.STRATEGIES)}, not {bodies.short(strategy)}"
