@@ -16,6 +16,7 @@ from pentadice.advisor import Advisor
 from pentadice.cli import main
 from pentadice.sheet import Sheet
 from pentadice.solver import moments
+from pentadice.turn import repeats
 from pentadice.turn_inputs import turn_inputs
 
 # Reduced games (as tests/test_bruteforce.py): the joker, Kiriki's repeats and the upper bonus all occur.
@@ -94,6 +95,50 @@ def test_wide_kernel_agrees_with_the_one_lane_turn_on_sampled_states(name):
         v, m = one_state(rs, values, m2, int(full_flag), int(mask), int(sub))
         assert v == pytest.approx(values[full_flag, mask, sub], rel=1e-12)
         assert m == pytest.approx(m2[full_flag, mask, sub], rel=1e-11)
+
+
+@pytest.mark.parametrize("name", ["penta", "kiriki"])
+def test_blocks_of_lanes_give_the_bits_of_the_plain_loops(name):
+    """The solver's build runs its blocks of lanes (vector code) for all 64 lanes and its plain lane loops for
+    fewer: both must give every hand's value, second moment and (Kiriki) chance of coming back to the bit, on
+    every lane of sampled states, ties between keeps included."""
+    rs, values, m2, _ = full(name)
+    V = np.array(values)  # writable, as the solver passes them
+    M = np.array(m2)
+    k = moments.compiled()
+    p, n_dice, counts, scores, add, subs, weight = turn_inputs(rs).layer()
+    n_hands = len(weight)
+    rng = np.random.default_rng(11)
+    reachable = np.argwhere(~np.isnan(values[:, :, 0]))
+    picks = [tuple(s) for s in reachable[rng.choice(len(reachable), 8, replace=False)]]
+    # Every state with two open boxes: there exactly equal keeps of different spread first meet (the advisor's
+    # order decides between them).
+    picks += [tuple(s) for s in reachable[np.bitwise_count(reachable[:, 1]) == 2]]
+    if name == "kiriki":  # states that can come back to themselves carry the chance of coming back
+        held = reachable[(reachable[:, 0] == 1) & ((reachable[:, 1] >> rules.PENTA) & 1 == 0)]
+        picks += [tuple(s) for s in held[rng.choice(len(held), 4, replace=False)]]
+    repeating = 0
+    for full_flag, mask in picks:
+        rep = bool(repeats(p, int(mask), int(full_flag)))
+        repeating += rep
+        runs = {}
+        for lanes in (64, 63):  # 64: the blocks; 63 lanes, then the last one: the plain loops
+            work = k.new_work(len(counts), moments.LANES_PER_PASS)
+            k.turn_moments(V, M, p, n_dice, counts, scores, add, subs, np.int64(mask), np.int64(full_flag),
+                           np.int64(0), np.int64(lanes), np.int64(rs.rolls - 1), *work)  # fmt: skip
+            if lanes < 64:
+                rest = k.new_work(len(counts), moments.LANES_PER_PASS)
+                k.turn_moments(V, M, p, n_dice, counts, scores, add, subs, np.int64(mask), np.int64(full_flag),
+                               np.int64(lanes), np.int64(1), np.int64(rs.rolls - 1), *rest)  # fmt: skip
+                for a, b in zip(work, rest, strict=True):
+                    a[:, lanes] = b[:, 0]
+            runs[lanes] = [a[:n_hands] for a in work[:3]]
+        for blocked, plain, what in zip(runs[64], runs[63], ("value", "second moment", "return chance"), strict=True):
+            if what == "return chance" and not rep:
+                continue  # not carried where a turn cannot come back
+            assert np.array_equal(blocked, plain, equal_nan=True), f"{what}: state {rules.boxes_of(int(mask))}"
+    if name == "kiriki":
+        assert repeating > 0
 
 
 @pytest.mark.parametrize("name", ["penta", "yahtzee", "kiriki"])
@@ -197,11 +242,15 @@ def test_advise_shows_the_sd(spread_advisor):
     assert row.split()[-1] == f"{data['options'][0]['sd']:.2f}"
 
 
-def test_advise_without_second_moments_has_no_sd(penta_table_dir):
-    """A table solved before the second moments existed: no SD, no error (`solve` writes them)."""
-    out = CliRunner().invoke(main, ["advise", "1", "1", "3", "4", "6", "--json", "--data", str(penta_table_dir)])
+def test_advise_on_a_table_without_second_moments_computes_and_saves_them(tmp_path):
+    """A table solved before the second moments existed (or on demand): advise computes them once, saves them
+    beside the table, and every option has its sd."""
+    rs, values, m2, _ = full("penta")
+    table.save(rs, values, tmp_path)
+    out = CliRunner().invoke(main, ["advise", "1", "1", "3", "4", "6", "--json", "--data", str(tmp_path)])
     assert out.exit_code == 0, out.output
-    assert "sd" not in json.loads(out.output)["best"]
+    assert json.loads(out.stdout)["best"]["sd"] > 0
+    assert np.array_equal(table.load_moments(rs, tmp_path), m2, equal_nan=True)
 
 
 # The file beside the table.

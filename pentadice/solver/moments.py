@@ -16,8 +16,8 @@ carries the second moment of the option it picks:
 
 The values are recomputed alongside with the value kernel's operations in its order (a check: they equal the
 table). Kiriki's self-returning states: the policy is fixed by the values, so the state's second moment is
-linear in itself, ``M2 = A + P * M2`` with ``P`` the chance of coming back; the pass carries ``P`` as a third
-quantity and solves ``M2 = A / (1 - P)`` exactly.
+linear in itself, ``M2 = A + P * M2`` with ``P`` the chance of coming back; in those states only, the pass
+carries ``P`` as a third quantity and solves ``M2 = A / (1 - P)`` exactly.
 
 The functions below are plain Python that :func:`compiled` compiles (with the rules' compilable functions
 rebound to their compiled versions); the advisor runs :func:`turn_moments` on one lane as plain Python for a
@@ -76,6 +76,7 @@ def turn_moments(
     SP,
     BV,
     BI,
+    BM,
     rowsV,
     rowsM,
     rowsP,
@@ -86,9 +87,9 @@ def turn_moments(
 
     ``V`` and ``M`` are the value and second-moment tables; the state's own entry of ``M`` is read as the second
     moment of coming back (0 while it is being solved: ``KP`` then says how much of it each entry lacks). The
-    other arrays are scratch (:func:`new_work`): ``S*`` the best box per hand, ``BV`` and ``BI`` the value and
-    number of the best keep inside each keep, ``rows*`` the successor rows. Separate arrays, so that the
-    compiler knows they do not overlap and vectorises the blocks of lanes.
+    other arrays are scratch (:func:`new_work`): ``S*`` the best box per hand, ``BV``, ``BI`` and ``BM`` the
+    value, number and second moment of the best keep inside each keep, ``rows*`` the successor rows. Separate
+    arrays, so that the compiler knows they do not overlap and vectorises the blocks of lanes.
     """
     n_hands = 0  # hands: the keeps of all the dice, numbered first
     for k in range(counts.shape[0]):
@@ -179,14 +180,6 @@ def turn_moments(
                 m5 = 0.0
                 m6 = 0.0
                 m7 = 0.0
-                q0 = 0.0
-                q1 = 0.0
-                q2 = 0.0
-                q3 = 0.0
-                q4 = 0.0
-                q5 = 0.0
-                q6 = 0.0
-                q7 = 0.0
                 for i in range(n_options):
                     r = box_rows[i]
                     g = box_add[i]
@@ -194,51 +187,51 @@ def turn_moments(
                     y = rowsV[r, j]
                     x = y + g
                     c = x > v0
-                    m0 = g2 + 2.0 * g * y + rowsM[r, j] if c else m0
-                    q0 = rowsP[r, j] if c else q0
-                    v0 = x if c else v0
+                    z = g2 + 2.0 * g * y + rowsM[r, j]
+                    m0 = z if c else m0
+                    v0 = x if x > v0 else v0
                     y = rowsV[r, j + 1]
                     x = y + g
                     c = x > v1
-                    m1 = g2 + 2.0 * g * y + rowsM[r, j + 1] if c else m1
-                    q1 = rowsP[r, j + 1] if c else q1
-                    v1 = x if c else v1
+                    z = g2 + 2.0 * g * y + rowsM[r, j + 1]
+                    m1 = z if c else m1
+                    v1 = x if x > v1 else v1
                     y = rowsV[r, j + 2]
                     x = y + g
                     c = x > v2
-                    m2 = g2 + 2.0 * g * y + rowsM[r, j + 2] if c else m2
-                    q2 = rowsP[r, j + 2] if c else q2
-                    v2 = x if c else v2
+                    z = g2 + 2.0 * g * y + rowsM[r, j + 2]
+                    m2 = z if c else m2
+                    v2 = x if x > v2 else v2
                     y = rowsV[r, j + 3]
                     x = y + g
                     c = x > v3
-                    m3 = g2 + 2.0 * g * y + rowsM[r, j + 3] if c else m3
-                    q3 = rowsP[r, j + 3] if c else q3
-                    v3 = x if c else v3
+                    z = g2 + 2.0 * g * y + rowsM[r, j + 3]
+                    m3 = z if c else m3
+                    v3 = x if x > v3 else v3
                     y = rowsV[r, j + 4]
                     x = y + g
                     c = x > v4
-                    m4 = g2 + 2.0 * g * y + rowsM[r, j + 4] if c else m4
-                    q4 = rowsP[r, j + 4] if c else q4
-                    v4 = x if c else v4
+                    z = g2 + 2.0 * g * y + rowsM[r, j + 4]
+                    m4 = z if c else m4
+                    v4 = x if x > v4 else v4
                     y = rowsV[r, j + 5]
                     x = y + g
                     c = x > v5
-                    m5 = g2 + 2.0 * g * y + rowsM[r, j + 5] if c else m5
-                    q5 = rowsP[r, j + 5] if c else q5
-                    v5 = x if c else v5
+                    z = g2 + 2.0 * g * y + rowsM[r, j + 5]
+                    m5 = z if c else m5
+                    v5 = x if x > v5 else v5
                     y = rowsV[r, j + 6]
                     x = y + g
                     c = x > v6
-                    m6 = g2 + 2.0 * g * y + rowsM[r, j + 6] if c else m6
-                    q6 = rowsP[r, j + 6] if c else q6
-                    v6 = x if c else v6
+                    z = g2 + 2.0 * g * y + rowsM[r, j + 6]
+                    m6 = z if c else m6
+                    v6 = x if x > v6 else v6
                     y = rowsV[r, j + 7]
                     x = y + g
                     c = x > v7
-                    m7 = g2 + 2.0 * g * y + rowsM[r, j + 7] if c else m7
-                    q7 = rowsP[r, j + 7] if c else q7
-                    v7 = x if c else v7
+                    z = g2 + 2.0 * g * y + rowsM[r, j + 7]
+                    m7 = z if c else m7
+                    v7 = x if x > v7 else v7
                 SV[h, j] = v0
                 SV[h, j + 1] = v1
                 SV[h, j + 2] = v2
@@ -255,14 +248,6 @@ def turn_moments(
                 SM[h, j + 5] = m5
                 SM[h, j + 6] = m6
                 SM[h, j + 7] = m7
-                SP[h, j] = q0
-                SP[h, j + 1] = q1
-                SP[h, j + 2] = q2
-                SP[h, j + 3] = q3
-                SP[h, j + 4] = q4
-                SP[h, j + 5] = q5
-                SP[h, j + 6] = q6
-                SP[h, j + 7] = q7
                 KV[h, j] = v0
                 KV[h, j + 1] = v1
                 KV[h, j + 2] = v2
@@ -279,14 +264,23 @@ def turn_moments(
                 KM[h, j + 5] = m5
                 KM[h, j + 6] = m6
                 KM[h, j + 7] = m7
-                KP[h, j] = q0
-                KP[h, j + 1] = q1
-                KP[h, j + 2] = q2
-                KP[h, j + 3] = q3
-                KP[h, j + 4] = q4
-                KP[h, j + 5] = q5
-                KP[h, j + 6] = q6
-                KP[h, j + 7] = q7
+            if rep:  # Kiriki: the chance of coming back of the same choices (row 0 of BV, free here: scratch)
+                for u in range(lanes):
+                    BV[0, u] = -np.inf
+                    SP[h, u] = 0.0
+                for i in range(n_options):
+                    r = box_rows[i]
+                    g = box_add[i]
+                    for u in range(lanes):
+                        x = rowsV[r, u] + g
+                        q = rowsP[r, u]
+                        y = BV[0, u]
+                        z = SP[h, u]
+                        c = x > y
+                        SP[h, u] = q if c else z
+                        BV[0, u] = x if c else y
+                for u in range(lanes):
+                    KP[h, u] = SP[h, u]
         else:
             # Lane-inner loops with selects rather than branches, so that the compiler vectorises across lanes.
             for u in range(lanes):
@@ -452,11 +446,15 @@ def turn_moments(
                     KM[k, u] = (KM[a0, u] + KM[a1, u] + KM[a2, u] + KM[a3, u] + KM[a4, u] + KM[a5, u]) / 6.0
                     if rep:
                         KP[k, u] = (KP[a0, u] + KP[a1, u] + KP[a2, u] + KP[a3, u] + KP[a4, u] + KP[a5, u]) / 6.0
-        # The best keep inside each keep (itself included): the highest value, ties to the smallest keep number.
-        # Only its value and number are carried; a hand reads the chosen keep's moments by its number.
+        # The best keep inside each keep (itself included): the highest value, ties to the smallest keep number;
+        # its value, number and second moment are carried (its chance of coming back is read by its number).
+        # In the blocks every operand is loaded before the selects, and the second moment is selected before the
+        # number and the value: written in another order (a select of a load, or the second moment last) LLVM
+        # left these loops scalar and branchy, 4 to 6 times slower (checked on the compiled code's assembly).
         for u in range(lanes):
             BV[last, u] = KV[last, u]
             BI[last, u] = last
+            BM[last, u] = KM[last, u]
         for k in range(last - 1, n_hands - 1, -1):
             kf = float(k)
             if blocked:  # blocks of 8 lanes, loads before stores: vector instructions
@@ -469,6 +467,14 @@ def turn_moments(
                     v5 = KV[k, j + 5]
                     v6 = KV[k, j + 6]
                     v7 = KV[k, j + 7]
+                    m0 = KM[k, j]
+                    m1 = KM[k, j + 1]
+                    m2 = KM[k, j + 2]
+                    m3 = KM[k, j + 3]
+                    m4 = KM[k, j + 4]
+                    m5 = KM[k, j + 5]
+                    m6 = KM[k, j + 6]
+                    m7 = KM[k, j + 7]
                     i0 = kf
                     i1 = kf
                     i2 = kf
@@ -482,41 +488,57 @@ def turn_moments(
                         x = BV[s, j]
                         e = BI[s, j]
                         c = (x > v0) | ((x == v0) & (e < i0))
+                        z = BM[s, j]
+                        m0 = z if c else m0
                         i0 = e if c else i0
                         v0 = x if c else v0
                         x = BV[s, j + 1]
                         e = BI[s, j + 1]
                         c = (x > v1) | ((x == v1) & (e < i1))
+                        z = BM[s, j + 1]
+                        m1 = z if c else m1
                         i1 = e if c else i1
                         v1 = x if c else v1
                         x = BV[s, j + 2]
                         e = BI[s, j + 2]
                         c = (x > v2) | ((x == v2) & (e < i2))
+                        z = BM[s, j + 2]
+                        m2 = z if c else m2
                         i2 = e if c else i2
                         v2 = x if c else v2
                         x = BV[s, j + 3]
                         e = BI[s, j + 3]
                         c = (x > v3) | ((x == v3) & (e < i3))
+                        z = BM[s, j + 3]
+                        m3 = z if c else m3
                         i3 = e if c else i3
                         v3 = x if c else v3
                         x = BV[s, j + 4]
                         e = BI[s, j + 4]
                         c = (x > v4) | ((x == v4) & (e < i4))
+                        z = BM[s, j + 4]
+                        m4 = z if c else m4
                         i4 = e if c else i4
                         v4 = x if c else v4
                         x = BV[s, j + 5]
                         e = BI[s, j + 5]
                         c = (x > v5) | ((x == v5) & (e < i5))
+                        z = BM[s, j + 5]
+                        m5 = z if c else m5
                         i5 = e if c else i5
                         v5 = x if c else v5
                         x = BV[s, j + 6]
                         e = BI[s, j + 6]
                         c = (x > v6) | ((x == v6) & (e < i6))
+                        z = BM[s, j + 6]
+                        m6 = z if c else m6
                         i6 = e if c else i6
                         v6 = x if c else v6
                         x = BV[s, j + 7]
                         e = BI[s, j + 7]
                         c = (x > v7) | ((x == v7) & (e < i7))
+                        z = BM[s, j + 7]
+                        m7 = z if c else m7
                         i7 = e if c else i7
                         v7 = x if c else v7
                     BV[k, j] = v0
@@ -535,10 +557,19 @@ def turn_moments(
                     BI[k, j + 5] = i5
                     BI[k, j + 6] = i6
                     BI[k, j + 7] = i7
+                    BM[k, j] = m0
+                    BM[k, j + 1] = m1
+                    BM[k, j + 2] = m2
+                    BM[k, j + 3] = m3
+                    BM[k, j + 4] = m4
+                    BM[k, j + 5] = m5
+                    BM[k, j + 6] = m6
+                    BM[k, j + 7] = m7
             else:
                 for u in range(lanes):
                     BV[k, u] = KV[k, u]
                     BI[k, u] = kf
+                    BM[k, u] = KM[k, u]
                 for t in range(5):
                     s = subs[k, t]
                     for u in range(lanes):
@@ -546,11 +577,13 @@ def turn_moments(
                         m = BV[k, u]
                         c = (x > m) | ((x == m) & (BI[s, u] < BI[k, u]))
                         BI[k, u] = BI[s, u] if c else BI[k, u]
+                        BM[k, u] = BM[s, u] if c else BM[k, u]
                         BV[k, u] = x if c else m
         # Hands, one roll earlier: score now if the best box is worth at least the best proper keep, else that
         # keep. The value as the value kernel computes it: the previous value or the best keep's, if higher.
         for h in range(n_hands):
-            # The best proper keep into rows 0 (value) and 1 (number): the rows are free once hands are valued.
+            # The best proper keep's value, number and second moment (the plain loops: into rows 0 and 1 of rowsV
+            # and row 0 of rowsM, free once hands are valued).
             if blocked:
                 for j in range(0, W, 8):
                     s = subs[h, 0]
@@ -570,65 +603,133 @@ def turn_moments(
                     i5 = BI[s, j + 5]
                     i6 = BI[s, j + 6]
                     i7 = BI[s, j + 7]
+                    m0 = BM[s, j]
+                    m1 = BM[s, j + 1]
+                    m2 = BM[s, j + 2]
+                    m3 = BM[s, j + 3]
+                    m4 = BM[s, j + 4]
+                    m5 = BM[s, j + 5]
+                    m6 = BM[s, j + 6]
+                    m7 = BM[s, j + 7]
                     for t in range(1, 5):
                         s = subs[h, t]
                         x = BV[s, j]
                         e = BI[s, j]
                         c = (x > v0) | ((x == v0) & (e < i0))
+                        z = BM[s, j]
+                        m0 = z if c else m0
                         i0 = e if c else i0
                         v0 = x if c else v0
                         x = BV[s, j + 1]
                         e = BI[s, j + 1]
                         c = (x > v1) | ((x == v1) & (e < i1))
+                        z = BM[s, j + 1]
+                        m1 = z if c else m1
                         i1 = e if c else i1
                         v1 = x if c else v1
                         x = BV[s, j + 2]
                         e = BI[s, j + 2]
                         c = (x > v2) | ((x == v2) & (e < i2))
+                        z = BM[s, j + 2]
+                        m2 = z if c else m2
                         i2 = e if c else i2
                         v2 = x if c else v2
                         x = BV[s, j + 3]
                         e = BI[s, j + 3]
                         c = (x > v3) | ((x == v3) & (e < i3))
+                        z = BM[s, j + 3]
+                        m3 = z if c else m3
                         i3 = e if c else i3
                         v3 = x if c else v3
                         x = BV[s, j + 4]
                         e = BI[s, j + 4]
                         c = (x > v4) | ((x == v4) & (e < i4))
+                        z = BM[s, j + 4]
+                        m4 = z if c else m4
                         i4 = e if c else i4
                         v4 = x if c else v4
                         x = BV[s, j + 5]
                         e = BI[s, j + 5]
                         c = (x > v5) | ((x == v5) & (e < i5))
+                        z = BM[s, j + 5]
+                        m5 = z if c else m5
                         i5 = e if c else i5
                         v5 = x if c else v5
                         x = BV[s, j + 6]
                         e = BI[s, j + 6]
                         c = (x > v6) | ((x == v6) & (e < i6))
+                        z = BM[s, j + 6]
+                        m6 = z if c else m6
                         i6 = e if c else i6
                         v6 = x if c else v6
                         x = BV[s, j + 7]
                         e = BI[s, j + 7]
                         c = (x > v7) | ((x == v7) & (e < i7))
+                        z = BM[s, j + 7]
+                        m7 = z if c else m7
                         i7 = e if c else i7
                         v7 = x if c else v7
-                    rowsV[0, j] = v0
-                    rowsV[1, j] = i0
-                    rowsV[0, j + 1] = v1
-                    rowsV[1, j + 1] = i1
-                    rowsV[0, j + 2] = v2
-                    rowsV[1, j + 2] = i2
-                    rowsV[0, j + 3] = v3
-                    rowsV[1, j + 3] = i3
-                    rowsV[0, j + 4] = v4
-                    rowsV[1, j + 4] = i4
-                    rowsV[0, j + 5] = v5
-                    rowsV[1, j + 5] = i5
-                    rowsV[0, j + 6] = v6
-                    rowsV[1, j + 6] = i6
-                    rowsV[0, j + 7] = v7
-                    rowsV[1, j + 7] = i7
+                    # Score now if the best box is worth at least the best proper keep.
+                    z = SM[h, j]
+                    m0 = z if SV[h, j] >= v0 else m0
+                    z = SM[h, j + 1]
+                    m1 = z if SV[h, j + 1] >= v1 else m1
+                    z = SM[h, j + 2]
+                    m2 = z if SV[h, j + 2] >= v2 else m2
+                    z = SM[h, j + 3]
+                    m3 = z if SV[h, j + 3] >= v3 else m3
+                    z = SM[h, j + 4]
+                    m4 = z if SV[h, j + 4] >= v4 else m4
+                    z = SM[h, j + 5]
+                    m5 = z if SV[h, j + 5] >= v5 else m5
+                    z = SM[h, j + 6]
+                    m6 = z if SV[h, j + 6] >= v6 else m6
+                    z = SM[h, j + 7]
+                    m7 = z if SV[h, j + 7] >= v7 else m7
+                    x0 = KV[h, j]
+                    x1 = KV[h, j + 1]
+                    x2 = KV[h, j + 2]
+                    x3 = KV[h, j + 3]
+                    x4 = KV[h, j + 4]
+                    x5 = KV[h, j + 5]
+                    x6 = KV[h, j + 6]
+                    x7 = KV[h, j + 7]
+                    KM[h, j] = m0
+                    KM[h, j + 1] = m1
+                    KM[h, j + 2] = m2
+                    KM[h, j + 3] = m3
+                    KM[h, j + 4] = m4
+                    KM[h, j + 5] = m5
+                    KM[h, j + 6] = m6
+                    KM[h, j + 7] = m7
+                    KV[h, j] = v0 if v0 > x0 else x0
+                    KV[h, j + 1] = v1 if v1 > x1 else x1
+                    KV[h, j + 2] = v2 if v2 > x2 else x2
+                    KV[h, j + 3] = v3 if v3 > x3 else x3
+                    KV[h, j + 4] = v4 if v4 > x4 else x4
+                    KV[h, j + 5] = v5 if v5 > x5 else x5
+                    KV[h, j + 6] = v6 if v6 > x6 else x6
+                    KV[h, j + 7] = v7 if v7 > x7 else x7
             else:
+                s = subs[h, 0]
+                for u in range(lanes):
+                    rowsV[0, u] = BV[s, u]
+                    rowsV[1, u] = BI[s, u]
+                    rowsM[0, u] = BM[s, u]
+                for t in range(1, 5):
+                    s = subs[h, t]
+                    for u in range(lanes):
+                        x = BV[s, u]
+                        m = rowsV[0, u]
+                        c = (x > m) | ((x == m) & (BI[s, u] < rowsV[1, u]))
+                        rowsV[1, u] = BI[s, u] if c else rowsV[1, u]
+                        rowsM[0, u] = BM[s, u] if c else rowsM[0, u]
+                        rowsV[0, u] = x if c else m
+                for u in range(lanes):
+                    m = rowsV[0, u]
+                    KM[h, u] = SM[h, u] if SV[h, u] >= m else rowsM[0, u]
+                    KV[h, u] = m if m > KV[h, u] else KV[h, u]
+            if rep:  # the chance of coming back of the same choice (Kiriki): the keep's number into row 1 of rowsV
                 s = subs[h, 0]
                 for u in range(lanes):
                     rowsV[0, u] = BV[s, u]
@@ -637,17 +738,14 @@ def turn_moments(
                     s = subs[h, t]
                     for u in range(lanes):
                         x = BV[s, u]
+                        e = BI[s, u]
                         m = rowsV[0, u]
-                        c = (x > m) | ((x == m) & (BI[s, u] < rowsV[1, u]))
-                        rowsV[1, u] = BI[s, u] if c else rowsV[1, u]
+                        i = rowsV[1, u]
+                        c = (x > m) | ((x == m) & (e < i))
+                        rowsV[1, u] = e if c else i
                         rowsV[0, u] = x if c else m
-            for u in range(lanes):
-                m = rowsV[0, u]
-                kept = int(rowsV[1, u])
-                now = SV[h, u] >= m
-                KM[h, u] = SM[h, u] if now else KM[kept, u]
-                KP[h, u] = (SP[h, u] if now else KP[kept, u]) if rep else 0.0
-                KV[h, u] = m if m > KV[h, u] else KV[h, u]
+                for u in range(lanes):
+                    KP[h, u] = SP[h, u] if SV[h, u] >= rowsV[0, u] else KP[int(rowsV[1, u]), u]
 
 
 def solve_moments(V, M, C, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags, lo, hi):
@@ -656,7 +754,10 @@ def solve_moments(V, M, C, p, n_dice, counts, scores, add, subs, weight, masks, 
     (a check against ``V``). A state that can come back to itself solves ``M2 = A + P * M2``."""
     n_keeps = counts.shape[0]
     L = V.shape[2]
-    KV, KM, KP, SV, SM, SP, BV, BI, rowsV, rowsM, rowsP = new_work(n_keeps, W)
+    KV, KM, KP, SV, SM, SP, BV, BI, BM, rowsV, rowsM, rowsP = new_work(n_keeps, W)
+    acc_v = np.empty(W)
+    acc_m = np.empty(W)
+    acc_p = np.empty(W)
     n_hands = weight.shape[0]
     total = float(6**n_dice)
     levels = p[P_ROLLS] - 1
@@ -668,27 +769,31 @@ def solve_moments(V, M, C, p, n_dice, counts, scores, add, subs, weight, masks, 
         for s0 in range(0, L, W):  # W subtotals at a time (all of them in the compiled build)
             lanes = min(W, L - s0)
             turn_moments(V, M, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, s0, lanes, levels,
-                         KV, KM, KP, SV, SM, SP, BV, BI, rowsV, rowsM, rowsP)  # fmt: skip
+                         KV, KM, KP, SV, SM, SP, BV, BI, BM, rowsV, rowsM, rowsP)  # fmt: skip
+            # The hands weighted by their odds, hand by hand for all lanes (each lane's sums in the same order).
+            rep = repeats(p, open_mask, penta_scored)
             for u in range(lanes):
-                sv = 0.0
-                sm = 0.0
-                sp = 0.0
-                for h in range(n_hands):
-                    w = float(weight[h])
-                    sv += w * KV[h, u]
-                    sm += w * KM[h, u]
-                    sp += w * KP[h, u]
-                sv = sv / total
-                sm = sm / total
-                sp = sp / total
-                C[penta_scored, open_mask, s0 + u] = sv
-                M[penta_scored, open_mask, s0 + u] = sm / (1.0 - sp)
+                acc_v[u] = 0.0
+                acc_m[u] = 0.0
+                acc_p[u] = 0.0
+            for h in range(n_hands):
+                w = float(weight[h])
+                for u in range(lanes):
+                    acc_v[u] += w * KV[h, u]
+                    acc_m[u] += w * KM[h, u]
+                if rep:  # elsewhere the chance of coming back is 0
+                    for u in range(lanes):
+                        acc_p[u] += w * KP[h, u]
+            for u in range(lanes):
+                C[penta_scored, open_mask, s0 + u] = acc_v[u] / total
+                M[penta_scored, open_mask, s0 + u] = (acc_m[u] / total) / (1.0 - acc_p[u] / total)
 
 
 def new_work(n_keeps, lanes):
     """The scratch arrays of :func:`turn_moments`, each (keeps or successor rows) x lanes, separately allocated."""
     n = max(n_keeps, N_ROWS)
     return (
+        np.empty((n, lanes)),
         np.empty((n, lanes)),
         np.empty((n, lanes)),
         np.empty((n, lanes)),
