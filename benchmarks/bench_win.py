@@ -1,6 +1,6 @@
-"""Win strategy benchmark: the theta tables' build time, the multiplayer simulator's speed, and the win rates
-of ``win`` against ``optimal`` (head to head and three players) with their 95 % intervals. Prints figures;
-asserts nothing (``make bench`` calls :func:`bench`).
+"""Win strategy benchmark: the theta and end-game tables' build (or load) time, the multiplayer simulator's
+speed, and the win rates of ``win`` against ``optimal`` (head to head and three players) with their 95 %
+intervals. Prints figures; asserts nothing (``make bench`` calls :func:`bench`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 
 from pentadice import paths, rules, table
 from pentadice.simulator import multiplayer as mp
-from pentadice.strategy import win
+from pentadice.strategy import lastturns, win
 
 
 def line(result: dict, strategy: str) -> str:
@@ -30,7 +30,16 @@ def bench(games: int = 1_000_000, three_player_games: int = 300_000, seed: int =
         f"win tables: {len(tables.thetas)} thetas ({len(tables.thetas) - 1} utility solves) + variance "
         f"({tables.variance_source}): {build:.1f} s (JIT compile included on a first run)"
     )
-    out = {"build_seconds": build}
+    where = "read from the table directory" if tables.origin == "file" else "built, then saved"
+    print(f"  ({where})")
+    start = time.perf_counter()
+    win.endgame(tbl.rules, win.ENDGAME_BOXES, mp.threads(), tbl.files.directory, tbl.values)
+    end_build = time.perf_counter() - start
+    print(f"end-game table (at most {win.ENDGAME_BOXES} boxes open): {end_build:.1f} s")
+    start = time.perf_counter()
+    lastturns.opponents(tbl.rules, tbl.values, win.ENDGAME_BOXES)
+    print(f"the other players' distributions of the points to come: {time.perf_counter() - start:.1f} s")
+    out = {"build_seconds": build, "endgame_seconds": end_build}
     for players, n in ((("win", "optimal"), games), (("win", "optimal", "optimal"), three_player_games)):
         r = mp.simulate_players(tbl, players, n, seed)
         print(f"{','.join(players)}: {n:,} games in {r['seconds']:.1f} s ({n / r['seconds']:,.0f} games/s)")

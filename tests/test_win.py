@@ -415,8 +415,9 @@ def test_players_refuses_strategy_and_out():
     assert r.exit_code == 2 and "--strategy" in r.output
 
 
+@pytest.mark.parametrize("max_open", [1, 2])  # the small game has 4 boxes: theta turns, then the last turns
 @pytest.mark.parametrize("players", [("win", "optimal"), ("optimal", "win", "optimal")])
-def test_simulated_games_replay_through_the_strategy_api(small, players):
+def test_simulated_games_replay_through_the_strategy_api(small, players, max_open):
     """The simulator's games, replayed move by move with the same dice through ``WinStrategy.choose`` (and the
     advisor for optimal players), seats in the simulator's order, end with the same totals."""
     from pentadice.advisor import Advisor
@@ -426,8 +427,9 @@ def test_simulated_games_replay_through_the_strategy_api(small, players):
 
     rs, seed, n_games = SMALL, 8, 25
     ws = WinStrategy(rs, small.values)
+    ws.max_open = max_open
     advisor = Advisor(small, compiled=False)
-    simulated = next(mp.play_chunks(small, players, n_games, seed))[1]
+    simulated = next(mp.play_chunks(small, players, n_games, seed, endgame=max_open))[1]
     n = len(players)
     for g in range(n_games):
         sheets = [Sheet() for _ in players]
@@ -452,3 +454,218 @@ def test_simulated_games_replay_through_the_strategy_api(small, players):
                 )
                 sheets[j] = sheets[j].with_score(move.box, legal[move.box], bonus)
         assert [sh.score(rs) for sh in sheets] == list(simulated[g]), f"game {g}"
+
+
+def _fresh_win_caches():
+    from pentadice.strategy import win
+
+    win._cache.clear()
+    win._endgames.clear()
+
+
+def test_win_tables_are_saved_read_back_and_tied_to_their_values(tmp_path):
+    from pentadice import table
+    from pentadice.strategy import win
+
+    rs = SMALL
+    V = solve_values(rs)
+    table.save(rs, V, tmp_path)
+    _fresh_win_caches()
+    built = win.build(rs, V, directory=tmp_path)
+    assert built.origin == "built"
+    _, meta_path = win.saved_paths(rs, tmp_path, win.THETA_KIND)
+    meta = json.loads(meta_path.read_text())
+    assert meta["values_checksum"] == table.checksum(V)
+    assert meta["params"]["thetas"] == [float(x) for x in built.thetas[1:]]
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary left behind
+    _fresh_win_caches()
+    again = win.build(rs, V, directory=tmp_path)
+    assert again.origin == "file"
+    assert np.array_equal(again.tables, built.tables, equal_nan=True)
+    assert np.array_equal(again.variance, built.variance, equal_nan=True)
+    # other values, other thetas: not read (stale)
+    other = V.copy()
+    other[0, rs.box_mask, 0] += 1.0
+    params = {"thetas": meta["params"]["thetas"]}
+    assert win.load_saved(rs, tmp_path, win.THETA_KIND, other, params) is None
+    assert win.load_saved(rs, tmp_path, win.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is None
+    assert win.load_saved(rs, tmp_path, win.THETA_KIND, V, params) is not None
+    _fresh_win_caches()
+    coarse = win.build(rs, V, grid=(0.01,), directory=tmp_path)  # a new grid: built and saved over the old
+    assert coarse.origin == "built"
+    assert json.loads(meta_path.read_text())["params"]["thetas"] == [0.01, -0.01]
+    _fresh_win_caches()
+    assert win.build(rs, V, grid=(0.01,), directory=tmp_path).origin == "file"
+    _fresh_win_caches()
+
+
+def test_damaged_win_tables_are_built_again(tmp_path):
+    from pentadice import table
+    from pentadice.strategy import win
+
+    rs = SMALL
+    V = solve_values(rs)
+    table.save(rs, V, tmp_path)
+    _fresh_win_caches()
+    good = win.build(rs, V, grid=(0.01,), directory=tmp_path)
+    npy, _ = win.saved_paths(rs, tmp_path, win.THETA_KIND)
+    raw = bytearray(npy.read_bytes())
+    raw[-8:] = b"\x00" * 8 if raw[-8:] != b"\x00" * 8 else b"\x01" * 8
+    npy.write_bytes(bytes(raw))
+    assert win.load_saved(rs, tmp_path, win.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is None
+    npy.write_bytes(bytes(raw[:-100]))  # cut short
+    assert win.load_saved(rs, tmp_path, win.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is None
+    _fresh_win_caches()
+    rebuilt = win.build(rs, V, grid=(0.01,), directory=tmp_path)
+    assert rebuilt.origin == "built"
+    assert np.array_equal(rebuilt.tables, good.tables, equal_nan=True)
+    assert win.load_saved(rs, tmp_path, win.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is not None
+    _fresh_win_caches()
+
+
+def test_win_tables_without_a_writable_table_directory_stay_in_memory(tmp_path, monkeypatch):
+    from pentadice import table
+    from pentadice.strategy import win
+
+    rs = SMALL
+    V = solve_values(rs)
+    _fresh_win_caches()
+    alone = win.build(rs, V, grid=(0.01,), directory=tmp_path)  # no value table there: nothing tied to write
+    assert alone.origin == "built"
+    assert not win.saved_paths(rs, tmp_path, win.THETA_KIND)[0].exists()
+    table.save(rs, V, tmp_path)
+
+    def read_only(files, wait=None):
+        raise table.TableError(f"cannot lock the {files.rules} table in {files.directory}: Read-only file system")
+
+    monkeypatch.setattr(table, "writer_lock", read_only)
+    _fresh_win_caches()
+    built = win.build(rs, V, grid=(0.01,), directory=tmp_path)
+    assert built.origin == "built"
+    assert np.array_equal(built.tables, alone.tables, equal_nan=True)
+    assert not win.saved_paths(rs, tmp_path, win.THETA_KIND)[0].exists()
+    assert not win.save_quietly(rs, tmp_path, win.THETA_KIND, built.tables[1:], V, {"thetas": [0.01, -0.01]})
+    _fresh_win_caches()
+
+
+def test_endgame_table_is_saved_and_read_back(tmp_path):
+    from pentadice import table
+    from pentadice.strategy import win
+
+    rs = SMALL
+    V = solve_values(rs)
+    table.save(rs, V, tmp_path)
+    _fresh_win_caches()
+    _, rowix = win.endgame(rs, 2, 1, tmp_path, V)
+    assert win.saved_paths(rs, tmp_path, win.ENDGAME_KIND, {"max_open": 2})[0].name == "penta.win-end-2.npy"
+    assert win.saved_paths(rs, tmp_path, win.ENDGAME_KIND, {"max_open": 2})[0].exists()
+    direct = utility.solve_endgame(rs, 2)
+    assert np.array_equal(rowix, direct[1])
+    assert np.array_equal(win.endgame_rows(rs, 2), direct[1])
+    _fresh_win_caches()
+    params = {"max_open": 2, "lanes": utility.TARGET_LANES}
+    assert win.load_saved(rs, tmp_path, win.ENDGAME_KIND, V, params) is not None
+    assert win.load_saved(rs, tmp_path, win.ENDGAME_KIND, V, {**params, "max_open": 1}) is None
+    Wt2, rowix2 = win.endgame(rs, 2, 1, tmp_path, V)
+    assert np.array_equal(Wt2, direct[0]) and np.array_equal(rowix2, direct[1])
+    _fresh_win_caches()
+
+
+def test_last_turns_mixture_is_the_distribution_of_the_best_other_final_total():
+    """``mixture`` against a brute force over every combination of the other players' points to come."""
+    from pentadice.strategy import lastturns
+
+    rng = np.random.default_rng(3)
+    n_lanes = 40
+    probs = rng.random((4, 12)) * (rng.random((4, 12)) < 0.6)
+    probs[:, 0] += 0.01
+    probs /= probs.sum(axis=1, keepdims=True)
+    C = np.minimum(np.cumsum(np.pad(probs, ((0, 0), (0, n_lanes - 12))), axis=1), 1.0)
+    for rows, shifts in (([1], [0]), ([0, 2], [3, -5]), ([3, 1, 1], [-2, 4, 0]), ([2, 0], [20, 25])):
+        q = np.empty(n_lanes)
+        reach = lastturns.mixture(C, np.array(rows), np.array(shifts), len(rows), q)
+        expect = np.zeros(n_lanes)
+        below = 0.0
+        for combo in itertools.product(range(12), repeat=len(rows)):
+            pr = math.prod(probs[r, x] for r, x in zip(rows, combo, strict=True))
+            d = max(x - s for x, s in zip(combo, shifts, strict=True))  # their final minus mine
+            if d < 0:
+                below += pr
+            else:
+                expect[d] += pr
+        assert q == pytest.approx(expect, abs=1e-12)
+        assert reach == pytest.approx(1 - below, abs=1e-12)
+        q2 = np.empty(n_lanes)  # the players' order does not change a bit
+        lastturns.mixture(C, np.array(rows[::-1]), np.array(shifts[::-1]), len(rows), q2)
+        assert np.array_equal(q, q2)
+
+
+def test_last_turns_opponent_rows_are_the_final_score_distributions(small):
+    """Each row's mean is the value table's expected points to come (rows of every state with at most two
+    boxes open), and a finished player's row is 0 points for sure."""
+    from pentadice import states
+    from pentadice.strategy import lastturns
+
+    rs = SMALL
+    opp = lastturns.Opponents(rs, small.values, 2)
+    reach = states.reachable(rs)
+    keys = [
+        (f, m, u) for f, m, u in np.argwhere(reach[:, :, : rs.upper_threshold + 1]) if 0 < bin(int(m)).count("1") <= 2
+    ]
+    f, m, u = (np.array(x) for x in zip(*keys, strict=True))
+    rows = opp.rows(f, m, u)
+    assert len(set(rows.tolist())) == len(keys)
+    C = opp.C[rows]
+    assert (np.diff(C, axis=1) >= -1e-15).all() and np.allclose(C[:, -1], 1.0)
+    means = (1.0 - C).sum(axis=1)
+    assert means == pytest.approx(small.values[f, m, u], abs=1e-9)
+    top = opp.top[rows]
+    assert C[np.arange(len(rows)), top] == pytest.approx(1.0)  # the most points it may still score
+    assert (C[np.arange(len(rows)), top - 1][top > 0] < 1.0).all()
+    assert np.array_equal(opp.C[opp.rows(np.array([0]), np.array([0]), np.array([5]))], np.ones((1, opp.C.shape[1])))
+    from pentadice import distribution  # the forward pass, another path to the same distributions
+
+    V = distribution._padded(small.values, rs)
+    for i in range(0, len(keys), 7):
+        dist = distribution._propagate(rs, V, int(f[i]), int(m[i]), int(u[i]), -1, -1, 1)
+        probs = np.zeros(opp.C.shape[1])
+        probs[dist.offset : dist.offset + len(dist.probs)] = dist.probs
+        assert C[i] == pytest.approx(np.minimum(np.cumsum(probs), 1.0), abs=1e-12)
+
+
+def test_last_turns_against_finished_players_is_the_exact_end_game(small):
+    """Against players who have finished, the weights are one point at the points to beat (so each option is
+    credited with the end-game table's own chance), for every state with one box open; None when already
+    ahead."""
+    from pentadice import states
+    from pentadice.strategy import win
+
+    rs = SMALL
+    reach = states.reachable(rs)
+    them = Sheet().with_score("ones", 3, 0).with_score("threes", 9, 0).with_score("full_house", 25, 0)
+    them = them.with_score("penta", 50, 0)
+    checked = 0
+    for f, m, u in np.argwhere(reach[:, :, : rs.upper_threshold + 1]):
+        if bin(int(m)).count("1") != 1:
+            continue
+        for mine in (0, 40, 80):
+            sheet = types.SimpleNamespace(
+                open_mask=lambda rs, m=int(m): m, penta_scored=lambda rs, f=int(f): bool(f),
+                upper_subtotal=lambda rs, u=int(u): u, score=lambda rs, s=mine: s,
+            )  # fmt: skip
+            q = win.last_turns_weights(rs, small.values, sheet, [them], 1)
+            d = them.score(rs) - mine
+            if q is None:
+                assert d < 0
+                continue
+            assert q[d] == 1.0 and q.sum() == 1.0
+            checked += 1
+    assert checked > 5
+
+
+def test_last_turns_rule_wins_more_than_optimal_and_than_theta_alone(small):
+    """On the 4-box game, playing every turn by the last-turns rule beats the optimal player clearly (the 95 %
+    interval above one half) and does better than the theta rule alone on the same games."""
+    by_rule = {k: run(small, ["win", "optimal"], 20000, seed=11, endgame=k)["win_rates"]["win"] for k in (0, 4)}
+    assert by_rule[4]["ci95"][0] > 0.5
+    assert by_rule[4]["rate"] > by_rule[0]["rate"]

@@ -32,6 +32,7 @@ from pentadice.simulator import games as kernel
 from pentadice.simulator.simulate import seed_key, threads
 from pentadice.solver import kernels as turn_kernels
 from pentadice.solver import utility
+from pentadice.strategy import lastturns
 from pentadice.turn_inputs import turn_inputs
 
 STRATEGIES = ("optimal", "win")
@@ -45,6 +46,9 @@ theta_turn_values = utility.wide.theta_turn_values
 endgame_turn_values = utility.target.target_turn_values
 wide_score_options = turn_kernels.wide.score_options
 wide_upper_bonus = turn_kernels.wide.upper_bonus
+lt_mixture = lastturns.mixture
+lt_best_keep = lastturns.best_keep
+lt_best_box = lastturns.best_box
 P_ROLLS = rules.P_ROLLS
 P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
 N_BOXES = rules.N_BOXES
@@ -182,18 +186,22 @@ def play_groups(
 @jit(nogil=True)
 def play_endgame_groups(
     Wt, rowix, p, n_dice, counts, scores, size, add, subs, subkeeps, key, t,
-    order, group_starts, group_keys, need, stream, masks, flags, subtotals, totals, scores_out, bonus_out, part, parts,
+    order, group_starts, group_keys, C, opp_rows, opp_shift, stream, masks, flags, subtotals, totals, scores_out,
+    bonus_out, part, parts,
 ):  # fmt: skip
-    """One turn of win players against finished opponents, by the end-game table: groups of key
-    ``(open_mask * 2 + penta_scored) * LANES + subtotal``, each player reading lane ``need[e]`` (the points
-    it must beat). Otherwise as :func:`play_groups`."""
+    """One turn of win players in their last turns (:mod:`pentadice.strategy.lastturns`), by the end-game
+    table: groups of key ``(open_mask * 2 + penta_scored) * LANES + subtotal``, each player weighing the lanes
+    by the distribution of the points it must beat (``C``'s rows ``opp_rows[e]`` of the other players, shifted
+    by ``opp_shift[e]``). Otherwise as :func:`play_groups`."""
     n_keeps = counts.shape[0]
     n_rolls = p[P_ROLLS]
     cap = p[P_UPPER_THRESHOLD]
     n_lanes = Wt.shape[3]
+    n_opp = opp_rows.shape[1]
     K = np.empty((n_keeps, n_lanes))
     B = np.empty((n_keeps, n_lanes))
     L = np.empty((n_rolls, n_keeps, n_lanes))
+    q = np.empty(n_lanes)
     points = np.empty(N_BOXES, dtype=np.int64)
     small = -1
     for gi in range(group_keys.shape[0]):
@@ -213,40 +221,19 @@ def play_endgame_groups(
         for i in range(lo, hi):
             e = order[i]
             game = stream[e]
-            d = need[e]
+            lt_mixture(C, opp_rows[e], opp_shift[e], n_opp, q)
             hand = n_keeps - 1
             for j in range(n_dice):
                 hand = add[hand, die(key, game, t, 0, j) - 1]
             for r in range(n_rolls - 1, 0, -1):
-                best = L[0, hand, d]
-                choice = -1
-                for j in range(subkeeps.shape[1]):
-                    kept = subkeeps[hand, j]
-                    if kept < 0:
-                        break
-                    if L[r, kept, d] > best:
-                        best = L[r, kept, d]
-                        choice = kept
+                choice = lt_best_keep(L, q, hand, r, subkeeps)
                 if choice < 0:
                     break
                 hand = choice
                 for j in range(n_dice - size[choice]):
                     hand = add[hand, die(key, game, t, n_rolls - r, j) - 1]
+            box = lt_best_box(Wt, rowix, p, counts[hand], open_mask, penta_scored, sub, q, points)
             bonus = wide_score_options(p, counts[hand], open_mask, penta_scored, points)
-            box = -1
-            best = 0.0
-            for b in range(N_BOXES):
-                pts = points[b]
-                if pts < 0:
-                    continue
-                added = pts if b < 6 else 0
-                gain = pts + bonus + wide_upper_bonus(p, sub, added)
-                nflag = penta_scored if b != PENTA else (1 if pts > 0 else 0)
-                x = d - gain
-                value = 1.0 if x < 0 else Wt[rowix[open_mask & ~(1 << b)], nflag, min(sub + added, cap), x]
-                if box < 0 or value > best:
-                    box = b
-                    best = value
             pts = points[box]
             bonus_out[e] += bonus
             totals[e] += pts + bonus
@@ -365,9 +352,12 @@ def play_chunks(
     else:
         wt = None
         T, thetas, variance = V[None], np.zeros(1), None
+    opp = None
     endgame_tables, max_open = None, win.ENDGAME_BOXES if endgame is None else endgame
     if "win" in players and max_open > 0 and not rs.penta_repeat:
-        endgame_tables = win.endgame(rs, max_open, threads())
+        files = getattr(tbl, "files", None)
+        endgame_tables = win.endgame(rs, max_open, threads(), getattr(files, "directory", None), tbl.values)
+        opp = lastturns.opponents(rs, tbl.values, max_open)
     popcount = np.array([bin(x).count("1") for x in range(1 << rules.N_BOXES)])
     args = turn_inputs(rs).games()
     p, n_dice, counts, scores_t, size, add, subs, subkeeps = args
@@ -386,6 +376,8 @@ def play_chunks(
             sc = np.full((m, rules.N_BOXES), -1, dtype=np.int16)
             bonus = np.zeros(m, dtype=np.int64)
             g = np.arange(n, dtype=np.int64)
+            opp_rows = np.zeros((m, n_players - 1), dtype=np.int64)
+            opp_shift = np.zeros((m, n_players - 1), dtype=np.int64)
             stream = ((lo + np.repeat(g, n_players)) * MAX_PLAYERS + np.tile(np.arange(n_players), n)).astype(np.int64)
             for t in range(kernel.MAX_TURNS):
                 if not masks.any():
@@ -398,19 +390,42 @@ def play_chunks(
                         continue
                     tix = np.zeros(len(entries), dtype=np.int64)
                     wins = is_win[entries % n_players]
-                    if endgame_tables is not None and wins.any():  # finished opponents: the exact end game
-                        d = _endgame_need(entries, n_players, masks, totals)
-                        late = wins & (popcount[masks[entries]] <= max_open) & (d >= 0) & (d < utility.TARGET_LANES)
+                    if endgame_tables is not None and wins.any():  # the last turns (strategy.lastturns)
+                        late = _last_turns(
+                            entries,
+                            wins,
+                            n_players,
+                            max_open,
+                            popcount,
+                            masks,
+                            flags,
+                            subtotals,
+                            totals,
+                            opp,
+                            opp_rows,
+                            opp_shift,
+                        )
                         if late.any():
                             ends = entries[late]
                             ekeys = (masks[ends] * 2 + flags[ends]) * LANES + subtotals[ends]
                             order, group_starts, group_keys = _groups(ends, ekeys)
-                            need = np.zeros(m, dtype=np.int64)
-                            need[ends] = d[late]
                             _run(
                                 play_endgame_groups,
                                 (*endgame_tables, p, n_dice, counts, scores_t, size, add, subs, subkeeps, key, t),
-                                (order, group_starts, group_keys, need, stream, masks, flags, subtotals, totals, sc),
+                                (
+                                    order,
+                                    group_starts,
+                                    group_keys,
+                                    opp.C,
+                                    opp_rows,
+                                    opp_shift,
+                                    stream,
+                                    masks,
+                                    flags,
+                                    subtotals,
+                                    totals,
+                                    sc,
+                                ),
                                 bonus,
                                 pool,
                                 parts,
@@ -463,18 +478,33 @@ def _run(fn, call: tuple, state: tuple, bonus: np.ndarray, pool, parts: int) -> 
         f.result()
 
 
-def _endgame_need(entries, n_players, masks, totals) -> np.ndarray:
-    """For each player in ``entries``: the best other total minus its own when every other player of its game
-    has finished (the points it must beat), else -1."""
-    games = entries // n_players
-    all_entries = games[:, None] * n_players + np.arange(n_players)[None, :]
-    me = entries % n_players
-    rows = np.arange(len(entries))
-    others_open = (masks[all_entries] != 0).sum(axis=1) - (masks[entries] != 0)
-    t = totals[all_entries].copy()
-    t[rows, me] = np.iinfo(np.int64).min
-    d = t.max(axis=1) - totals[entries]
-    return np.where(others_open == 0, d, -1)
+def _last_turns(
+    entries, wins, n_players, max_open, popcount, masks, flags, subtotals, totals, opp, opp_rows, opp_shift
+) -> np.ndarray:
+    """Which players of ``entries`` play their last turns' rule (:mod:`pentadice.strategy.lastturns`): win
+    players with at most ``max_open`` boxes open, every other player too (or finished), who may still reach
+    the best other final total and are less than the end-game table's lanes behind the best other total.
+    Fills ``opp_rows`` and ``opp_shift`` of those players (the other players' distribution rows and
+    ``my total - theirs``)."""
+    late = wins & (popcount[masks[entries]] <= max_open)
+    if not late.any():
+        return late
+    cand = entries[late]
+    games = cand // n_players
+    me = cand % n_players
+    others = games[:, None] * n_players + (me[:, None] + 1 + np.arange(n_players - 1)[None, :]) % n_players
+    ok = (popcount[masks[others]] <= max_open).all(axis=1)
+    rows = np.zeros(others.shape, dtype=np.int64)
+    if ok.any():
+        o = others[ok]
+        rows[ok] = opp.rows(flags[o], masks[o], subtotals[o])
+    behind = totals[others].max(axis=1) - totals[cand]
+    reach = (totals[others] + opp.top[rows]).max(axis=1) - totals[cand]
+    ok &= (reach >= 0) & (behind < utility.TARGET_LANES)
+    opp_rows[cand[ok]] = rows[ok]
+    opp_shift[cand[ok]] = totals[cand[ok], None] - totals[others[ok]]
+    late[np.flatnonzero(late)[~ok]] = False
+    return late
 
 
 def _pick(wt, entries, n_players, V, variance, masks, flags, subtotals, totals) -> np.ndarray:
@@ -518,7 +548,8 @@ def simulate_players(
         win.build(tbl.rules, tbl.values, grid, scale, threads(), directory)
         max_open = win.ENDGAME_BOXES if endgame is None else endgame
         if max_open > 0 and not tbl.rules.penta_repeat:
-            win.endgame(tbl.rules, max_open, threads())
+            win.endgame(tbl.rules, max_open, threads(), directory, tbl.values)
+            lastturns.opponents(tbl.rules, tbl.values, max_open)
     tables_seconds = time.perf_counter() - start
     start = time.perf_counter()
     tally = WinTally(tuple(players))

@@ -11,6 +11,12 @@ the whole turn by that theta's exponential-utility table (:mod:`pentadice.solver
 The other players are assumed to play optimal. This approximates the chance of winning, it does not compute it:
 how much it wins is measured by the multiplayer simulator (``docs/win.md``).
 
+In its last turns (at most :data:`ENDGAME_BOXES` boxes open for it and every other player) it plays by the
+end-game table against the other players' exact final-score distributions instead
+(:mod:`pentadice.strategy.lastturns`). The theta tables and the end-game table are saved beside the value
+table (``NAME.win.npy``, ``NAME.win-end-K.npy``, each with its metadata) and read back when they belong to
+the value table in use.
+
 The variance of the points still to come under optimal play is read from the cumulant generating function of
 two utility tables of a very small theta ``h``: ``log E[exp(hR)] + log E[exp(-hR)] = h^2 Var(R) + O(h^4)``.
 """
@@ -34,7 +40,7 @@ from pentadice.turn_inputs import turn_inputs
 # The thetas a turn may be played with (theta 0, the value table, is always the first table).
 GRID = (0.002, 0.004, 0.007, 0.01, 0.015, 0.02, 0.03, 0.05)
 SCALE = 0.5  # the formula's factor: measured best among those tried (docs/win.md)
-ENDGAME_BOXES = 1  # with every opponent finished and at most this many boxes open: the exact end game
+ENDGAME_BOXES = 4  # at most this many boxes open, for the player and every other: the last turns' rule
 VARIANCE_THETA = 0.0005  # h of the variance's cumulant estimate
 
 
@@ -55,6 +61,7 @@ class WinTables:
     scale: float
     build_seconds: float
     variance_source: str = "second moments"
+    origin: str = "built"  # "file": the theta tables were read from the table directory
 
     @property
     def values(self) -> np.ndarray:
@@ -78,15 +85,178 @@ _lock = threading.Lock()
 _endgames: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
 
-def endgame(rs: rules.RuleSet, max_open: int = ENDGAME_BOXES, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """The exact end-game tables (:func:`pentadice.solver.utility.solve_endgame`), cached in memory."""
+def endgame(
+    rs: rules.RuleSet,
+    max_open: int = ENDGAME_BOXES,
+    threads: int = 1,
+    directory: Path | str | None = None,
+    values: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact end-game tables (:func:`pentadice.solver.utility.solve_endgame`), cached in memory; read from
+    the table directory when saved there for these ``values``, else built and saved there (when writable)."""
     from pentadice.solver import utility
 
     key = (rs, max_open)
     with _lock:
         if key not in _endgames:
-            _endgames[key] = utility.solve_endgame(rs, max_open, threads)
+            found = None
+            params = {"max_open": int(max_open), "lanes": utility.TARGET_LANES}
+            use_files = directory is not None and values is not None
+            if use_files:
+                saved = load_saved(rs, directory, ENDGAME_KIND, values, params)
+                if saved is not None:
+                    rowix = endgame_rows(rs, max_open)
+                    if saved.shape == (int((rowix >= 0).sum()), 2, utility.LANES, utility.TARGET_LANES):
+                        found = (saved, rowix)
+            if found is None:
+                found = utility.solve_endgame(rs, max_open, threads)
+                if use_files:
+                    save_quietly(rs, directory, ENDGAME_KIND, found[0], values, params)
+            _endgames[key] = found
         return _endgames[key]
+
+
+def endgame_rows(rs: rules.RuleSet, max_open: int) -> np.ndarray:
+    """The end-game table's row of each open-box mask (-1: not in it), as :func:`utility.solve_endgame` lays
+    them out: the masks of the game with at most ``max_open`` boxes open, in increasing order."""
+    masks = np.arange(1 << rules.N_BOXES)
+    pop = np.array([bin(m).count("1") for m in masks])
+    small = masks[((masks & ~rs.box_mask) == 0) & (pop <= max_open)]
+    rowix = np.full(1 << rules.N_BOXES, -1, dtype=np.int64)
+    rowix[small] = np.arange(len(small))
+    return rowix
+
+
+# The tables on disk, beside the value table ``NAME.npy`` (see :mod:`pentadice.table`): ``NAME.KIND.npy``
+# (float64) and its metadata ``NAME.KIND.json``: what it is, its parameters (the thetas; the end game's boxes),
+# its SHA-256 and the SHA-256 of the value table it was built from. Written atomically (metadata last) under
+# the table's lock; a file that is missing, damaged, of other parameters or of other values is built again.
+WIN_FORMAT = "pentadice-win-tables"
+WIN_FORMAT_VERSION = 1
+THETA_KIND = "win"  # the utility tables of the nonzero thetas, (n, 2, 8192, 64)
+ENDGAME_KIND = "win-end"  # the end-game table, (masks, 2, 64, 512)
+KIND_WHAT = {
+    THETA_KIND: "sign(theta) * E[exp(theta R)] under the policy maximising it, one table per nonzero theta",
+    ENDGAME_KIND: "the highest expected win credit against a finished opponent d points ahead",
+}
+
+
+def saved_paths(rs: rules.RuleSet, directory: Path | str, kind: str, params: dict | None = None) -> tuple[Path, Path]:
+    """``(array file, metadata file)`` of a win table of ``kind`` in ``directory`` (the end-game tables of
+    different ``max_open`` have files of their own: ``NAME.win-end-4.npy``)."""
+    d = Path(directory)
+    stem = kind if kind != ENDGAME_KIND or params is None else f"{kind}-{params['max_open']}"
+    return d / f"{rs.name}.{stem}.npy", d / f"{rs.name}.{stem}.json"
+
+
+def save_tables(
+    rs: rules.RuleSet, directory: Path | str, kind: str, array: np.ndarray, values: np.ndarray, params: dict
+) -> Path:
+    """Write a win table beside the value table ``values`` of ``rs`` in ``directory``, atomically (metadata
+    last), under the table's lock. TableError if the value table there is not ``values`` (or missing), or on a
+    write error."""
+    import contextlib
+    import errno
+    import json
+    import os
+
+    from pentadice import atomic, inputs, table
+    from pentadice.atomic import write_temp
+    from pentadice.interrupts import Held
+
+    files = table.TableFiles(Path(directory), rs.name)
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    values_checksum = table.checksum(np.ascontiguousarray(values, dtype=np.float64))
+    meta = {
+        "format": WIN_FORMAT,
+        "format_version": WIN_FORMAT_VERSION,
+        "kind": kind,
+        "what": KIND_WHAT.get(kind, kind),
+        "rules": rs.name,
+        "solver_version": table.SOLVER_VERSION,
+        "params": params,
+        "shape": list(array.shape),
+        "dtype": "float64",
+        "values_checksum": values_checksum,
+        "checksum": table.checksum(array),
+    }
+    text = json.dumps(meta, indent=2).encode()
+    npy, meta_path = saved_paths(rs, directory, kind, params)
+    with table.writer_lock(files):
+        try:
+            on_disk = inputs.loads(inputs.read_text(files.meta, "the table metadata", table.META_LIMIT), "")
+        except (OSError, ValueError):
+            on_disk = None
+        if not isinstance(on_disk, dict) or on_disk.get("checksum") != values_checksum:
+            raise table.TableError(f"the {rs.name} table in {files.directory} is not the one the win tables are of")
+        temps: list[tuple[Path, Path]] = []
+        try:
+            final_npy, final_meta = (atomic.target(p).path for p in (npy, meta_path))
+            temps.append((write_temp(final_npy, lambda fh: np.save(fh, array)), final_npy))
+            temps.append((write_temp(final_meta, lambda fh: fh.write(text)), final_meta))
+            with Held(committed=True):
+                for tmp, final in temps:
+                    os.replace(tmp, final)
+                temps.clear()
+        except atomic.TargetError as e:
+            raise table.TableError(f"cannot write the {rs.name} win tables: {e}") from None
+        except OSError as e:
+            full = e.errno in (errno.ENOSPC, errno.EDQUOT)
+            reason = "the disk is full" if full else (e.strerror or str(e))
+            raise table.TableError(f"cannot write the {rs.name} win tables to {files.directory}: {reason}") from None
+        finally:
+            for tmp, _ in temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+    return npy
+
+
+def save_quietly(
+    rs: rules.RuleSet, directory: Path | str, kind: str, array: np.ndarray, values: np.ndarray, params: dict
+) -> bool:
+    """:func:`save_tables`, never an error (a read-only directory, no table there: the tables stay in memory);
+    whether they were written."""
+    from pentadice import table
+
+    try:
+        save_tables(rs, directory, kind, array, values, params)
+    except (table.TableError, OSError):
+        return False
+    return True
+
+
+def load_saved(
+    rs: rules.RuleSet, directory: Path | str, kind: str, values: np.ndarray, params: dict
+) -> np.ndarray | None:
+    """A saved win table of ``kind``, checked: its metadata (format, rule set, parameters), that it was built
+    from ``values``, its size and SHA-256. None when missing, stale or damaged (the caller builds it again)."""
+    import json
+    import os
+
+    from pentadice import inputs, table
+
+    npy, meta_path = saved_paths(rs, directory, kind, params)
+    if not npy.is_file() or not meta_path.is_file():
+        return None
+    try:
+        meta = inputs.loads(inputs.read_text(meta_path, "the win tables' metadata", table.META_LIMIT), "")
+        if not isinstance(meta, dict):
+            return None
+        expected = {"format": WIN_FORMAT, "format_version": WIN_FORMAT_VERSION, "kind": kind, "rules": rs.name}
+        if any(meta.get(k) != v for k, v in expected.items()):
+            return None
+        if json.dumps(meta.get("params"), sort_keys=True) != json.dumps(params, sort_keys=True):
+            return None
+        if meta.get("values_checksum") != table.checksum(np.ascontiguousarray(values, dtype=np.float64)):
+            return None
+        array = np.load(npy, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None
+    if array.dtype != np.float64 or list(array.shape) != meta.get("shape"):
+        return None
+    if os.path.getsize(npy) < array.nbytes or table.checksum(array) != meta.get("checksum"):
+        return None
+    return array
 
 
 def grid_thetas(rs: rules.RuleSet, grid: tuple[float, ...] = GRID) -> np.ndarray:
@@ -122,16 +292,25 @@ def build(
         thetas = grid_thetas(rs, grid)
         tables = np.empty((len(thetas), *V.shape))
         tables[0] = V
-        for i, theta in enumerate(thetas[1:], 1):
-            tables[i] = utility.solve_theta(rs, float(theta), threads)
+        params = {"thetas": [float(x) for x in thetas[1:]]}
+        saved = load_saved(rs, directory, THETA_KIND, V, params) if directory is not None else None
+        if saved is not None and saved.shape == (len(thetas) - 1, *V.shape):
+            tables[1:] = saved
+            origin = "file"
+        else:
+            for i, theta in enumerate(thetas[1:], 1):
+                tables[i] = utility.solve_theta(rs, float(theta), threads)
+            origin = "built"
+            if directory is not None:
+                save_quietly(rs, directory, THETA_KIND, tables[1:], V, params)
         variance = saved_variance(rs, V, directory) if directory is not None else None
         source = "second moments"
         if variance is None:
-            variance = exact_variance(rs, V, threads)
+            variance = exact_variance(rs, V, threads, directory)
         if variance is None:
             variance, source = cumulant_variance(rs, threads), "cumulants"
         variance = np.where(np.isnan(V), np.nan, variance)
-        found = WinTables(rs, thetas, tables, variance, scale, time.perf_counter() - start, source)
+        found = WinTables(rs, thetas, tables, variance, scale, time.perf_counter() - start, source, origin)
         _cache[key] = (found, values)  # holding ``values`` keeps its id from being reused
         return found
 
@@ -148,9 +327,12 @@ def saved_variance(rs: rules.RuleSet, values: np.ndarray, directory: Path | str)
         return np.maximum(m2 - values * values, 0.0)
 
 
-def exact_variance(rs: rules.RuleSet, values: np.ndarray, threads: int = 1) -> np.ndarray | None:
+def exact_variance(
+    rs: rules.RuleSet, values: np.ndarray, threads: int = 1, directory: Path | str | None = None
+) -> np.ndarray | None:
     """Var(R) under the advisor's policy from the second-moment table (:mod:`pentadice.solver.moments`), or
-    None where that module is not available."""
+    None where that module is not available. Given ``directory``, the second moments are saved beside the
+    table there when they can be (as ``pentadice solve`` does), so that the next build reads them."""
     try:
         from pentadice.solver.moments import second_moments
     except ImportError:
@@ -158,6 +340,13 @@ def exact_variance(rs: rules.RuleSet, values: np.ndarray, threads: int = 1) -> n
     m2 = second_moments(rs, values, threads=threads, check=False)
     if m2.shape != values.shape:
         return None
+    if directory is not None:
+        import contextlib
+
+        from pentadice import table
+
+        with contextlib.suppress(table.TableError, OSError):
+            table.save_moments(rs, Path(directory), np.ascontiguousarray(m2, dtype=np.float64), values)
     with np.errstate(invalid="ignore"):
         return np.maximum(m2 - values * values, 0.0)
 
@@ -184,13 +373,14 @@ def sheet_outlook(rs: rules.RuleSet, tables: WinTables, sheet: Sheet) -> tuple[f
 class WinStrategy:
     """The ``win`` player's decisions, one at a time (interactive play): ``choose(situation, my_sheet, others)``.
 
-    ``directory`` (the table directory) is accepted for the engine's sake; the tables are built in memory on
-    first use (about one value solve per theta)."""
+    ``directory`` (the table directory): the tables are read from it when saved there for these values, else
+    built on first use (about one value solve per theta) and saved there when it can be written."""
 
     def __init__(self, rs: rules.RuleSet, values: np.ndarray, directory: Path | str | None = None) -> None:
         self.rules = rs
         self.values = values
         self.directory = directory
+        self.max_open = ENDGAME_BOXES
         self._tables: WinTables | None = None
 
     @property
@@ -207,13 +397,37 @@ class WinStrategy:
         return float(self.tables.thetas[self._index(my_sheet, others)])
 
     def _endgame_move(self, situation: Situation, my_sheet: Sheet, others: list[Sheet]) -> Move | None:
-        need = endgame_need(self.rules, my_sheet, others)
-        if need is None:
+        """The last turns' move (:mod:`pentadice.strategy.lastturns`), or None where that rule does not apply."""
+        from pentadice.strategy import lastturns
+
+        weights = last_turns_weights(self.rules, self.values, my_sheet, others, self.max_open)
+        if weights is None:
             return None
         import numba
 
-        Wt, rowix = endgame(self.rules, ENDGAME_BOXES, numba.get_num_threads())
-        return endgame_choice(self.rules, Wt, rowix, situation, my_sheet, need)
+        Wt, rowix = endgame(self.rules, self.max_open, numba.get_num_threads(), self.directory, self.values)
+        ti = turn_inputs(self.rules)
+        tab = ti.tables
+        p, n_dice, _, counts, scores, add, subs = ti.turn()
+        mask, flag = my_sheet.open_mask(self.rules), int(my_sheet.penta_scored(self.rules))
+        sub = my_sheet.upper_subtotal(self.rules)
+        lanes = Wt.shape[3]
+        L = np.empty((self.rules.rolls, tab.n_keeps, lanes))
+        K = np.empty((tab.n_keeps, lanes))
+        B = np.empty((tab.n_keeps, lanes))
+        points = np.empty(rules.N_BOXES, dtype=np.int64)
+        from pentadice.solver import utility
+
+        utility.target.target_turn_values(
+            Wt, rowix, p, n_dice, counts, scores, add, subs, mask, flag, sub, L, K, B, points
+        )
+        hand = tab.keep_of(situation.dice)
+        if situation.rolls_left > 0:
+            choice = lastturns.best_keep(L, weights, hand, situation.rolls_left, tab.subkeeps)
+            if choice >= 0:
+                return Keep(tab.keep_faces[choice])
+        box = lastturns.best_box(Wt, rowix, p, counts[hand], mask, flag, sub, weights, points)
+        return Score(rules.BOX_IDS[box])
 
     def _index(self, my_sheet: Sheet, others: list[Sheet]) -> int:
         rs, t = self.rules, self.tables
@@ -263,58 +477,35 @@ class WinStrategy:
         return Score(rules.BOX_IDS[best_box(p, counts[hand], mask, flag, theta, rows, sub, points)])
 
 
-def endgame_need(rs: rules.RuleSet, my_sheet: Sheet, others: list[Sheet]) -> int | None:
-    """The points to beat when every other player has finished and this one has at most
-    :data:`ENDGAME_BOXES` boxes open (the exact end game applies), else None."""
-    if rs.penta_repeat or not others or any(s.open_mask(rs) for s in others):
-        return None
-    if not 0 < bin(my_sheet.open_mask(rs)).count("1") <= ENDGAME_BOXES:
-        return None
+def last_turns_weights(
+    rs: rules.RuleSet, values: np.ndarray, my_sheet: Sheet, others: list[Sheet], max_open: int = ENDGAME_BOXES
+) -> np.ndarray | None:
+    """``q[d]``, the probability that the best other final total is ``d`` points above this player's total
+    (:func:`pentadice.strategy.lastturns.mixture`), when the last turns' rule applies: not Kiriki, at most
+    ``max_open`` boxes open for this player (at least one) and every other player, the best other final total
+    still within reach and less than the end-game table's lanes ahead. Else None."""
     from pentadice.solver.utility import TARGET_LANES
+    from pentadice.strategy import lastturns
 
-    need = max(s.score(rs) for s in others) - my_sheet.score(rs)
-    return need if 0 <= need < TARGET_LANES else None
-
-
-def endgame_choice(rs, Wt, rowix, situation: Situation, my_sheet: Sheet, need: int) -> Move:
-    """The move with the highest chance of beating a final score ``need`` points ahead (ties half)."""
-    from pentadice.solver import kernels, utility
-
-    ti = turn_inputs(rs)
-    tab = ti.tables
-    p, n_dice, _, counts, scores, add, subs = ti.turn()
-    mask, flag, sub = my_sheet.open_mask(rs), int(my_sheet.penta_scored(rs)), my_sheet.upper_subtotal(rs)
-    lanes = utility.TARGET_LANES
-    L = np.empty((rs.rolls, tab.n_keeps, lanes))
-    K = np.empty((tab.n_keeps, lanes))
-    B = np.empty((tab.n_keeps, lanes))
-    points = np.empty(rules.N_BOXES, dtype=np.int64)
-    utility.target.target_turn_values(Wt, rowix, p, n_dice, counts, scores, add, subs, mask, flag, sub, L, K, B, points)
-    hand = tab.keep_of(situation.dice)
-    r = situation.rolls_left
-    if r > 0:
-        best, choice = L[0, hand, need], -1
-        for kept in tab.subkeeps[hand]:
-            if kept < 0:
-                break
-            if L[r, kept, need] > best:
-                best, choice = L[r, kept, need], int(kept)
-        if choice >= 0:
-            return Keep(tab.keep_faces[choice])
-    bonus = kernels.wide.score_options(p, counts[hand], mask, flag, points)
-    box, best = -1, 0.0
-    for b in range(rules.N_BOXES):
-        pts = int(points[b])
-        if pts < 0:
-            continue
-        added = pts if b < 6 else 0
-        gain = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
-        nflag = flag if b != rules.PENTA else int(pts > 0)
-        x = need - gain
-        value = 1.0 if x < 0 else Wt[rowix[mask & ~(1 << b)], nflag, min(sub + added, rs.upper_threshold), x]
-        if box < 0 or value > best:
-            box, best = b, value
-    return Score(rules.BOX_IDS[box])
+    if rs.penta_repeat or not others or max_open < 1:
+        return None
+    if not 0 < bin(my_sheet.open_mask(rs)).count("1") <= max_open:
+        return None
+    if any(bin(s.open_mask(rs)).count("1") > max_open for s in others):
+        return None
+    opp = lastturns.opponents(rs, values, max_open)
+    rows = opp.rows(
+        np.array([int(s.penta_scored(rs)) for s in others]),
+        np.array([s.open_mask(rs) for s in others]),
+        np.array([s.upper_subtotal(rs) for s in others]),
+    )
+    mine = my_sheet.score(rs)
+    totals = np.array([s.score(rs) for s in others], dtype=np.int64)
+    if (totals + opp.top[rows]).max() < mine or totals.max() - mine >= TARGET_LANES:
+        return None
+    q = np.empty(TARGET_LANES)
+    lastturns.mixture(opp.C, rows, mine - totals, len(others), q)
+    return q
 
 
 def best_box(p, hand_counts, mask: int, flag: int, theta: float, rows: np.ndarray, sub: int, points) -> int:
