@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import errno
 import fcntl
+import glob
 import hashlib
 import json
 import os
@@ -364,12 +365,27 @@ def inventory(directory: Path) -> dict[str, str]:
     for name, rs in rules.REGISTRY.items():
         try:
             t = load(rs, directory, verify=False)
-            out[name] = f"solved: expected score {t.expected_score:.10f}"
+            out[name] = f"solved: expected score {t.expected_score:.10f}{_extras(directory, name)}"
         except TableMissing:
             out[name] = "not solved yet"
         except TableError as e:
             out[name] = f"unusable: {str(e).split('; run')[0]}"
     return out
+
+
+# The files other commands add beside a table (their data files; each has its .json too), in words.
+EXTRA_FILES = (("m2.npy", "SDs"), ("targets.npy", "target table"), ("win.npy", "win tables"), ("win-end-*.npy", ""))
+
+
+def _extras(directory: Path, name: str) -> str:
+    """What the table directory holds beside a table, with the disk it takes: `` (+ SDs 8 MB, ...)``."""
+    found: dict[str, int] = {}
+    for suffix, label in EXTRA_FILES:
+        for path in Path(directory).glob(f"{glob.escape(name)}.{suffix}"):
+            key = label or "win tables"
+            with contextlib.suppress(OSError):
+                found[key] = found.get(key, 0) + path.stat().st_size
+    return f" (+ {', '.join(f'{k} {v / 1e6:,.0f} MB' for k, v in found.items())})" if found else ""
 
 
 def read_parquet(path: str | os.PathLike[str]) -> tuple[np.ndarray, dict]:

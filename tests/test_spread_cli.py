@@ -45,3 +45,9 @@ def test_probability_text_never_shows_a_false_certainty():
     assert _probability_text(0.0) == "0"
     assert _probability_text(1e-300) == "1e-300"
     assert _probability_text(0.4336745) == "0.433675"
+
+
+def test_where_lists_what_lies_beside_a_table(tmp_path):
+    assert run("solve", "--rules", "yahtzee+no-bonus", "--data", tmp_path, "--json").exit_code == 0
+    listed = run("where", "--data", tmp_path)
+    assert "yahtzee+no-bonus      solved: expected score 245.8707745141 (+ SDs 8 MB)" in listed.output
