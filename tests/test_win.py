@@ -669,3 +669,15 @@ def test_last_turns_rule_wins_more_than_optimal_and_than_theta_alone(small):
     by_rule = {k: run(small, ["win", "optimal"], 20000, seed=11, endgame=k)["win_rates"]["win"] for k in (0, 4)}
     assert by_rule[4]["ci95"][0] > 0.5
     assert by_rule[4]["rate"] > by_rule[0]["rate"]
+
+
+def test_confidence_intervals_stay_within_0_and_1_for_a_few_games():
+    from pentadice.simulator.multiplayer import WinTally
+
+    tally = WinTally(("win", "optimal"))
+    tally.add(np.array([[250, 200], [180, 240], [300, 100]]), 0)  # 2 wins of 3: the normal interval passes 1
+    out = tally.summary()
+    for entry in [*out["win_rates"].values(), *out["players"]]:
+        lo, hi = entry["ci95"]
+        assert 0.0 <= lo <= entry["rate"] <= hi <= 1.0
+    assert out["players"][0]["ci95"][1] == 1.0

@@ -297,7 +297,8 @@ class WinTally:
             mean = total / n
             var = max(total_sq / n - mean * mean, 0.0) * n / max(n - 1, 1)
             half = Z95 * math.sqrt(var / n)
-            return float(mean), [float(mean - half), float(mean + half)]
+            # A rate lies in [0, 1]: the normal interval is cut there (it matters only for a few games).
+            return float(mean), [float(max(mean - half, 0.0)), float(min(mean + half, 1.0))]
 
         win_rates = {}
         for strategy, (s, sq) in self.strategy_share.items():
