@@ -60,8 +60,8 @@ def cli_json(advisor, *args, stdin=None):
 
 
 def reference(advisor, situation, top=None):
-    """What the `advise` command prints with --json, computed as it does."""
-    advice = advisor.advise(situation)
+    """What the `advise` command prints with --json, computed as it does (every option with its sd)."""
+    advice = advisor.with_spread(advisor.advise(situation))
     why = explain(advisor, advice)
     return {**advice.as_dict(advisor.rules, top), "why": why.as_dict() if why else None}
 

@@ -83,6 +83,8 @@ class AdviceCache:
 def advice_object(advisor, situation: Situation, top: int | None = None) -> dict:
     """What ``pentadice advise --json`` prints for ``situation``: the options, best first, and ``why``."""
     advice = advisor.advise(situation)
+    if not advisor.spread:  # every option's sd, as the command gives them (the games' moves do without)
+        advice = advisor.with_spread(advice)
     why = explain(advisor, advice)
     return {**advice.as_dict(advisor.rules, top), "why": why.as_dict() if why else None}
 
