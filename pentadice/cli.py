@@ -285,7 +285,7 @@ def _load_spread(advisor) -> None:
     or by an earlier version) has them computed now, once, and saved beside it. Damaged ones end the command."""
     from pentadice import table
 
-    if not advisor.table.files.moments.exists():
+    if not advisor.table.files.moments.exists() and sys.stderr is not None and sys.stderr.isatty():
         click.echo(f"Computing the {advisor.rules.name} table's second moments (the SDs; once)...", err=True)
     try:
         advisor.load_spread()

@@ -139,3 +139,6 @@ def run(command: click.Command, **kwargs) -> None:
     finally:
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, signal.SIG_IGN)
+        # Blocked too: Python's teardown puts the default action back, and a signal still on its way then
+        # (a pending one, or one from a child) would kill the finished process; blocked, it is never delivered.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})

@@ -170,7 +170,8 @@ def advice_text(advice, rs: rules.RuleSet, top: int, why: Why | str | None = Non
     width = max(34, *(len(text) + 1 for _o, text in shown))  # 34 fits English; longer words widen the column
     rank, option, expected, loss = _("rank"), _("option"), _("expected"), _("loss")
     spread = all(o.sd is not None for o, _text in shown)  # the SD column, when the advice has the spread
-    sd_head = f"{'SD':>8}" if spread else ""  # a symbol, as "%" is (not in the message catalogue yet)
+    sd_name = _("SD")  # the standard deviation of the final score
+    sd_head = f"{sd_name:>8}" if spread else ""
     lines += ["", f"{rank:>4}  {option:<{width}}{expected:>10}{loss:>9}{sd_head}"]
     for i, (o, text) in enumerate(shown, 1):
         sd = f"{o.sd:>8.2f}" if spread else ""

@@ -41,7 +41,9 @@ def test_json_output(advise, penta_advisor):
     assert {"rules", "dice", "rolls_left", "score_so_far", "best", "options"} <= set(data)
     assert data["rules"] == "penta" and data["dice"] == [1, 1, 3, 4, 6] and data["rolls_left"] == 1
     assert data["score_so_far"] == 12
-    advice = penta_advisor.advise(penta_advisor.situation((1, 1, 3, 4, 6), 1, penta_advisor_sheet("ones=3 threes=9")))
+    advice = penta_advisor.with_spread(
+        penta_advisor.advise(penta_advisor.situation((1, 1, 3, 4, 6), 1, penta_advisor_sheet("ones=3 threes=9")))
+    )
     assert data["options"] == [o.as_dict() for o in advice.options]  # full float precision, every option
     assert data["best"] == data["options"][0]
     kinds = {o["action"] for o in data["options"]}
@@ -119,6 +121,8 @@ def test_batch_answers_each_line_in_order_and_reports_bad_lines(advise):
     assert "line 2: the line is not valid JSON" in result.stderr and "line 5: fours=7 is impossible" in result.stderr
     single = json.loads(advise("1", "1", "3", "4", "6", "--json").output)
     assert "why" not in out[0] and single.pop("why") is not None  # the batch leaves the explanation out
+    for option in [single["best"], *single["options"]]:  # and the SDs (its fast path has no second moments)
+        assert option.pop("sd") > 0
     assert out[0] == single
     assert out[2]["options"] == [
         {

@@ -63,8 +63,8 @@ def test_advise_in_indonesian(penta_table_dir):
     assert out[0] == "Penta: dadu 1 1 3 4 6, lemparan 3 dari 3 (lemparan terakhir); 5 kotak terisi, 30 poin sejauh ini"
     assert out[2].startswith("Terbaik: Isi Dua: 0 poin (dikorbankan) (perkiraan skor akhir ")
     assert out[3] == SACRIFICE_ID + "."
-    assert out[5].split() == ["urut", "pilihan", "perkiraan", "rugi"]
-    shown = {line[6:].rsplit(None, 2)[0] for line in out[6:] if line[:4].strip().isdigit()}
+    assert out[5].split() == ["urut", "pilihan", "perkiraan", "rugi", "SB"]
+    shown = {line[6:].rsplit(None, 3)[0] for line in out[6:] if line[:4].strip().isdigit()}  # less value, loss, SD
     assert {"isi Dua 0", "isi Lima 0", "isi Full 0", "isi Straight besar 0", "isi Four of a kind 0"} <= shown
 
 
