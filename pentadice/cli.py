@@ -92,6 +92,10 @@ def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool,
         files = table.solve_and_save(rs, directory, solve)
         solution, write_seconds = solved[0], time.perf_counter() - solved[1]
         try:  # the second moments (the SD of every option), one more pass over the states
+            from pentadice.solver import moments
+
+            if moments.needs_compiling():  # a first run: say why nothing moves for a few seconds more
+                click.echo(moments.COMPILING_MESSAGE, err=True)
             spread = table.build_moments(rs, directory, solution.values, solution.threads)
         except KeyboardInterrupt:
             raise exits.Interrupted(f"the {rs.name} table was written whole; its second moments were not") from None

@@ -917,3 +917,13 @@ def keep_moments(
     fn(V, M, t.p, rs.dice, tables.counts, t.scores, tables.add, tables.subs, open_mask, penta_scored, sub, 1,
        rerolls, *work)  # fmt: skip
     return work[0][:, 0].copy(), work[1][:, 0].copy()
+
+
+COMPILING_MESSAGE = "Compiling the second-moment pass (first run only, about ten seconds)..."
+
+
+def needs_compiling() -> bool:
+    """Whether the second-moment kernel is not in Numba's cache yet (a first run: compiling takes seconds)."""
+    from pentadice.compiled import cached
+
+    return not cached(compiled().solve_moments)
