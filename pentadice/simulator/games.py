@@ -87,6 +87,32 @@ def group_games(masks, penta_scored_flags, order, starts):
 
 
 @jit(nogil=True)
+def final_hand(L, n_dice, n_rolls, size, add, subkeeps, key, game, t, sub):
+    """The hand a game ends turn ``t`` with, keeping at each roll what its lane ``sub`` of the turn values ``L``
+    says is best (scoring now, the whole hand, wins ties; see :func:`play_turn`): the first roll's dice added to
+    the empty keep one by one, then each reroll's. The solitaire and the multiplayer simulators share it."""
+    hand = add.shape[0] - 1
+    for d in range(n_dice):
+        hand = add[hand, die(key, game, t, 0, d) - 1]
+    for r in range(n_rolls - 1, 0, -1):  # r rerolls left: score now, or keep the best sub-keep
+        best = L[0, hand, sub]
+        choice = -1
+        for j in range(subkeeps.shape[1]):
+            kept = subkeeps[hand, j]
+            if kept < 0:
+                break
+            if L[r, kept, sub] > best:
+                best = L[r, kept, sub]
+                choice = kept
+        if choice < 0:
+            break
+        hand = choice
+        for d in range(n_dice - size[choice]):
+            hand = add[hand, die(key, game, t, n_rolls - r, d) - 1]
+    return hand
+
+
+@jit(nogil=True)
 def play_turn(
     V, p, n_dice, counts, scores, size, add, subs, subkeeps, key, first, t,
     masks, penta_scored_flags, subtotals, order, starts, part, parts, scores_out, bonus_out,
@@ -145,24 +171,7 @@ def play_turn(
             g = order[i]
             game = first + g
             sub = subtotals[g]
-            hand = n_keeps - 1  # the empty keep, then the first roll's dice added one by one
-            for d in range(n_dice):
-                hand = add[hand, die(key, game, t, 0, d) - 1]
-            for r in range(n_rolls - 1, 0, -1):  # r rerolls left: score now, or keep the best sub-keep
-                best = L[0, hand, sub]
-                choice = -1
-                for j in range(subkeeps.shape[1]):
-                    kept = subkeeps[hand, j]
-                    if kept < 0:
-                        break
-                    if L[r, kept, sub] > best:
-                        best = L[r, kept, sub]
-                        choice = kept
-                if choice < 0:
-                    break
-                hand = choice
-                for d in range(n_dice - size[choice]):
-                    hand = add[hand, die(key, game, t, n_rolls - r, d) - 1]
+            hand = final_hand(L, n_dice, n_rolls, size, add, subkeeps, key, game, t, sub)
             # The best box: its points plus the next state's value (upper bonus included) from the group's
             # successor rows, the same sums as the advisor's score values.
             bonus = wide_score_options(p, counts[hand], open_mask, penta_scored, points)

@@ -42,6 +42,7 @@ N_KEYS = kernel.N_KEYS
 Z95 = 1.959963984540054
 
 die = kernel.die
+final_hand = kernel.final_hand
 theta_turn_values = utility.wide.theta_turn_values
 endgame_turn_values = utility.target.target_turn_values
 wide_score_options = turn_kernels.wide.score_options
@@ -131,24 +132,7 @@ def play_groups(
             e = order[i]
             game = stream[e]
             sub = subtotals[e]
-            hand = n_keeps - 1
-            for d in range(n_dice):
-                hand = add[hand, die(key, game, t, 0, d) - 1]
-            for r in range(n_rolls - 1, 0, -1):
-                best = L[0, hand, sub]
-                choice = -1
-                for j in range(subkeeps.shape[1]):
-                    kept = subkeeps[hand, j]
-                    if kept < 0:
-                        break
-                    if L[r, kept, sub] > best:
-                        best = L[r, kept, sub]
-                        choice = kept
-                if choice < 0:
-                    break
-                hand = choice
-                for d in range(n_dice - size[choice]):
-                    hand = add[hand, die(key, game, t, n_rolls - r, d) - 1]
+            hand = final_hand(L, n_dice, n_rolls, size, add, subkeeps, key, game, t, sub)
             bonus = wide_score_options(p, counts[hand], open_mask, penta_scored, points)
             box = -1
             best = 0.0
