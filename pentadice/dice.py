@@ -23,7 +23,7 @@ class DiceTables:
     counts: np.ndarray  # (n_keeps, 6): face counts of each keep
     size: np.ndarray  # (n_keeps,): number of dice in each keep
     add: np.ndarray  # (n_keeps, 6): keep with one more die of face f, -1 for hands
-    subs: np.ndarray  # (n_keeps, 5): distinct keeps with one die fewer, padded with the first; -1 for the empty keep
+    subs: np.ndarray  # (n_keeps, 5 or 6): distinct keeps with one die fewer, padded with the first; -1 for the empty keep
     weight: np.ndarray  # (n_hands,): ways to roll each hand, out of 6**n
     subkeeps: np.ndarray  # (n_hands, 2**n - 1): each hand's distinct proper sub-keeps, larger first, -1 padded
     index: dict[tuple[int, ...], int]  # face counts -> keep number
@@ -68,7 +68,7 @@ def tables(n: int = 5) -> DiceTables:
     counts = np.array(keeps, dtype=np.int64)
     size = counts.sum(axis=1)
     add = np.full((len(keeps), 6), -1, dtype=np.int64)
-    subs = np.full((len(keeps), 5), -1, dtype=np.int64)
+    subs = np.full((len(keeps), 6 if n >= 6 else 5), -1, dtype=np.int64)  # a keep has at most n distinct faces
     for i, c in enumerate(keeps):
         j = 0
         for f in range(6):

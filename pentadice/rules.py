@@ -18,42 +18,82 @@ import numpy as np
 
 from pentadice.i18n import N_  # marks the names and messages for the catalogue (translated where shown)
 
-# Box ids, in score-sheet order. Bit ``i`` of a box mask stands for ``BOX_IDS[i]``.
-BOX_IDS: tuple[str, ...] = (
-    "ones",
-    "twos",
-    "threes",
-    "fours",
-    "fives",
-    "sixes",
-    "three_of_a_kind",
-    "four_of_a_kind",
-    "full_house",
-    "small_straight",
-    "large_straight",
-    "chance",
-    "penta",
-)
-N_BOXES = len(BOX_IDS)
-ALL_BOXES = (1 << N_BOXES) - 1
-UPPER_MASK = 0b111111  # ones .. sixes
-LOWER_MASK = ALL_BOXES & ~UPPER_MASK & ~(1 << 12)  # three_of_a_kind .. chance
-BOX_INDEX = {box: i for i, box in enumerate(BOX_IDS)}
+# Scoring kinds: how a box scores a roll. A box of a score sheet is a kind with its arguments (:class:`Box`).
 (
-    ONES,
-    TWOS,
-    THREES,
-    FOURS,
-    FIVES,
-    SIXES,
-    THREE_KIND,
-    FOUR_KIND,
-    FULL_HOUSE,
-    SMALL_STRAIGHT,
-    LARGE_STRAIGHT,
-    CHANCE,
-    PENTA,
-) = range(N_BOXES)
+    K_FACE,  # the sum of the dice showing face ``a`` (an upper box)
+    K_KIND_TOTAL,  # the sum of all the dice when ``a`` of them are alike (Penta's three and four of a kind)
+    K_KIND_SUM,  # ``a`` dice alike, the highest such face: the sum of those ``a`` dice
+    K_PAIRS,  # ``a`` pairs of different faces, the highest: the sum of those ``2a`` dice
+    K_HOUSE,  # ``a`` dice of one face and ``b`` of another, the highest such: the sum of those ``a + b`` dice
+    K_FULL_HOUSE,  # exactly three alike and two alike: ``points`` (Penta's full house; a joker scores it)
+    K_RUN,  # ``a`` faces in a row among the dice: ``points`` (a joker scores it)
+    K_STRAIGHT,  # every face of the bit set ``a`` (bit f: face f + 1) among the dice: ``points``
+    K_CHANCE,  # the sum of all the dice
+    K_ALL_ALIKE,  # every die alike: ``points``
+    K_PENTA,  # every die alike: ``points``; the state remembers whether it holds them (bonus, joker, Kiriki)
+) = range(11)
+UPPER_KINDS = (K_FACE,)
+FIXED_KINDS = (K_FULL_HOUSE, K_RUN, K_STRAIGHT)  # the boxes a joker fills at their points
+
+
+@dataclasses.dataclass(frozen=True)
+class Box:
+    """One box of a score sheet: its id and how it scores (a ``K_*`` kind with its arguments)."""
+
+    id: str
+    kind: int
+    a: int = 0
+    b: int = 0
+    points: int = 0
+
+
+def _faces(*faces: int) -> int:
+    return sum(1 << (f - 1) for f in faces)
+
+
+_UPPER = tuple(Box(box, K_FACE, f) for f, box in enumerate(("ones", "twos", "threes", "fours", "fives", "sixes"), 1))
+# The sheets (bit ``i`` of a box mask stands for the sheet's box ``i``).
+PENTA_SHEET: tuple[Box, ...] = (
+    *_UPPER,
+    Box("three_of_a_kind", K_KIND_TOTAL, 3),
+    Box("four_of_a_kind", K_KIND_TOTAL, 4),
+    Box("full_house", K_FULL_HOUSE, points=25),
+    Box("small_straight", K_RUN, 4, points=30),
+    Box("large_straight", K_RUN, 5, points=40),
+    Box("chance", K_CHANCE),
+    Box("penta", K_PENTA, points=50),
+)
+YATZY_SHEET: tuple[Box, ...] = (
+    *_UPPER,
+    Box("one_pair", K_PAIRS, 1),
+    Box("two_pairs", K_PAIRS, 2),
+    Box("three_of_a_kind", K_KIND_SUM, 3),
+    Box("four_of_a_kind", K_KIND_SUM, 4),
+    Box("small_straight", K_STRAIGHT, _faces(1, 2, 3, 4, 5), points=15),
+    Box("large_straight", K_STRAIGHT, _faces(2, 3, 4, 5, 6), points=20),
+    Box("full_house", K_HOUSE, 3, 2),
+    Box("chance", K_CHANCE),
+    Box("yatzy", K_ALL_ALIKE, points=50),
+)
+MAXI_YATZY_SHEET: tuple[Box, ...] = (
+    *_UPPER,
+    Box("one_pair", K_PAIRS, 1),
+    Box("two_pairs", K_PAIRS, 2),
+    Box("three_pairs", K_PAIRS, 3),
+    Box("three_of_a_kind", K_KIND_SUM, 3),
+    Box("four_of_a_kind", K_KIND_SUM, 4),
+    Box("five_of_a_kind", K_KIND_SUM, 5),
+    Box("small_straight", K_STRAIGHT, _faces(1, 2, 3, 4, 5), points=15),
+    Box("large_straight", K_STRAIGHT, _faces(2, 3, 4, 5, 6), points=20),
+    Box("full_straight", K_STRAIGHT, _faces(1, 2, 3, 4, 5, 6), points=21),
+    Box("full_house", K_HOUSE, 3, 2),
+    Box("super_house", K_HOUSE, 3, 3),
+    Box("tower", K_HOUSE, 4, 2),
+    Box("chance", K_CHANCE),
+    Box("maxi_yatzy", K_ALL_ALIKE, points=100),
+)
+# Every box id any sheet uses, in the order of first use: what names are understood.
+BOX_IDS: tuple[str, ...] = tuple(dict.fromkeys(b.id for s in (PENTA_SHEET, YATZY_SHEET, MAXI_YATZY_SHEET) for b in s))
 
 BOX_NAMES_EN = {
     "ones": N_("Ones"),
@@ -69,6 +109,15 @@ BOX_NAMES_EN = {
     "large_straight": N_("Large straight"),
     "chance": N_("Chance"),
     "penta": N_("Penta"),
+    "one_pair": N_("One pair"),
+    "two_pairs": N_("Two pairs"),
+    "three_pairs": N_("Three pairs"),
+    "five_of_a_kind": N_("Five of a kind"),
+    "full_straight": N_("Full straight"),
+    "super_house": N_("Super house"),
+    "tower": N_("Tower"),
+    "yatzy": N_("Yatzy"),
+    "maxi_yatzy": N_("Maxi Yatzy"),
 }
 
 # Other names people type for the boxes (the ids and the rule set's display names are always understood).
@@ -86,6 +135,15 @@ BOX_ALIASES = {
     "large_straight": ("ls", "lg", "large", "lgstraight", "lstraight"),
     "chance": ("ch",),
     "penta": (),
+    "one_pair": ("pair", "1p", "onepair"),
+    "two_pairs": ("2p", "twopair"),
+    "three_pairs": ("3p", "threepair"),
+    "five_of_a_kind": ("5k", "5ok", "5oak", "5kind", "fivekind"),
+    "full_straight": ("fs", "full_run"),
+    "super_house": ("sh", "villa"),
+    "tower": ("tw",),
+    "yatzy": ("y",),
+    "maxi_yatzy": ("maxi", "my"),
 }
 BONUS_ID = "penta_bonus"  # the sheet's key for the bonus points of five of a kinds, whatever the rule set calls it
 NO_SCORE_MESSAGE = N_("No open box scores: you must sacrifice one")  # the rules' words, when every legal box scores 0
@@ -118,7 +176,9 @@ class Joker(enum.StrEnum):
 
 JOKER_MODES = {j.value: j.code for j in Joker}
 
-# Layout of the integer parameter vector that the compiled code reads (see RuleSet.params).
+# Layout of the integer parameter vector that the compiled code reads (see RuleSet.params): these scalars, then
+# the box of each face (-1: none; 6 entries from P_FACE_BOX), then BOX_FIELDS entries per box of the sheet from
+# P_BOX_DATA: its kind, arguments ``a`` and ``b``, points, and first successor row (see pentadice.turn).
 (
     P_DICE,
     P_ROLLS,
@@ -129,26 +189,36 @@ JOKER_MODES = {j.value: j.code for j in Joker}
     P_PENTA_BONUS,
     P_JOKER,
     P_JOKER_NEEDS_FULL,
-    P_FULL_HOUSE,
-    P_SMALL_STRAIGHT,
-    P_LARGE_STRAIGHT,
     P_PENTA_REPEAT,
-    N_PARAMS,
-) = range(14)
+    P_N_BOXES,
+    P_PENTA_BOX,
+    P_UPPER_MASK,
+    P_LOWER_MASK,
+    P_N_ROWS,
+    P_FACE_BOX,
+) = range(16)
+P_BOX_DATA = P_FACE_BOX + 6
+BOX_FIELDS = 5
+F_KIND, F_A, F_B, F_POINTS, F_ROW = range(BOX_FIELDS)
+MAX_DICE = 6
 
 
 @dataclasses.dataclass(frozen=True)
 class RuleSet:
     """One rule set: a definition with switches, never special cases in code.
 
-    ``penta_bonus`` is paid for each further five of a kind while the Penta box holds points (50).
+    ``sheet`` is the score sheet: its boxes (:class:`Box`, each a scoring kind with its arguments) in order; bit
+    ``i`` of a box mask stands for ``sheet[i]``. ``boxes`` are the ids of the boxes in play (all of the sheet's
+    unless a reduced game leaves some out; the masks keep the sheet's bits).
+    The Penta box (kind ``K_PENTA``, at most one) is the one the state remembers as holding points or not:
+    ``penta_bonus`` is paid for each further five of a kind while it holds points (50).
     ``joker`` (:class:`Joker`; its text is accepted) is ``forced`` (the Penta placement order: upper box of
     the face, else a lower box, else an upper box at 0), ``free`` (the lower-box scores apply when the upper
     box of the face is filled, and the roll may go in any open box) or ``none``. ``joker_needs_full`` (a name
     kept for the tables' metadata) makes the joker apply only while the Penta box holds points (Penta);
     otherwise any filled Penta box (even at 0) is enough.
     ``penta_repeat`` (Kiriki): while the Penta box holds points, each further five of a kind may be added to
-    it (``penta_points`` more) instead of filling a box; that turn fills nothing, so the game gains a turn.
+    it (its points more) instead of filling a box; that turn fills nothing, so the game gains a turn.
     ``dice``, ``rolls`` and ``boxes`` shrink the game for the brute-force cross-checks.
     """
 
@@ -156,55 +226,138 @@ class RuleSet:
     title: str
     dice: int = 5
     rolls: int = 3
-    boxes: tuple[str, ...] = BOX_IDS
+    boxes: tuple[str, ...] = ()
     upper_threshold: int = 63
     upper_bonus: int = 35
-    penta_points: int = 50
     penta_bonus: int = 100
     joker: Joker = Joker.FORCED
     joker_needs_full: bool = True
-    full_house_points: int = 25
-    small_straight_points: int = 30
-    large_straight_points: int = 40
     penta_repeat: bool = False
-    box_names: tuple[tuple[str, str], ...] = tuple(BOX_NAMES_EN.items())
+    box_names: tuple[tuple[str, str], ...] = ()
+    sheet: tuple[Box, ...] = PENTA_SHEET
 
     def __post_init__(self) -> None:
-        if not 1 <= self.dice <= 5:
-            raise ValueError(f"dice must be 1..5, not {self.dice}")
+        if not 1 <= self.dice <= MAX_DICE:
+            raise ValueError(f"dice must be 1..{MAX_DICE}, not {self.dice}")
         if not 1 <= self.rolls <= 3:
             raise ValueError(f"rolls must be 1..3, not {self.rolls}")
-        if not 0 <= self.upper_threshold <= 63:
-            raise ValueError(f"upper_threshold must be 0..63, not {self.upper_threshold}")
+        if not 0 <= self.upper_threshold <= 6 * MAX_DICE * 6:
+            raise ValueError(f"upper_threshold must be 0..{6 * MAX_DICE * 6}, not {self.upper_threshold}")
         if self.joker not in JOKER_MODES:
             raise ValueError(f"joker must be one of {sorted(JOKER_MODES)}, not {self.joker!r}")
         object.__setattr__(self, "joker", Joker(self.joker))  # "free" given as text is Joker.FREE
-        unknown = [b for b in self.boxes if b not in BOX_INDEX]
-        if unknown or not self.boxes:
+        ids = [b.id for b in self.sheet]
+        if len(set(ids)) != len(ids) or any(b not in BOX_NAMES_EN for b in ids) or not 1 <= len(ids) <= 30:
+            raise ValueError(f"a sheet has 1 to 30 boxes of distinct known ids, not {ids}")
+        if sum(b.kind == K_PENTA for b in self.sheet) > 1:
+            raise ValueError("a sheet has at most one Penta box")
+        if not self.boxes:
+            object.__setattr__(self, "boxes", tuple(ids))
+        unknown = [b for b in self.boxes if b not in ids]
+        if unknown:
             raise ValueError(f"unknown box ids: {unknown}")
+        if not self.box_names:
+            object.__setattr__(self, "box_names", tuple((b, BOX_NAMES_EN[b]) for b in ids))
+
+    @functools.cached_property
+    def box_ids(self) -> tuple[str, ...]:
+        """The sheet's box ids in order: bit ``i`` of a mask stands for ``box_ids[i]``."""
+        return tuple(b.id for b in self.sheet)
+
+    @property
+    def n_boxes(self) -> int:
+        """Boxes on the sheet: a table has ``2 ** n_boxes`` masks."""
+        return len(self.sheet)
+
+    @functools.cached_property
+    def box_index(self) -> dict[str, int]:
+        """Box id -> its bit."""
+        return {b: i for i, b in enumerate(self.box_ids)}
 
     @functools.cached_property
     def box_mask(self) -> int:
         """Bit mask of the boxes this game has."""
-        return sum(1 << BOX_INDEX[b] for b in self.boxes)
+        return sum(1 << self.box_index[b] for b in self.boxes)
+
+    @functools.cached_property
+    def upper_mask(self) -> int:
+        """Bit mask of the upper boxes (one per face: their points count toward the upper bonus)."""
+        return sum(1 << i for i, b in enumerate(self.sheet) if b.kind in UPPER_KINDS)
+
+    @functools.cached_property
+    def penta_box(self) -> int:
+        """The bit of the Penta box (whose points the state remembers), or -1 when the sheet has none."""
+        return next((i for i, b in enumerate(self.sheet) if b.kind == K_PENTA), -1)
+
+    @property
+    def penta_id(self) -> str | None:
+        """The Penta box's id (``penta``), or None when the sheet has none."""
+        return self.box_ids[self.penta_box] if self.penta_box >= 0 else None
+
+    @property
+    def all_alike_box(self) -> str:
+        """The id of the box that all dice alike score (Penta, Yatzy, Maxi Yatzy)."""
+        return next(b.id for b in self.sheet if b.kind in (K_PENTA, K_ALL_ALIKE))
+
+    @property
+    def penta_points(self) -> int:
+        """The Penta box's points (0 without one)."""
+        return self.sheet[self.penta_box].points if self.penta_box >= 0 else 0
+
+    @property
+    def n_flags(self) -> int:
+        """2 when the state remembers whether the Penta box holds points, else 1: a table's first dimension."""
+        return 2 if self.penta_box >= 0 else 1
+
+    @property
+    def table_shape(self) -> tuple[int, int, int]:
+        """The value table's shape: ``(n_flags, 2 ** n_boxes, upper_threshold + 1)``."""
+        return (self.n_flags, 1 << self.n_boxes, self.upper_threshold + 1)
+
+    @property
+    def lanes(self) -> int:
+        """The solver's lanes: the capped subtotals 0..threshold, rounded up to whole blocks of 16."""
+        return -(-(self.upper_threshold + 1) // 16) * 16
+
+    def face_box(self, face: int) -> str | None:
+        """The id of the upper box of ``face`` (1-6), or None."""
+        return next((b.id for b in self.sheet if b.kind == K_FACE and b.a == face), None)
+
+    def mask_of(self, boxes: Iterable[str]) -> int:
+        """Bit mask of a collection of this sheet's box ids."""
+        mask = 0
+        for b in boxes:
+            if b not in self.box_index:
+                raise ValueError(f"unknown box id {b!r}; box ids: {' '.join(self.box_ids)}")
+            mask |= 1 << self.box_index[b]
+        return mask
+
+    def boxes_of(self, mask: int) -> list[str]:
+        """Box ids whose bits are set in ``mask``, in sheet order."""
+        return [b for i, b in enumerate(self.box_ids) if (mask >> i) & 1]
 
     def box_name(self, box: str) -> str:
         """Display name of a box under this rule set (Kiriki calls the Penta box Kiriki)."""
-        return dict(self.box_names)[box]
+        return dict(self.box_names).get(box) or BOX_NAMES_EN[box]
 
     @property
     def bonus_name(self) -> str:
         """The bonus for further five of a kinds in words: "Penta bonus", "Yahtzee bonus"."""
-        return f"{self.box_name('penta')} bonus"
+        return f"{self.box_name(self.penta_id or self.all_alike_box)} bonus"
 
     @functools.cached_property
     def _names(self) -> dict[str, str]:
         """Every accepted name (see :func:`name_key`) -> box id, or :data:`BONUS_ID` for the bonus."""
         names: dict[str, str] = {}
         for box in BOX_IDS:
+            if box in self.box_index:
+                continue
+            for name in (box, BOX_NAMES_EN[box], *BOX_ALIASES[box]):
+                names[name_key(name)] = box
+        for box in self.box_ids:  # this sheet's own names win over another sheet's short forms
             for name in (box, BOX_NAMES_EN[box], self.box_name(box), *BOX_ALIASES[box]):
                 names[name_key(name)] = box
-        if self.penta_bonus:
+        if self.penta_bonus and self.penta_box >= 0:
             for name in (BONUS_ID, "bonus", self.bonus_name):
                 names[name_key(name)] = BONUS_ID
         return names
@@ -219,10 +372,11 @@ class RuleSet:
         box = self._names.get(key)
         if box == BONUS_ID and not bonus:
             box = None
-        if box is None and bonus and not self.penta_bonus and key in (name_key(BONUS_ID), "bonus"):
-            raise UnknownBox(f"{self.title} pays no bonus for further {self.box_name('penta')}s")
+        has_bonus = self.penta_bonus and self.penta_box >= 0
+        if box is None and bonus and not has_bonus and key in (name_key(BONUS_ID), "bonus"):
+            raise UnknownBox(f"{self.title} pays no bonus for further {self.box_name(self.all_alike_box)}s")
         if box is None:
-            also = f" (and {BONUS_ID})" if bonus and self.penta_bonus else ""
+            also = f" (and {BONUS_ID})" if bonus and has_bonus else ""
             raise UnknownBox(f"unknown box {text.strip()[:40]!r}; boxes: {' '.join(self.boxes)}{also}")
         if box != BONUS_ID and box not in self.boxes:
             raise UnknownBox(f"{self.title} has no {self.box_name(box)} box")
@@ -242,21 +396,44 @@ class RuleSet:
         return self._params.copy()
 
     @functools.cached_property
+    def n_rows(self) -> int:
+        """Successor rows of a turn (see :mod:`pentadice.turn`): one per dice count of each upper box, two for
+        the Penta box (at 0 and with its points), one for each other box."""
+        return int(self._params[P_N_ROWS])
+
+    @functools.cached_property
     def _params(self) -> np.ndarray:
-        p = np.zeros(N_PARAMS, dtype=np.int64)
+        n = self.n_boxes
+        p = np.zeros(P_BOX_DATA + BOX_FIELDS * n, dtype=np.int64)
         p[P_DICE] = self.dice
         p[P_ROLLS] = self.rolls
         p[P_BOXES] = self.box_mask
         p[P_UPPER_THRESHOLD] = self.upper_threshold
         p[P_UPPER_BONUS] = self.upper_bonus
         p[P_PENTA_POINTS] = self.penta_points
-        p[P_PENTA_BONUS] = self.penta_bonus
-        p[P_JOKER] = self.joker.code
+        p[P_PENTA_BONUS] = self.penta_bonus if self.penta_box >= 0 else 0
+        p[P_JOKER] = self.joker.code if self.penta_box >= 0 else JOKER_NONE
         p[P_JOKER_NEEDS_FULL] = int(self.joker_needs_full)
-        p[P_FULL_HOUSE] = self.full_house_points
-        p[P_SMALL_STRAIGHT] = self.small_straight_points
-        p[P_LARGE_STRAIGHT] = self.large_straight_points
-        p[P_PENTA_REPEAT] = int(self.penta_repeat)
+        p[P_PENTA_REPEAT] = int(self.penta_repeat and self.penta_box >= 0)
+        p[P_N_BOXES] = n
+        p[P_PENTA_BOX] = self.penta_box
+        p[P_UPPER_MASK] = self.upper_mask
+        p[P_LOWER_MASK] = ((1 << n) - 1) & ~self.upper_mask & ~(1 << self.penta_box if self.penta_box >= 0 else 0)
+        p[P_FACE_BOX : P_FACE_BOX + 6] = -1
+        row = 0
+        for i, box in enumerate(self.sheet):
+            o = P_BOX_DATA + BOX_FIELDS * i
+            p[o + F_KIND], p[o + F_A], p[o + F_B], p[o + F_POINTS], p[o + F_ROW] = (
+                box.kind,
+                box.a,
+                box.b,
+                box.points,
+                row,
+            )
+            if box.kind == K_FACE:
+                p[P_FACE_BOX + box.a - 1] = i
+            row += self.dice + 1 if box.kind == K_FACE else 2 if box.kind == K_PENTA else 1
+        p[P_N_ROWS] = row
         return p
 
     def reduced(self, **changes: object) -> RuleSet:
@@ -265,7 +442,7 @@ class RuleSet:
 
 
 PENTA_RULES = RuleSet("penta", "Penta")
-YAHTZEE_NAMES = tuple({**BOX_NAMES_EN, "penta": "Yahtzee"}.items())
+YAHTZEE_NAMES = (("penta", "Yahtzee"),)
 REGISTRY: dict[str, RuleSet] = {
     rs.name: rs
     for rs in (
@@ -292,7 +469,25 @@ REGISTRY: dict[str, RuleSet] = {
             joker="none",
             penta_bonus=0,
             penta_repeat=True,
-            box_names=tuple({**BOX_NAMES_EN, "penta": "Kiriki"}.items()),
+            box_names=(("penta", "Kiriki"),),
+        ),
+        RuleSet(
+            "yatzy",
+            N_("Yatzy (Scandinavian)"),
+            sheet=YATZY_SHEET,
+            upper_bonus=50,
+            penta_bonus=0,
+            joker="none",
+        ),
+        RuleSet(
+            "maxi-yatzy",
+            N_("Maxi Yatzy"),
+            dice=6,
+            sheet=MAXI_YATZY_SHEET,
+            upper_threshold=75,
+            upper_bonus=50,
+            penta_bonus=0,
+            joker="none",
         ),
     )
 }
@@ -314,7 +509,8 @@ def get_rules(name: str) -> RuleSet:
 
 def penta_filled(p: np.ndarray, open_mask: int) -> bool:
     """Whether the game has a Penta box and it is filled (with any score)."""
-    return (open_mask >> PENTA) & 1 == 0 and (p[P_BOXES] >> PENTA) & 1 == 1
+    b = p[P_PENTA_BOX]
+    return b >= 0 and (open_mask >> b) & 1 == 0 and (p[P_BOXES] >> b) & 1 == 1
 
 
 def joker_applies(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_scored: int) -> bool:
@@ -330,7 +526,8 @@ def joker_applies(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_score
         return False
     if penta_scored == 0 and p[P_JOKER_NEEDS_FULL] == 1:
         return False
-    return p[P_JOKER] == JOKER_FORCED or (open_mask >> face) & 1 == 0
+    own = p[P_FACE_BOX + face]
+    return p[P_JOKER] == JOKER_FORCED or own < 0 or (open_mask >> own) & 1 == 0
 
 
 def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_scored: int, points: np.ndarray) -> int:
@@ -350,6 +547,7 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_score
     triples = 0
     run = 0
     longest = 0
+    present = 0
     for f in range(6):
         c = counts[f]
         total += (f + 1) * c
@@ -361,6 +559,7 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_score
         if c == 3:
             triples += 1
         if c > 0:
+            present |= 1 << f
             run += 1
             if run > longest:
                 longest = run
@@ -372,32 +571,60 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_score
     bonus = p[P_PENTA_BONUS] if all_same and scored_and_filled else 0
     joker = joker_applies(p, counts, open_mask, penta_scored)
 
-    # Normal scores.
-    for b in range(6):
-        points[b] = (b + 1) * counts[b]
-    points[THREE_KIND] = total if top >= 3 else 0
-    points[FOUR_KIND] = total if top >= 4 else 0
-    points[FULL_HOUSE] = p[P_FULL_HOUSE] if triples == 1 and pairs == 1 else 0
-    points[SMALL_STRAIGHT] = p[P_SMALL_STRAIGHT] if longest >= 4 else 0
-    points[LARGE_STRAIGHT] = p[P_LARGE_STRAIGHT] if longest >= 5 else 0
-    points[CHANCE] = total
-    points[PENTA] = p[P_PENTA_POINTS] if all_same else 0
+    # Normal scores, box by box as the sheet defines them (a joker fills the fixed-point boxes at their points).
+    for b in range(p[P_N_BOXES]):
+        o = P_BOX_DATA + BOX_FIELDS * b
+        kind = p[o + F_KIND]
+        a = p[o + F_A]
+        fixed = p[o + F_POINTS]
+        v = 0
+        if kind == K_FACE:
+            v = a * counts[a - 1]
+        elif kind == K_KIND_TOTAL:
+            v = total if top >= a else 0
+        elif kind == K_KIND_SUM:
+            for f in range(6):
+                if counts[f] >= a:
+                    v = a * (f + 1)  # the highest such face wins: faces rise
+        elif kind == K_PAIRS:
+            found = 0
+            for f in range(5, -1, -1):
+                if counts[f] >= 2 and found < a:
+                    v += 2 * (f + 1)
+                    found += 1
+            if found < a:
+                v = 0
+        elif kind == K_HOUSE:
+            bb = p[o + F_B]
+            for x in range(6):
+                if counts[x] >= a:
+                    for y in range(6):
+                        if y != x and counts[y] >= bb and a * (x + 1) + bb * (y + 1) > v:
+                            v = a * (x + 1) + bb * (y + 1)
+        elif kind == K_FULL_HOUSE:
+            v = fixed if (triples == 1 and pairs == 1) or joker else 0
+        elif kind == K_RUN:
+            v = fixed if longest >= a or joker else 0
+        elif kind == K_STRAIGHT:
+            v = fixed if present & a == a or joker else 0
+        elif kind == K_CHANCE:
+            v = total
+        else:  # K_ALL_ALIKE, K_PENTA
+            v = fixed if all_same else 0
+        points[b] = v
 
     allowed = open_mask
-    if joker:
-        points[FULL_HOUSE] = p[P_FULL_HOUSE]
-        points[SMALL_STRAIGHT] = p[P_SMALL_STRAIGHT]
-        points[LARGE_STRAIGHT] = p[P_LARGE_STRAIGHT]
-        if p[P_JOKER] == JOKER_FORCED:
-            if (open_mask >> face) & 1 == 1:
-                allowed = 1 << face
-            elif open_mask & LOWER_MASK != 0:
-                allowed = open_mask & LOWER_MASK
-            else:
-                allowed = open_mask & UPPER_MASK  # they score 0: the face's own box is filled
+    if joker and p[P_JOKER] == JOKER_FORCED:
+        own = p[P_FACE_BOX + face]
+        if own >= 0 and (open_mask >> own) & 1 == 1:
+            allowed = 1 << own
+        elif open_mask & p[P_LOWER_MASK] != 0:
+            allowed = open_mask & p[P_LOWER_MASK]
+        else:
+            allowed = open_mask & p[P_UPPER_MASK]  # they score 0: the face's own box is filled
     if all_same and scored_and_filled and p[P_PENTA_REPEAT] == 1:
-        allowed |= 1 << PENTA  # Kiriki: add this five of a kind to the box, filling nothing
-    for b in range(N_BOXES):
+        allowed |= 1 << p[P_PENTA_BOX]  # Kiriki: add this five of a kind to the box, filling nothing
+    for b in range(p[P_N_BOXES]):
         if (allowed >> b) & 1 == 0:
             points[b] = -1
     return bonus
@@ -412,8 +639,9 @@ def upper_bonus(p: np.ndarray, subtotal: int, added: int) -> int:
 
 def score_table(rs: RuleSet) -> np.ndarray:
     """Per hand (``dice.tables(rs.dice)`` order): its points in every box with all boxes open, and in the last
-    column 1 when those points hold in every state, i.e. the dice are not all alike (only a roll of all alike
-    dice meets the Penta box's bonus and joker). The turn code reads such hands from here.
+    column ``rs.n_boxes`` 1 when those points hold in every state, i.e. the game has no Penta box or the dice
+    are not all alike (only a roll of all alike dice meets the Penta box's bonus and joker), then each box's
+    successor row for those points (see :mod:`pentadice.turn`). The turn code reads such hands from here.
     """
     return _score_table(rs).copy()
 
@@ -424,10 +652,15 @@ def _score_table(rs: RuleSet) -> np.ndarray:
 
     t = dice.tables(rs.dice)
     p = rs.params()
-    out = np.empty((t.n_hands, N_BOXES + 1), dtype=np.int64)
+    n = rs.n_boxes
+    out = np.zeros((t.n_hands, 2 * n + 1), dtype=np.int64)
     for h in range(t.n_hands):
-        score_options(p, t.counts[h], rs.box_mask, 0, out[h, :N_BOXES])
-        out[h, N_BOXES] = 0 if t.counts[h].max() == rs.dice else 1
+        score_options(p, t.counts[h], rs.box_mask, 0, out[h, :n])
+        out[h, n] = 0 if t.counts[h].max() == rs.dice and rs.penta_box >= 0 else 1
+        for b, box in enumerate(rs.sheet):
+            pts = max(int(out[h, b]), 0)
+            step = pts // box.a if box.kind == K_FACE else int(pts > 0) if box.kind == K_PENTA else 0
+            out[h, n + 1 + b] = p[P_BOX_DATA + BOX_FIELDS * b + F_ROW] + step
     return out
 
 
@@ -445,21 +678,6 @@ def dice_counts(dice: Iterable[int]) -> np.ndarray:
     return counts
 
 
-def mask_of(boxes: Iterable[str]) -> int:
-    """Bit mask of a collection of box ids."""
-    mask = 0
-    for b in boxes:
-        if b not in BOX_INDEX:
-            raise ValueError(f"unknown box id {b!r}; box ids: {' '.join(BOX_IDS)}")
-        mask |= 1 << BOX_INDEX[b]
-    return mask
-
-
-def boxes_of(mask: int) -> list[str]:
-    """Box ids whose bits are set in ``mask``, in sheet order."""
-    return [b for i, b in enumerate(BOX_IDS) if (mask >> i) & 1]
-
-
 # The functions above that Numba compiles (with the turn functions): they call only each other.
 COMPILED = (penta_filled, joker_applies, score_options, upper_bonus)
 
@@ -473,10 +691,10 @@ def legal_scores(
     """
     if len(dice) != rules.dice:
         raise ValueError(f"{rules.title} uses {rules.dice} dice, got {len(dice)}")
-    points = np.empty(N_BOXES, dtype=np.int64)
-    open_mask = mask_of(open_boxes) & rules.box_mask
+    points = np.empty(rules.n_boxes, dtype=np.int64)
+    open_mask = rules.mask_of(open_boxes) & rules.box_mask
     bonus = score_options(rules.params(), dice_counts(dice), open_mask, int(penta_scored), points)
-    return {BOX_IDS[b]: int(points[b]) for b in range(N_BOXES) if points[b] >= 0}, int(bonus)
+    return {rules.box_ids[b]: int(points[b]) for b in range(rules.n_boxes) if points[b] >= 0}, int(bonus)
 
 
 def upper_bonus_earned(rules: RuleSet, subtotal: int, added: int) -> int:

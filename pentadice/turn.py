@@ -25,17 +25,26 @@ from __future__ import annotations
 import numpy as np
 
 from pentadice.rules import (
-    N_BOXES,
+    BOX_FIELDS,
+    F_A,
+    F_KIND,
+    F_ROW,
+    K_FACE,
+    K_PENTA,
+    P_BOX_DATA,
+    P_N_BOXES,
+    P_N_ROWS,
+    P_PENTA_BOX,
     P_PENTA_REPEAT,
     P_ROLLS,
     P_UPPER_THRESHOLD,
-    PENTA,
     penta_filled,
     score_options,
     upper_bonus,
 )
 
-LANES = 64  # capped upper subtotals 0..63: the solver's lane count
+# The solver runs ``RuleSet.lanes`` lanes (the capped subtotals 0..threshold, rounded up to blocks of 16: 64 for
+# a threshold of 63, 80 for 75); lanes past the threshold compute values nobody reads.
 # Lanes per row. Plain-Python callers (one situation at a time) use one lane; the compiler builds each function
 # once per lane count with ``W`` rebound to a constant, so that the solver's lane loops have a fixed length.
 W = 1
@@ -47,9 +56,8 @@ W = 1
 # taken) or a multiple of HAND_BLOCK.
 BLOCK = 8
 HAND_BLOCK = 16  # hand values: 16 lanes of a hand (two registers) stay in registers while every box is tried
-N_ROWS = 44  # successor rows: 6 upper boxes x 6 dice counts, 6 lower boxes, Penta at 0 and at full points
-ROW_LOWER = 36
-ROW_PENTA = 42
+# Successor rows (``RuleSet.n_rows``; each box's first row is in the rule set's parameters): an upper box has
+# one row per count of its face (0..dice), the Penta box two (filled at 0, with its points), any other box one.
 FIXED_POINT_TOLERANCE = 1e-12  # Kiriki's self-returning states: stop when a turn moves no value more
 MAX_FIXED_POINT_STEPS = 100
 
@@ -57,60 +65,76 @@ MAX_FIXED_POINT_STEPS = 100
 def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows):
     """Fill ``rows`` with the next state's value, per lane (subtotal ``s0 + lane``), for each way to fill an
     open box; and, where Kiriki lets five of a kind be added to a filled Penta box, the state itself (its
-    current estimate in ``V``): that turn fills nothing."""
+    current estimate in ``V``, in the Penta box's second row): that turn fills nothing."""
     cap = p[P_UPPER_THRESHOLD]
     if repeats(p, open_mask, penta_scored):
+        r = p[P_BOX_DATA + BOX_FIELDS * p[P_PENTA_BOX] + F_ROW] + 1
         for u in range(W):
-            rows[ROW_PENTA + 1, u] = V[penta_scored, open_mask, s0 + u]
-    for b in range(N_BOXES):
+            rows[r, u] = V[penta_scored, open_mask, s0 + u]
+    for b in range(p[P_N_BOXES]):
         if (open_mask >> b) & 1 == 0:
             continue
         nxt = open_mask & ~(1 << b)
-        if b < 6:
+        o = P_BOX_DATA + BOX_FIELDS * b
+        kind = p[o + F_KIND]
+        row = p[o + F_ROW]
+        if kind == K_FACE:
+            face = p[o + F_A]
             for c in range(n_dice + 1):
-                a = c * (b + 1)
-                r = b * 6 + c
+                a = c * face
+                r = row + c
                 for u in range(W):
                     rows[r, u] = V[penta_scored, nxt, min(s0 + u + a, cap)] + upper_bonus(p, s0 + u, a)
-        elif b < PENTA:
-            r = ROW_LOWER + b - 6
+        elif kind != K_PENTA:
             for u in range(W):
-                rows[r, u] = V[penta_scored, nxt, s0 + u]
+                rows[row, u] = V[penta_scored, nxt, s0 + u]
         else:
             for f in range(2):
                 for u in range(W):
-                    rows[ROW_PENTA + f, u] = V[f, nxt, s0 + u]
+                    rows[row + f, u] = V[f, nxt, s0 + u]
 
 
 def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, points):
     """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box.
 
     ``scores`` is :func:`pentadice.rules.score_table`: hands whose points do not depend on the state take
-    them from there (every open box, at its normal points) instead of asking the rules again.
+    them and their successor rows from there (every open box, at its normal points) instead of asking the
+    rules again.
     """
-    box_rows = np.empty(N_BOXES, dtype=np.int64)  # the legal boxes of a hand: successor row and points
-    box_points = np.empty(N_BOXES)
+    n_boxes = p[P_N_BOXES]
+    box_rows = np.empty(n_boxes, dtype=np.int64)  # the legal boxes of a hand: successor row and points
+    box_points = np.empty(n_boxes)
+    open_boxes = np.empty(n_boxes, dtype=np.int64)
+    n_open = 0
+    for b in range(n_boxes):
+        if (open_mask >> b) & 1 == 1:
+            open_boxes[n_open] = b
+            n_open += 1
     for h in range(hand_counts.shape[0]):
-        if scores[h, N_BOXES] == 1:
-            bonus = 0
-            for b in range(N_BOXES):
-                points[b] = scores[h, b] if (open_mask >> b) & 1 == 1 else -1
+        n_options = 0
+        if scores[h, n_boxes] == 1:  # every open box, at its points and successor row from the table
+            for i in range(n_open):
+                b = open_boxes[i]
+                box_rows[i] = scores[h, n_boxes + 1 + b]
+                box_points[i] = float(scores[h, b])
+            n_options = n_open
         else:
             bonus = score_options(p, hand_counts[h], open_mask, penta_scored, points)
-        n_options = 0
-        for b in range(N_BOXES):
-            pts = points[b]
-            if pts < 0:
-                continue
-            # The successor row of the box (see successor_rows), then best = max(best, row + points) lane by lane.
-            if b < 6:
-                box_rows[n_options] = b * 6 + pts // (b + 1)
-            elif b < PENTA:
-                box_rows[n_options] = ROW_LOWER + b - 6
-            else:
-                box_rows[n_options] = ROW_PENTA + (1 if pts > 0 else 0)
-            box_points[n_options] = float(pts + bonus)
-            n_options += 1
+            for b in range(n_boxes):
+                pts = points[b]
+                if pts < 0:
+                    continue
+                # The successor row of the box (see successor_rows), then best = max(best, row + points) by lane.
+                o = P_BOX_DATA + BOX_FIELDS * b
+                kind = p[o + F_KIND]
+                if kind == K_FACE:
+                    box_rows[n_options] = p[o + F_ROW] + pts // p[o + F_A]
+                elif kind != K_PENTA:
+                    box_rows[n_options] = p[o + F_ROW]
+                else:
+                    box_rows[n_options] = p[o + F_ROW] + (1 if pts > 0 else 0)
+                box_points[n_options] = float(pts + bonus)
+                n_options += 1
         if W < HAND_BLOCK:
             for u in range(W):
                 out[h, u] = -np.inf
@@ -213,9 +237,10 @@ def best_subkeeps(subs, n_hands, K, B):
     """``B[k]`` for every keep smaller than a hand: the best value of any keep inside multiset ``k`` (itself
     included); then each hand's row of ``K`` becomes the best of itself and of the keeps inside it.
 
-    Every keep but the empty one has five entries in ``subs`` (repeats allowed), so each row is one
-    fixed-length, vectorisable loop.
+    Every keep but the empty one has five entries in ``subs`` (six with six dice; repeats allowed), so each row
+    is one fixed-length, vectorisable loop.
     """
+    six = subs.shape[1] > 5
     last = K.shape[0] - 1
     for u in range(W):
         B[last, u] = K[last, u]
@@ -225,6 +250,7 @@ def best_subkeeps(subs, n_hands, K, B):
         s2 = subs[k, 2]
         s3 = subs[k, 3]
         s4 = subs[k, 4]
+        s5 = subs[k, 5] if six else s4
         if W < BLOCK:
             for u in range(W):
                 m = K[k, u]
@@ -233,6 +259,7 @@ def best_subkeeps(subs, n_hands, K, B):
                 m = B[s2, u] if B[s2, u] > m else m
                 m = B[s3, u] if B[s3, u] > m else m
                 m = B[s4, u] if B[s4, u] > m else m
+                m = B[s5, u] if B[s5, u] > m else m
                 if k >= n_hands:
                     B[k, u] = m
                 else:
@@ -256,6 +283,23 @@ def best_subkeeps(subs, n_hands, K, B):
                 x5 = B[s, j + 5]
                 x6 = B[s, j + 6]
                 x7 = B[s, j + 7]
+                m0 = x0 if x0 > m0 else m0
+                m1 = x1 if x1 > m1 else m1
+                m2 = x2 if x2 > m2 else m2
+                m3 = x3 if x3 > m3 else m3
+                m4 = x4 if x4 > m4 else m4
+                m5 = x5 if x5 > m5 else m5
+                m6 = x6 if x6 > m6 else m6
+                m7 = x7 if x7 > m7 else m7
+            if six:  # six dice: a keep may have a sixth smaller keep
+                x0 = B[s5, j]
+                x1 = B[s5, j + 1]
+                x2 = B[s5, j + 2]
+                x3 = B[s5, j + 3]
+                x4 = B[s5, j + 4]
+                x5 = B[s5, j + 5]
+                x6 = B[s5, j + 6]
+                x7 = B[s5, j + 7]
                 m0 = x0 if x0 > m0 else m0
                 m1 = x1 if x1 > m1 else m1
                 m2 = x2 if x2 > m2 else m2
@@ -315,8 +359,8 @@ def solve_states(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_s
     """
     K = aligned_rows(counts.shape[0])
     B = aligned_rows(counts.shape[0])
-    rows = aligned_rows(N_ROWS)
-    points = np.empty(N_BOXES, dtype=np.int64)
+    rows = aligned_rows(p[P_N_ROWS])
+    points = np.empty(p[P_N_BOXES], dtype=np.int64)
     xa = np.empty(W)
     ya = np.empty(W)
     xb = np.empty(W)
@@ -378,13 +422,13 @@ def score_values(V, p, counts, open_mask, penta_scored, sub, points, out):
     bonus, then the next state's value); NaN where the box may not take them. Returns the Penta bonus."""
     bonus = score_options(p, counts, open_mask, penta_scored, points)
     cap = p[P_UPPER_THRESHOLD]
-    for b in range(N_BOXES):
+    for b in range(p[P_N_BOXES]):
         pts = points[b]
         if pts < 0:
             out[b] = np.nan
             continue
-        added = pts if b < 6 else 0
-        nxt_penta_scored = penta_scored if b != PENTA else (1 if pts > 0 else 0)
+        added = pts if p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE else 0
+        nxt_penta_scored = penta_scored if b != p[P_PENTA_BOX] else (1 if pts > 0 else 0)
         nxt = V[nxt_penta_scored, open_mask & ~(1 << b), min(sub + added, cap)]
         # The same sums in the same order as hand_values, so both give the same bits.
         out[b] = (nxt + upper_bonus(p, sub, added)) + float(pts + bonus)

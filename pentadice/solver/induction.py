@@ -47,12 +47,16 @@ def _kernels():
 
 def compile_kernels(n_dice: int = 5) -> float:
     """Compile (or load from Numba's cache) the solver kernels; returns the seconds it took."""
+    return compile_kernels_for(rules.PENTA_RULES.reduced(dice=n_dice))
+
+
+def compile_kernels_for(rs: rules.RuleSet) -> float:
+    """Compile (or load from Numba's cache) the solver kernel for ``rs``'s lanes; returns the seconds it took."""
     k = _kernels()
     start = time.perf_counter()
-    V = np.zeros((2, 1 << rules.N_BOXES, k.LANES))
+    V = np.zeros((rs.n_flags, 1 << rs.n_boxes, rs.lanes))
     empty = np.zeros(0, dtype=np.int64)
-    rs = rules.PENTA_RULES.reduced(dice=n_dice)
-    k.solve_states(V, *turn_inputs(rs).layer(), empty, empty, 0, 0)
+    k.wide_for(rs.lanes).solve_states(V, *turn_inputs(rs).layer(), empty, empty, 0, 0)
     return time.perf_counter() - start
 
 
@@ -61,6 +65,13 @@ def needs_compiling() -> bool:
     from pentadice.compiled import cached
 
     return not cached(_kernels().solve_states)
+
+
+def needs_compiling_for(rs: rules.RuleSet) -> bool:
+    """Whether the solver kernel for ``rs``'s lanes is not in Numba's cache yet."""
+    from pentadice.compiled import cached
+
+    return not cached(_kernels().wide_for(rs.lanes).solve_states)
 
 
 def stages(rs: rules.RuleSet) -> int:
@@ -72,12 +83,12 @@ PARTS_PER_THREAD = 4  # a layer is cut in this many parts per thread, so that a 
 
 
 def solve_values(rs: rules.RuleSet, progress: ProgressFn | None = None, threads: int = 1) -> np.ndarray:
-    """Values of every state of rule set ``rs`` (all 64 lanes, before unreachable states are blanked), the
-    states of each layer shared out among ``threads`` threads (the compiled kernel releases the GIL). Every
+    """Values of every state of rule set ``rs`` (all ``rs.lanes`` lanes, before unreachable states are blanked),
+    the states of each layer shared out among ``threads`` threads (the compiled kernel releases the GIL). Every
     state is computed by the same code whatever the threads: the values are the same bits."""
-    k = _kernels()
+    k = _kernels().wide_for(rs.lanes)
     inputs = turn_inputs(rs).layer()
-    V = np.full((2, 1 << rules.N_BOXES, k.LANES), np.nan)
+    V = np.full((rs.n_flags, 1 << rs.n_boxes, rs.lanes), np.nan)
     V[:, 0, :] = 0.0  # game over: nothing more to score
     layers = states.layers(rs)
     pool = ThreadPoolExecutor(threads) if threads > 1 else None
@@ -113,9 +124,11 @@ def solve(rs: rules.RuleSet, threads: int | None = None, progress: ProgressFn | 
     if threads is not None and not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
         raise ValueError(f"--threads must be between 1 and {numba.config.NUMBA_NUM_THREADS}, not {threads}")
     used = threads or numba.get_num_threads()
-    compile_seconds = compile_kernels(rs.dice)
+    compile_seconds = compile_kernels_for(rs)
     start = time.perf_counter()
     V = solve_values(rs, progress, used)
     solve_seconds = time.perf_counter() - start
-    V = np.where(states.reachable(rs), V[:, :, : rs.upper_threshold + 1], np.nan)
+    V = V[:, :, : rs.upper_threshold + 1]
+    V[~states.reachable(rs)] = np.nan
+    V = np.ascontiguousarray(V)
     return Solution(rs, V, compile_seconds, solve_seconds, used)

@@ -20,8 +20,6 @@ from pathlib import Path
 from pentadice import rules, turn
 from pentadice.compiled import jit
 
-LANES = turn.LANES
-N_ROWS = turn.N_ROWS
 
 
 def _compile(fn, compiled: dict, lanes: int):
@@ -71,7 +69,19 @@ def _compile_all(lanes: int) -> types.SimpleNamespace:
     return types.SimpleNamespace(**compiled)
 
 
-wide = _compile_all(LANES)  # the solver: 64 subtotals at once
+LANES = 64  # the lanes of Penta's tables (upper threshold 63); other rule sets: RuleSet.lanes
+_wide = {LANES: _compile_all(LANES)}
+
+
+def wide_for(lanes: int) -> types.SimpleNamespace:
+    """The turn functions compiled for ``lanes`` lanes (``RuleSet.lanes``: 64 or 80), made on first use."""
+    if lanes not in _wide:
+        _wide[lanes] = _compile_all(lanes)
+        drop_stale_cache(list(vars(_wide[lanes]).values()))
+    return _wide[lanes]
+
+
+wide = _wide[LANES]  # the solver: 64 subtotals at once
 narrow = _compile_all(1)  # the advisor: one situation's subtotal
 aligned_rows = wide.aligned_rows
 solve_states = wide.solve_states  # the solver: a run of independent states (releases the GIL)
