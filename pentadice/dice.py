@@ -23,7 +23,7 @@ class DiceTables:
     counts: np.ndarray  # (n_keeps, 6): face counts of each keep
     size: np.ndarray  # (n_keeps,): number of dice in each keep
     add: np.ndarray  # (n_keeps, 6): keep with one more die of face f, -1 for hands
-    subs: np.ndarray  # (n_keeps, 5 or 6): distinct keeps with one die fewer, padded with the first; -1 for the empty keep
+    subs: np.ndarray  # (n_keeps, 5; 6 with 6 dice): distinct keeps one die smaller, padded; -1 for the empty keep
     weight: np.ndarray  # (n_hands,): ways to roll each hand, out of 6**n
     subkeeps: np.ndarray  # (n_hands, 2**n - 1): each hand's distinct proper sub-keeps, larger first, -1 padded
     index: dict[tuple[int, ...], int]  # face counts -> keep number

@@ -42,7 +42,7 @@ class Score:
     box: str
 
     def __post_init__(self) -> None:
-        if self.box not in rules.BOX_INDEX:
+        if self.box not in rules.BOX_NAMES_EN:  # a box of some sheet; the game checks it is one of its own
             raise MoveError(f"unknown box id {self.box!r}; box ids: {' '.join(rules.BOX_IDS)}")
 
     def __str__(self) -> str:

@@ -51,7 +51,8 @@ def _faces(*faces: int) -> int:
     return sum(1 << (f - 1) for f in faces)
 
 
-_UPPER = tuple(Box(box, K_FACE, f) for f, box in enumerate(("ones", "twos", "threes", "fours", "fives", "sixes"), 1))
+UPPER_IDS = ("ones", "twos", "threes", "fours", "fives", "sixes")  # the upper box of face f is UPPER_IDS[f - 1]
+_UPPER = tuple(Box(box, K_FACE, f) for f, box in enumerate(UPPER_IDS, 1))
 # The sheets (bit ``i`` of a box mask stands for the sheet's box ``i``).
 PENTA_SHEET: tuple[Box, ...] = (
     *_UPPER,
@@ -92,8 +93,9 @@ MAXI_YATZY_SHEET: tuple[Box, ...] = (
     Box("chance", K_CHANCE),
     Box("maxi_yatzy", K_ALL_ALIKE, points=100),
 )
+SHEETS = (PENTA_SHEET, YATZY_SHEET, MAXI_YATZY_SHEET)
 # Every box id any sheet uses, in the order of first use: what names are understood.
-BOX_IDS: tuple[str, ...] = tuple(dict.fromkeys(b.id for s in (PENTA_SHEET, YATZY_SHEET, MAXI_YATZY_SHEET) for b in s))
+BOX_IDS: tuple[str, ...] = tuple(dict.fromkeys(b.id for s in SHEETS for b in s))
 
 BOX_NAMES_EN = {
     "ones": N_("Ones"),
@@ -251,6 +253,9 @@ class RuleSet:
             raise ValueError(f"a sheet has 1 to 30 boxes of distinct known ids, not {ids}")
         if sum(b.kind == K_PENTA for b in self.sheet) > 1:
             raise ValueError("a sheet has at most one Penta box")
+        for b in self.sheet:  # an upper box's id names its face, on every sheet (a sheet's totals rely on it)
+            if (b.kind == K_FACE) != (b.id in UPPER_IDS) or (b.kind == K_FACE and UPPER_IDS[b.a - 1] != b.id):
+                raise ValueError(f"box {b.id!r}: the upper boxes are {', '.join(UPPER_IDS)}, of faces 1 to 6")
         if not self.boxes:
             object.__setattr__(self, "boxes", tuple(ids))
         unknown = [b for b in self.boxes if b not in ids]

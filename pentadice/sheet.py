@@ -1,7 +1,8 @@
 """The score sheet: which boxes hold what, the Penta bonus so far, and the state between turns it implies.
 
-Text notation: ``"ones=3 threes=9 penta=50 penta_bonus=100"`` (box ids of :data:`rules.BOX_IDS`, plus
-``penta_bonus``); JSON: an object of the same pairs. An empty sheet is the start of a game.
+Text notation: ``"ones=3 threes=9 penta=50 penta_bonus=100"`` (box ids of the rule set's sheet,
+``RuleSet.box_ids``, plus ``penta_bonus`` where the sheet has a Penta box); JSON: an object of the same pairs.
+An empty sheet is the start of a game.
 """
 
 from __future__ import annotations
@@ -33,19 +34,17 @@ def possible_points(rs: rules.RuleSet) -> dict[str, frozenset[int]]:
     tables = dice.tables(rs.dice)
     # Every box open and the Penta box empty: the rules' score table (shared with the turn code) holds these.
     scores = rules.score_table(rs)
-    out: dict[str, set[int]] = {
-        b: {int(x) for x in np.unique(scores[:, rules.BOX_INDEX[b]]) if x >= 0} for b in rs.boxes
-    }
-    points = np.empty(rules.N_BOXES, dtype=np.int64)
-    no_penta = rs.box_mask & ~(1 << rules.PENTA)
-    # Only dice all alike score otherwise in other states: the joker's scores with the face's upper box filled
-    # and with it open, and five of a kind with the Penta box sacrificed.
-    contexts = [(no_penta, 1), (no_penta & ~rules.UPPER_MASK, 1), (no_penta, 0)]
-    for h in np.flatnonzero(scores[:, rules.N_BOXES] == 0):
+    out: dict[str, set[int]] = {b: {int(x) for x in np.unique(scores[:, rs.box_index[b]]) if x >= 0} for b in rs.boxes}
+    points = np.empty(rs.n_boxes, dtype=np.int64)
+    no_penta = rs.box_mask & ~(1 << rs.penta_box if rs.penta_box >= 0 else 0)
+    # Only dice all alike score otherwise in other states (a sheet with a Penta box): the joker's scores with
+    # the face's upper box filled and with it open, and five of a kind with the Penta box sacrificed.
+    contexts = [(no_penta, 1), (no_penta & ~rs.upper_mask, 1), (no_penta, 0)]
+    for h in np.flatnonzero(scores[:, rs.n_boxes] == 0):
         for open_mask, penta_scored in contexts:
             rules.score_options(p, tables.counts[h], open_mask, penta_scored, points)
             for b in rs.boxes:
-                pts = int(points[rules.BOX_INDEX[b]])
+                pts = int(points[rs.box_index[b]])
                 if pts >= 0:
                     out[b].add(pts)
     return {b: frozenset(v) for b, v in out.items()}
@@ -132,7 +131,7 @@ class Sheet:
         for box, points in self.boxes.items():
             if box not in possible:
                 raise SheetError(f"{rs.title} has no {box!r} box")
-            if box == "penta" and rs.penta_repeat and points > 0 and points % rs.penta_points == 0:
+            if box == rs.penta_id and rs.penta_repeat and points > 0 and points % rs.penta_points == 0:
                 most = rs.penta_points * (1 + MAX_REPEATS)
                 if points > most:
                     raise SheetError(
@@ -147,7 +146,7 @@ class Sheet:
             step = rs.penta_bonus
             if step == 0:
                 raise SheetError(
-                    f"{rs.title} pays no bonus for further {rs.box_name('penta')}s, yet {BONUS_KEY}={bonus}"
+                    f"{rs.title} pays no bonus for further {rs.box_name(rs.all_alike_box)}s, yet {BONUS_KEY}={bonus}"
                 )
             if bonus < 0:
                 raise SheetError(f"{BONUS_KEY}={bonus} is impossible: a bonus is never negative")
@@ -158,7 +157,7 @@ class Sheet:
             if bonus // step > len(self.boxes) - 1:
                 raise SheetError(
                     f"{BONUS_KEY}={bonus} is impossible: each bonus comes with another filled box, "
-                    f"and only {len(self.boxes) - 1} are filled besides {rs.box_name('penta')}"
+                    f"and only {len(self.boxes) - 1} are filled besides {rs.box_name(rs.all_alike_box)}"
                 )
         if len(self.boxes) == len(rs.boxes) and not finished_ok:
             raise SheetError("every box is filled: the game is over")
@@ -168,12 +167,12 @@ class Sheet:
 
     def open_mask(self, rs: rules.RuleSet) -> int:
         """Bit mask of the boxes still open."""
-        return rs.box_mask & ~rules.mask_of(self.boxes)
+        return rs.box_mask & ~rs.mask_of(self.boxes)
 
     @property
     def upper_total(self) -> int:
-        """Points in the upper boxes (Ones to Sixes)."""
-        return sum(v for b, v in self.boxes.items() if rules.BOX_INDEX[b] < 6)
+        """Points in the upper boxes (Ones to Sixes: on every sheet, :data:`rules.UPPER_IDS`)."""
+        return sum(v for b, v in self.boxes.items() if b in rules.UPPER_IDS)
 
     def upper_subtotal(self, rs: rules.RuleSet) -> int:
         """The upper total capped at the bonus threshold: the state's subtotal."""
@@ -182,14 +181,14 @@ class Sheet:
     def penta_scored(self, rs: rules.RuleSet) -> bool:
         """Whether the Penta box holds points: 50 (the bonus and, in Penta, the joker apply), or in Kiriki any
         positive score (five of a kind may be added to it)."""
-        return self.boxes.get("penta", 0) > 0
+        return rs.penta_id is not None and self.boxes.get(rs.penta_id, 0) > 0
 
     def totals(self, rs: rules.RuleSet) -> dict[str, int]:
         """The sheet's sums: upper section, its bonus, lower section, Penta bonuses and TOTAL. The one place
         scores are added up: the game, the advisor and (checked by the tests) the simulator agree with it."""
         upper = self.upper_total
         upper_bonus = rs.upper_bonus if upper >= rs.upper_threshold else 0
-        lower = sum(v for b, v in self.boxes.items() if rules.BOX_INDEX[b] >= 6)
+        lower = sum(v for b, v in self.boxes.items() if b not in rules.UPPER_IDS)
         total = upper + upper_bonus + lower + self.penta_bonus
         return {
             "upper": upper,
@@ -208,9 +207,15 @@ class Sheet:
         holds points); this sheet is left as it is."""
         return Sheet({**self.boxes, box: self.boxes.get(box, 0) + points}, self.penta_bonus + penta_bonus)
 
-    def as_dict(self) -> dict[str, int]:
-        """The sheet as box: points pairs in sheet order, with the bonus last when there is one."""
-        out = {b: self.boxes[b] for b in rules.BOX_IDS if b in self.boxes}
+    def as_dict(self, rs: rules.RuleSet | None = None) -> dict[str, int]:
+        """The sheet as box: points pairs in the order of ``rs``'s sheet (without ``rs``: of the first known
+        sheet that has every box filled here), with the bonus last when there is one."""
+        if rs is not None:
+            order: tuple[str, ...] = rs.box_ids
+        else:
+            fits = (ids for ids in ([b.id for b in s] for s in rules.SHEETS) if set(self.boxes) <= set(ids))
+            order = tuple(next(fits, rules.BOX_IDS))
+        out = {b: self.boxes[b] for b in order if b in self.boxes}
         if self.penta_bonus:
             out[BONUS_KEY] = self.penta_bonus
         return out

@@ -28,10 +28,8 @@ def layers(rs: rules.RuleSet) -> list[tuple[np.ndarray, np.ndarray]]:
     out = []
     for k in range(1, rs.box_mask.bit_count() + 1):
         masks = in_game[popcount == k]
-        if rs.penta_box >= 0 and (game >> rs.penta_box) & 1:
-            both = masks[(masks >> rs.penta_box) & 1 == 0]
-        else:
-            both = masks[:0]
+        has_penta = rs.penta_box >= 0 and (game >> rs.penta_box) & 1
+        both = masks[(masks >> rs.penta_box) & 1 == 0] if has_penta else masks[:0]
         out.append((np.ascontiguousarray(masks), np.zeros(len(masks), dtype=np.int64)))
         if len(both):
             out.append((np.ascontiguousarray(both), np.ones(len(both), dtype=np.int64)))

@@ -2,10 +2,12 @@
 
 For a rule set ``NAME`` the table directory holds
 
-- ``NAME.npy``: float64 values shaped ``(2, 8192, 64)`` = ``[penta_50, open_mask, upper_subtotal]``, NaN
-  where a state cannot occur; loads memory-mapped;
-- ``NAME.parquet``: one row per reachable state, columns ``open_mask``, ``open_boxes``, ``open_count``,
-  ``upper_subtotal``, ``penta_50``, ``value``, with the metadata in the schema under ``pentadice``;
+- ``NAME.npy``: float64 values shaped ``RuleSet.table_shape`` (Penta ``(2, 8192, 64)``, Yatzy ``(1, 32768,
+  64)``, Maxi Yatzy ``(1, 1048576, 76)``) = ``[penta_50, open_mask, upper_subtotal]``, NaN where a state
+  cannot occur; loads memory-mapped;
+- ``NAME.parquet``: one row per reachable state, columns ``open_mask`` (16 bits, 32 past 16 boxes),
+  ``open_boxes``, ``open_count``, ``upper_subtotal``, ``penta_50``, ``value``, with the metadata in the schema
+  under ``pentadice``;
 - ``NAME.json``: the metadata: rule set and its definition, solver version, expected score at game start,
   states, the SHA-256 of the values and the SHA-256 of the Parquet file.
 
@@ -41,7 +43,6 @@ FORMAT = "pentadice-table"
 FORMAT_VERSION = 1
 META_LIMIT = 1 << 20  # bytes: the metadata is about 2 KB
 SOLVER_VERSION = f"pentadice {__version__}"
-SHAPE = (2, 1 << rules.N_BOXES, 64)
 
 
 class TableError(ValueError):
@@ -130,24 +131,41 @@ def metadata(rs: rules.RuleSet, values: np.ndarray) -> dict:
 
 
 def rules_definition(rs: rules.RuleSet) -> dict:
-    """The rule set's switches as plain JSON data (display names left out: they do not change values)."""
+    """The rule set's switches as plain JSON data (display names left out: they do not change values).
+
+    A rule set on Penta's sheet is described as before sheets were data (the points of its fixed boxes as
+    named fields), so that tables solved by earlier versions stay valid; any other sheet is listed box by box.
+    """
     d = dataclasses.asdict(rs)
     d.pop("box_names")
+    sheet = d.pop("sheet")
     d["boxes"] = list(d["boxes"])
+    if rs.sheet == rules.PENTA_SHEET:
+        points = {b.id: b.points for b in rs.sheet}
+        d["penta_points"] = points["penta"]
+        d["full_house_points"] = points["full_house"]
+        d["small_straight_points"] = points["small_straight"]
+        d["large_straight_points"] = points["large_straight"]
+    else:
+        d["sheet"] = [{**box, "kind": KIND_NAMES[box["kind"]]} for box in sheet]
     return d
 
 
-def parquet_table(values: np.ndarray, meta: dict):
+KIND_NAMES = {getattr(rules, k): k[2:].lower() for k in dir(rules) if k.startswith("K_")}
+
+
+def parquet_table(rs: rules.RuleSet, values: np.ndarray, meta: dict):
     """The values as an Arrow table: one row per reachable state."""
     import pyarrow as pa
 
     penta_scored, mask, sub = np.nonzero(~np.isnan(values))
-    names = pa.array([" ".join(rules.boxes_of(m)) for m in range(values.shape[1])])
+    wide = values.shape[1] > 1 << 16  # more than 16 boxes: 32-bit masks
+    names = pa.array([" ".join(rs.boxes_of(m)) for m in range(values.shape[1])])
     table = pa.table(
         {
-            "open_mask": pa.array(mask.astype(np.uint16)),
-            "open_boxes": pa.DictionaryArray.from_arrays(pa.array(mask.astype(np.int16)), names),
-            "open_count": pa.array(np.bitwise_count(mask.astype(np.uint16)).astype(np.uint8)),
+            "open_mask": pa.array(mask.astype(np.uint32 if wide else np.uint16)),
+            "open_boxes": pa.DictionaryArray.from_arrays(pa.array(mask.astype(np.int32 if wide else np.int16)), names),
+            "open_count": pa.array(np.bitwise_count(mask).astype(np.uint8)),
             "upper_subtotal": pa.array(sub.astype(np.uint8)),
             "penta_50": pa.array(penta_scored.astype(bool)),
             "value": pa.array(values[penta_scored, mask, sub]),
@@ -257,14 +275,14 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
     """Write the three files under temporary names, then rename them into place, metadata last."""
     import pyarrow.parquet as pq
 
-    if values.shape != SHAPE or values.dtype != np.float64:
-        raise TableError(f"a table is float64 shaped {SHAPE}, not {values.dtype} {values.shape}")
+    if values.shape != rs.table_shape or values.dtype != np.float64:
+        raise TableError(f"a table is float64 shaped {rs.table_shape}, not {values.dtype} {values.shape}")
     meta = metadata(rs, values)
     values_path, parquet_path, meta_path = _targets(files)
     temps: list[tuple[Path, Path]] = []
     try:
         temps.append((write_temp(values_path, lambda fh: np.save(fh, values)), values_path))
-        arrow = parquet_table(values, meta)
+        arrow = parquet_table(rs, values, meta)
         parquet = write_temp(parquet_path, lambda fh: pq.write_table(arrow, fh, write_page_checksum=True))
         temps.append((parquet, parquet_path))
         text = json.dumps({**meta, "parquet_checksum": file_checksum(parquet)}, indent=2).encode()
@@ -344,8 +362,9 @@ def _load(rs: rules.RuleSet, directory: Path, verify: bool) -> Table:
         raise TableError(f"the {rs.name} table in {files.directory} was solved for other rules; {hint}")
     if meta.get("format_version") != FORMAT_VERSION:
         raise TableError(f"the {rs.name} table in {files.directory} has an old format; {hint}")
-    if values.shape != SHAPE or values.dtype != np.float64:
-        raise TableError(f"{files.values} has shape {values.shape} {values.dtype}, not {SHAPE} float64; {hint}")
+    if values.shape != rs.table_shape or values.dtype != np.float64:
+        shape = rs.table_shape
+        raise TableError(f"{files.values} has shape {values.shape} {values.dtype}, not {shape} float64; {hint}")
     if os.path.getsize(files.values) != getattr(values, "offset", 0) + values.nbytes:
         raise TableError(f"{files.values} is not the size its header says: the file is damaged; {hint}")
     if verify:
@@ -402,12 +421,15 @@ def read_parquet(path: str | os.PathLike[str]) -> tuple[np.ndarray, dict]:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise TableError(f"{path} is not a pentadice table's Parquet export")
     try:
-        values = np.full(SHAPE, np.nan)
+        rs = rules.get_rules(str(meta.get("rules")))
+        if meta.get("shape") != list(rs.table_shape):
+            raise ValueError(f"shape {meta.get('shape')!r}, not {list(rs.table_shape)} as {rs.name} has")
+        values = np.full(rs.table_shape, np.nan)
         penta_scored = arrow.column("penta_50").to_numpy().astype(np.intp)
         mask = arrow.column("open_mask").to_numpy().astype(np.intp)
         sub = arrow.column("upper_subtotal").to_numpy().astype(np.intp)
         values[penta_scored, mask, sub] = arrow.column("value").to_numpy()
-    except (KeyError, IndexError, ValueError, pa.ArrowException) as e:
+    except (KeyError, IndexError, ValueError, pa.ArrowException) as e:  # UnknownRules is a ValueError
         raise TableError(f"{path} does not hold a pentadice table's columns: {e}") from None
     if checksum(values) != meta.get("checksum"):
         raise TableError(f"{path} does not match its checksum: the file is damaged")
@@ -460,8 +482,9 @@ def save_moments(rs: rules.RuleSet, directory: Path, m2: np.ndarray, values: np.
     from pentadice.solver.moments import start_sd
 
     files = TableFiles(Path(directory), rs.name)
-    if m2.shape != SHAPE or m2.dtype != np.float64:
-        raise TableError(f"a second-moment table is float64 shaped {SHAPE}, not {m2.dtype} {m2.shape}")
+    if m2.shape != rs.table_shape or m2.dtype != np.float64:
+        shape = rs.table_shape
+        raise TableError(f"a second-moment table is float64 shaped {shape}, not {m2.dtype} {m2.shape}")
     values_checksum = checksum(values)
     meta = moments_metadata(rs, m2, values_checksum, start_sd(rs, values, m2))
     text = json.dumps(meta, indent=2).encode()
@@ -515,8 +538,9 @@ def load_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray | None =
         ) from None
     if not isinstance(meta, dict) or meta.get("format") != MOMENTS_FORMAT or meta.get("rules") != rs.name:
         raise TableError(f"{files.moments_meta} is not the metadata of the {rs.name} second moments; {hint}")
-    if m2.shape != SHAPE or m2.dtype != np.float64:
-        raise TableError(f"{files.moments} has shape {m2.shape} {m2.dtype}, not {SHAPE} float64; {hint}")
+    if m2.shape != rs.table_shape or m2.dtype != np.float64:
+        shape = rs.table_shape
+        raise TableError(f"{files.moments} has shape {m2.shape} {m2.dtype}, not {shape} float64; {hint}")
     if os.path.getsize(files.moments) != getattr(m2, "offset", 0) + m2.nbytes:
         raise TableError(f"{files.moments} is not the size its header says: the file is damaged; {hint}")
     if checksum(m2) != meta.get("checksum"):

@@ -265,6 +265,52 @@ def best_subkeeps(subs, n_hands, K, B):
                 else:
                     K[k, u] = m
             continue
+        if s3 == s0:  # at most three distinct smaller keeps (most keeps): the padding is not read
+            for j in range(0, W, BLOCK):
+                m0 = K[k, j]
+                m1 = K[k, j + 1]
+                m2 = K[k, j + 2]
+                m3 = K[k, j + 3]
+                m4 = K[k, j + 4]
+                m5 = K[k, j + 5]
+                m6 = K[k, j + 6]
+                m7 = K[k, j + 7]
+                for s in (s0, s1, s2):
+                    x0 = B[s, j]
+                    x1 = B[s, j + 1]
+                    x2 = B[s, j + 2]
+                    x3 = B[s, j + 3]
+                    x4 = B[s, j + 4]
+                    x5 = B[s, j + 5]
+                    x6 = B[s, j + 6]
+                    x7 = B[s, j + 7]
+                    m0 = x0 if x0 > m0 else m0
+                    m1 = x1 if x1 > m1 else m1
+                    m2 = x2 if x2 > m2 else m2
+                    m3 = x3 if x3 > m3 else m3
+                    m4 = x4 if x4 > m4 else m4
+                    m5 = x5 if x5 > m5 else m5
+                    m6 = x6 if x6 > m6 else m6
+                    m7 = x7 if x7 > m7 else m7
+                if k >= n_hands:  # a keep smaller than a hand
+                    B[k, j] = m0
+                    B[k, j + 1] = m1
+                    B[k, j + 2] = m2
+                    B[k, j + 3] = m3
+                    B[k, j + 4] = m4
+                    B[k, j + 5] = m5
+                    B[k, j + 6] = m6
+                    B[k, j + 7] = m7
+                else:  # a hand: its value with one more roll
+                    K[k, j] = m0
+                    K[k, j + 1] = m1
+                    K[k, j + 2] = m2
+                    K[k, j + 3] = m3
+                    K[k, j + 4] = m4
+                    K[k, j + 5] = m5
+                    K[k, j + 6] = m6
+                    K[k, j + 7] = m7
+            continue
         for j in range(0, W, BLOCK):
             m0 = K[k, j]
             m1 = K[k, j + 1]

@@ -3,10 +3,10 @@
 import pytest
 
 from pentadice import rules
-from pentadice.rules import BOX_IDS, get_rules, legal_scores, upper_bonus_earned
+from pentadice.rules import get_rules, legal_scores, upper_bonus_earned
 
 PENTA = get_rules("penta")
-ALL = list(BOX_IDS)
+ALL = list(PENTA.box_ids)
 UPPER = ["ones", "twos", "threes", "fours", "fives", "sixes"]
 LOWER = ["three_of_a_kind", "four_of_a_kind", "full_house", "small_straight", "large_straight", "chance"]
 
@@ -151,10 +151,49 @@ def test_registry_lookup_and_unknown_names():
 
 
 def test_box_ids_are_the_published_ones():
-    assert " ".join(BOX_IDS) == (
-        "ones twos threes fours fives sixes three_of_a_kind four_of_a_kind full_house "
-        "small_straight large_straight chance penta"
+    penta = "ones twos threes fours fives sixes three_of_a_kind four_of_a_kind full_house small_straight large_straight"
+    for name in ("penta", "yahtzee", "yahtzee+forced-joker", "yahtzee+no-joker", "yahtzee+no-bonus", "kiriki"):
+        assert " ".join(get_rules(name).box_ids) == penta + " chance penta"
+    upper = "ones twos threes fours fives sixes one_pair two_pairs "
+    assert " ".join(get_rules("yatzy").box_ids) == (
+        upper + "three_of_a_kind four_of_a_kind small_straight large_straight full_house chance yatzy"
     )
+    assert " ".join(get_rules("maxi-yatzy").box_ids) == (
+        upper + "three_pairs three_of_a_kind four_of_a_kind five_of_a_kind small_straight large_straight "
+        "full_straight full_house super_house tower chance maxi_yatzy"
+    )
+
+
+def test_a_rule_set_is_its_definition():
+    yatzy, maxi = get_rules("yatzy"), get_rules("maxi-yatzy")
+    assert (yatzy.dice, yatzy.n_boxes, yatzy.upper_threshold, yatzy.upper_bonus) == (5, 15, 63, 50)
+    assert (maxi.dice, maxi.n_boxes, maxi.upper_threshold, maxi.upper_bonus) == (6, 20, 75, 50)
+    assert yatzy.table_shape == (1, 1 << 15, 64) and maxi.table_shape == (1, 1 << 20, 76)
+    assert PENTA.table_shape == (2, 1 << 13, 64) and (yatzy.lanes, maxi.lanes) == (64, 80)
+    assert yatzy.penta_box == maxi.penta_box == -1 and PENTA.penta_box == 12 and PENTA.penta_id == "penta"
+    assert maxi.mask_of(["ones", "maxi_yatzy"]) == 1 | 1 << 19 and maxi.boxes_of(1 << 6) == ["one_pair"]
+    with pytest.raises(ValueError, match="unknown box id 'penta'"):
+        yatzy.mask_of(["penta"])
+    with pytest.raises(rules.UnknownBox, match="has no Penta box"):
+        yatzy.parse_box("penta")
+    assert yatzy.parse_box("Two pairs") == "two_pairs" and maxi.parse_box("villa") == "super_house"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"dice": 7},
+        {"dice": 0},
+        {"sheet": (rules.Box("ones", rules.K_FACE, 2),)},
+        {"sheet": (rules.Box("chance", rules.K_FACE, 1),)},
+        {"sheet": (rules.Box("chance", rules.K_CHANCE), rules.Box("chance", rules.K_CHANCE))},
+        {"sheet": (rules.Box("penta", rules.K_PENTA), rules.Box("yatzy", rules.K_PENTA))},
+        {"sheet": (rules.Box("no_such_box", rules.K_CHANCE),)},
+    ],
+)
+def test_a_sheet_that_is_not_a_game_is_refused(change):
+    with pytest.raises(ValueError):
+        rules.RuleSet("x", "X", boxes=("chance",) if "sheet" in change else (), **change)
 
 
 @pytest.mark.parametrize("bad", [(1, 2, 3, 4), (1, 2, 3, 4, 5, 6), (0, 1, 2, 3, 4), (1, 2, 3, 4, 7)])
@@ -181,16 +220,25 @@ def test_score_table_matches_the_rules_in_every_state_for_hands_marked_state_fre
     t = dice.tables(rs.dice)
     table = rules.score_table(rs)
     p = rs.params()
-    points = np.empty(rules.N_BOXES, dtype=np.int64)
+    n = rs.n_boxes
+    points = np.empty(n, dtype=np.int64)
     rng = np.random.default_rng(1)
-    masks = rng.integers(1, rules.ALL_BOXES + 1, size=60)
+    masks = rng.integers(1, 1 << n, size=60)
     for h in range(t.n_hands):
-        free = table[h, rules.N_BOXES] == 1
-        assert free == (t.counts[h].max() < rs.dice)
+        free = table[h, n] == 1
+        assert free == (t.counts[h].max() < rs.dice or rs.penta_box < 0)
         if not free:
             continue
         for mask in masks:
             for full in (0, 1):
                 bonus = rules.score_options(p, t.counts[h], int(mask), full, points)
-                expected = [table[h, b] if (mask >> b) & 1 else -1 for b in range(rules.N_BOXES)]
+                expected = [table[h, b] if (mask >> b) & 1 else -1 for b in range(n)]
                 assert bonus == 0 and list(points) == expected
+        for b, box in enumerate(rs.sheet):  # the successor row of each box for these points (see turn.py)
+            row = p[rules.P_BOX_DATA + rules.BOX_FIELDS * b + rules.F_ROW]
+            if box.kind == rules.K_FACE:
+                assert table[h, n + 1 + b] == row + t.counts[h][box.a - 1]
+            elif box.kind == rules.K_PENTA:
+                assert table[h, n + 1 + b] == row + (table[h, b] > 0)
+            else:
+                assert table[h, n + 1 + b] == row

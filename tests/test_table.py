@@ -18,8 +18,9 @@ def test_saved_files_round_trip(penta_table_dir, penta_solution):
     assert t.expected_score == penta_solution.expected_score
     assert t.meta["rules"] == "penta" and t.meta["solver_version"].startswith("pentadice ")
     assert t.meta["states"] == penta_solution.states_solved
-    assert t.value(rules.ALL_BOXES, 0, False) == penta_solution.expected_score
-    assert np.isnan(t.value(rules.ALL_BOXES, 0, True))
+    everything = penta_solution.rules.box_mask
+    assert t.value(everything, 0, False) == penta_solution.expected_score
+    assert np.isnan(t.value(everything, 0, True))
 
 
 def test_parquet_has_one_named_row_per_solved_state(penta_table_dir, penta_solution):
@@ -31,13 +32,14 @@ def test_parquet_has_one_named_row_per_solved_state(penta_table_dir, penta_solut
     assert on_disk.pop("parquet_checksum").startswith("sha256:")  # of the file itself: not inside it
     assert meta == on_disk
     rows = pf.to_pylist()
-    start = [r for r in rows if r["open_mask"] == rules.ALL_BOXES]
+    rs = penta_solution.rules
+    start = [r for r in rows if r["open_mask"] == rs.box_mask]
     assert len(start) == 1 and start[0]["value"] == penta_solution.expected_score
-    assert start[0]["open_boxes"] == " ".join(rules.BOX_IDS) and start[0]["open_count"] == 13
+    assert start[0]["open_boxes"] == " ".join(rs.box_ids) and start[0]["open_count"] == 13
     v = penta_solution.values
     for r in rows[::9973]:
         assert v[int(r["penta_50"]), r["open_mask"], r["upper_subtotal"]] == r["value"]
-        assert r["open_boxes"].split() == rules.boxes_of(r["open_mask"])
+        assert r["open_boxes"].split() == rs.boxes_of(r["open_mask"])
 
 
 def test_missing_table_is_named(tmp_path):

@@ -21,7 +21,6 @@ from pentadice import rules, turn
 from pentadice.compiled import jit
 
 
-
 def _compile(fn, compiled: dict, lanes: int):
     """``fn`` compiled (:func:`pentadice.compiled.jit`) for rows of ``lanes`` lanes, its compiled callees rebound."""
     scope = dict(fn.__globals__)
