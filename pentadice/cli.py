@@ -72,7 +72,7 @@ def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool,
     directory = paths.data_dir(data)
     try:
         table.prepare_directory(directory, rs.name)
-        if solver.needs_compiling():  # a first run: say why nothing moves for a few seconds
+        if solver.needs_compiling(rs):  # a first run: say why nothing moves for a few seconds
             click.echo(solver.COMPILING_MESSAGE, err=True)
         bar = _progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
         solved = []
@@ -144,6 +144,10 @@ BOX_NAMES_HELP = (
     "\b\nBox names for --sheet, in any case, words joined by '-', '_', a space or nothing:\n  "
     + rules.PENTA_RULES.names_help().replace("), ", "),\n  ")
     + ",\n  penta_bonus (bonus).\nUnder --rules yahtzee the Penta box is also 'yahtzee', under kiriki 'kiriki'."
+    + "\n\b\nUnder --rules yatzy and maxi-yatzy, the boxes of their own sheets (no penta, no bonus):\n  "
+    + rules.get_rules("maxi-yatzy").names_help().replace("), ", "),\n  ")
+    + ".\nYatzy has the first six, one_pair, two_pairs, three_of_a_kind, four_of_a_kind, small_straight,"
+    + "\nlarge_straight, full_house, chance and yatzy."
 )
 
 
@@ -539,9 +543,9 @@ def simulate(ctx, games, seed, strategy, rules_name, as_json, out, players, data
         raise click.UsageError(str(e)) from None
     advisor = _load_advisor(rules_name, data, compiled=False)  # the simulator's own kernels play the games
     with interrupts.Held():
-        if sim.needs_compiling():  # a first run: say why nothing moves for a few seconds
+        if sim.needs_compiling(advisor.rules):  # a first run: say why nothing moves for a few seconds
             click.echo("Compiling the simulator (first run only, a few seconds)...", err=True)
-        sim.compile_seconds()
+        sim.compile_seconds(advisor.rules)
     seed = sim.fresh_seed() if seed is None else seed
     tally = sim.Tally(advisor.rules)
     bar = _progress(label=f"Playing {games:,} games", length=games, enabled=not as_json)
@@ -587,9 +591,9 @@ def _simulate_players(ctx, games, seed, rules_name, as_json, out, players, data)
         raise click.UsageError(str(e)) from None
     advisor = _load_advisor(rules_name, data, compiled=False)
     with interrupts.Held():
-        if mp.needs_compiling():
+        if mp.needs_compiling(advisor.rules):
             click.echo("Compiling the multiplayer simulator (first run only, a few seconds)...", err=True)
-        mp.compile_seconds()
+        mp.compile_seconds(advisor.rules)
     if "win" in names:
         click.echo("Building the win strategy's tables (one solve per theta, some seconds)...", err=True)
     seed = sim.fresh_seed() if seed is None else seed
@@ -622,9 +626,9 @@ def _simulate_summary(tally, advisor, strategy, seed, as_json, target, seconds: 
     echo("Percentiles:       " + "  ".join(f"{q}%: {pct[q]}" for q in ("1", "10", "25", "50", "75", "90", "99")))
     echo(f"Min / max:         {st['min']} / {st['max']}")
     echo(f"Upper bonus rate:  {st['upper_bonus_rate']:.2%}")
-    penta = rs.box_name("penta")
-    echo(f"{penta + ' rate:':<19}{st['penta_rate']:.2%}  (games with points in the {penta} box)")
-    if rs.penta_bonus:
+    alike = rs.box_name(rs.all_alike_box)
+    echo(f"{alike + ' rate:':<19}{st['all_alike_rate']:.2%}  (games with points in the {alike} box)")
+    if rs.penta_bonus and rs.penta_box >= 0:
         dist = ", ".join(f"{k}: {v:,}" for k, v in st["penta_bonus_distribution"].items())
         echo(f"{rs.bonus_name + 'es:':<19}{dist}")
     if rs.penta_repeat:
@@ -960,6 +964,9 @@ def _solve_targets(rs, data: str | None, threads: int | None, as_json: bool) -> 
     from pentadice import table, targets
 
     directory = paths.data_dir(data)
+    reason = targets.kernel.refusal(rs)  # before the states are listed: Maxi Yatzy's are tens of millions
+    if reason:
+        raise click.UsageError(reason)
     try:
         table.prepare_directory(directory)
         bar = _progress(label=f"Targets of {rs.name}", length=len(targets.kernel.layers(rs)), enabled=not as_json)

@@ -60,15 +60,9 @@ def compile_kernels_for(rs: rules.RuleSet) -> float:
     return time.perf_counter() - start
 
 
-def needs_compiling() -> bool:
-    """Whether the solver's kernels are not in Numba's cache yet (a first run): compiling takes seconds."""
-    from pentadice.compiled import cached
-
-    return not cached(_kernels().solve_states)
-
-
-def needs_compiling_for(rs: rules.RuleSet) -> bool:
-    """Whether the solver kernel for ``rs``'s lanes is not in Numba's cache yet."""
+def needs_compiling(rs: rules.RuleSet = rules.PENTA_RULES) -> bool:
+    """Whether the solver's kernel for ``rs``'s lanes is not in Numba's cache yet (a first run): compiling
+    takes seconds."""
     from pentadice.compiled import cached
 
     return not cached(_kernels().wide_for(rs.lanes).solve_states)
