@@ -154,24 +154,60 @@ def rules_definition(rs: rules.RuleSet) -> dict:
 KIND_NAMES = {getattr(rules, k): k[2:].lower() for k in dir(rules) if k.startswith("K_")}
 
 
-def parquet_table(rs: rules.RuleSet, values: np.ndarray, meta: dict):
-    """The values as an Arrow table: one row per reachable state."""
+PARQUET_MASKS = 1 << 15  # open masks per row group: Maxi Yatzy's 2^20 in 32 groups, memory bounded
+PARQUET_COMPRESSION = "zstd"  # the mask columns come in runs of a state's subtotals: zstd halves Maxi Yatzy's file
+
+
+def parquet_schema(rs: rules.RuleSet, meta: dict):
+    """The Parquet export's columns: 16-bit masks, 32-bit past 16 boxes."""
     import pyarrow as pa
 
-    penta_scored, mask, sub = np.nonzero(~np.isnan(values))
-    wide = values.shape[1] > 1 << 16  # more than 16 boxes: 32-bit masks
-    names = pa.array([" ".join(rs.boxes_of(m)) for m in range(values.shape[1])])
-    table = pa.table(
-        {
-            "open_mask": pa.array(mask.astype(np.uint32 if wide else np.uint16)),
-            "open_boxes": pa.DictionaryArray.from_arrays(pa.array(mask.astype(np.int32 if wide else np.int16)), names),
-            "open_count": pa.array(np.bitwise_count(mask).astype(np.uint8)),
-            "upper_subtotal": pa.array(sub.astype(np.uint8)),
-            "penta_50": pa.array(penta_scored.astype(bool)),
-            "value": pa.array(values[penta_scored, mask, sub]),
-        }
+    wide = rs.n_boxes > 16
+    return pa.schema(
+        [
+            ("open_mask", pa.uint32() if wide else pa.uint16()),
+            ("open_boxes", pa.dictionary(pa.int32() if wide else pa.int16(), pa.string())),
+            ("open_count", pa.uint8()),
+            ("upper_subtotal", pa.uint8()),
+            ("penta_50", pa.bool_()),
+            ("value", pa.float64()),
+        ],
+        metadata={"pentadice": json.dumps(meta)},
     )
-    return table.replace_schema_metadata({"pentadice": json.dumps(meta)})
+
+
+def parquet_tables(rs: rules.RuleSet, values: np.ndarray, meta: dict) -> Iterator:
+    """The values as Arrow tables, one per row group of :data:`PARQUET_MASKS` open masks: one row per reachable
+    state, ordered by (Penta flag, mask, subtotal) within a group."""
+    import pyarrow as pa
+
+    schema = parquet_schema(rs, meta)
+    mask_type, index_type = schema.field("open_mask").type.to_pandas_dtype(), schema.field("open_boxes").type
+    for lo in range(0, values.shape[1], PARQUET_MASKS):
+        hi = min(lo + PARQUET_MASKS, values.shape[1])
+        block = values[:, lo:hi, :]
+        penta_scored, local, sub = np.nonzero(~np.isnan(block))
+        names = pa.array([" ".join(rs.boxes_of(m)) for m in range(lo, hi)])
+        mask = local + lo
+        columns = [
+            pa.array(mask.astype(mask_type)),
+            pa.DictionaryArray.from_arrays(pa.array(local.astype(index_type.index_type.to_pandas_dtype())), names),
+            pa.array(np.bitwise_count(mask).astype(np.uint8)),
+            pa.array(sub.astype(np.uint8)),
+            pa.array(penta_scored.astype(bool)),
+            pa.array(block[penta_scored, local, sub]),
+        ]
+        yield pa.Table.from_arrays(columns, schema=schema)
+
+
+def write_parquet(rs: rules.RuleSet, values: np.ndarray, meta: dict, fh) -> None:
+    """Write the Parquet export to the open binary file ``fh``, a row group at a time, with page checksums."""
+    import pyarrow.parquet as pq
+
+    options = {"write_page_checksum": True, "compression": PARQUET_COMPRESSION}
+    with pq.ParquetWriter(fh, parquet_schema(rs, meta), **options) as writer:
+        for group in parquet_tables(rs, values, meta):
+            writer.write_table(group)
 
 
 @contextlib.contextmanager
@@ -273,7 +309,6 @@ def load_or_solve(
 
 def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
     """Write the three files under temporary names, then rename them into place, metadata last."""
-    import pyarrow.parquet as pq
 
     if values.shape != rs.table_shape or values.dtype != np.float64:
         raise TableError(f"a table is float64 shaped {rs.table_shape}, not {values.dtype} {values.shape}")
@@ -282,8 +317,7 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
     temps: list[tuple[Path, Path]] = []
     try:
         temps.append((write_temp(values_path, lambda fh: np.save(fh, values)), values_path))
-        arrow = parquet_table(rs, values, meta)
-        parquet = write_temp(parquet_path, lambda fh: pq.write_table(arrow, fh, write_page_checksum=True))
+        parquet = write_temp(parquet_path, lambda fh: write_parquet(rs, values, meta, fh))
         temps.append((parquet, parquet_path))
         text = json.dumps({**meta, "parquet_checksum": file_checksum(parquet)}, indent=2).encode()
         temps.append((write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
@@ -409,13 +443,14 @@ def _extras(directory: Path, name: str) -> str:
 
 def read_parquet(path: str | os.PathLike[str]) -> tuple[np.ndarray, dict]:
     """The values and metadata of a table's Parquet export, checked: every page's CRC, and the SHA-256 of the
-    values rebuilt from the rows against the checksum in the file's metadata. TableError if anything fails."""
+    values rebuilt from the rows against the checksum in the file's metadata. TableError if anything fails.
+    Read a row group at a time: the memory is the values' and one group's."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        arrow = pq.read_table(path, page_checksum_verification=True)
-        meta = inputs.loads((arrow.schema.metadata or {}).get(b"pentadice", b"null"), f"{path}'s metadata")
+        pf = pq.ParquetFile(path, page_checksum_verification=True)
+        meta = inputs.loads((pf.schema_arrow.metadata or {}).get(b"pentadice", b"null"), f"{path}'s metadata")
     except (OSError, ValueError, pa.ArrowException) as e:
         raise TableError(f"{path} cannot be read as a pentadice table: {e}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -425,11 +460,12 @@ def read_parquet(path: str | os.PathLike[str]) -> tuple[np.ndarray, dict]:
         if meta.get("shape") != list(rs.table_shape):
             raise ValueError(f"shape {meta.get('shape')!r}, not {list(rs.table_shape)} as {rs.name} has")
         values = np.full(rs.table_shape, np.nan)
-        penta_scored = arrow.column("penta_50").to_numpy().astype(np.intp)
-        mask = arrow.column("open_mask").to_numpy().astype(np.intp)
-        sub = arrow.column("upper_subtotal").to_numpy().astype(np.intp)
-        values[penta_scored, mask, sub] = arrow.column("value").to_numpy()
-    except (KeyError, IndexError, ValueError, pa.ArrowException) as e:  # UnknownRules is a ValueError
+        for batch in pf.iter_batches(columns=["penta_50", "open_mask", "upper_subtotal", "value"]):
+            penta_scored = batch.column(0).to_numpy(zero_copy_only=False).astype(np.intp)
+            mask = batch.column(1).to_numpy().astype(np.intp)
+            sub = batch.column(2).to_numpy().astype(np.intp)
+            values[penta_scored, mask, sub] = batch.column(3).to_numpy()
+    except (KeyError, IndexError, ValueError, OSError, pa.ArrowException) as e:  # UnknownRules is a ValueError
         raise TableError(f"{path} does not hold a pentadice table's columns: {e}") from None
     if checksum(values) != meta.get("checksum"):
         raise TableError(f"{path} does not match its checksum: the file is damaged")
