@@ -14,21 +14,28 @@ class SituationError(ValueError):
 
 
 def parse_dice(rs: rules.RuleSet, text: str) -> list[int]:
-    """Dice as people type them: ``1 1 3 4 6``, ``1,1,3,4,6`` or ``13346`` (then one digit a die)."""
+    """Dice as people type them: ``1 1 3 4 6``, ``1,1,3,4,6`` or ``13346`` (then one digit a die; as many
+    digits as the rule set has dice)."""
     words = text.replace(",", " ").split()
     if len(words) == 1 and len(words[0]) == rs.dice and words[0].isascii() and words[0].isdigit():
         words = list(words[0])
     if not words:
-        raise SituationError(f"give the {rs.dice} dice, e.g. 1 1 3 4 6")
+        raise SituationError(f"give the {rs.dice} dice, e.g. {example_dice(rs)}")
     bad = [w for w in words if not (w.isascii() and w.isdigit() and len(w) <= 2)]
     if bad:
         raise SituationError(f"a die shows 1 to 6, not {bad[0][:20]!r}")
     return [int(w) for w in words]
 
 
+def example_dice(rs: rules.RuleSet) -> str:
+    """A roll of the rule set's dice for messages and help: ``1 1 3 4 6`` (six dice: ``1 1 3 4 6 6``)."""
+    return " ".join(map(str, (1, 1, 3, 4, 6, 6, 2)[: rs.dice]))
+
+
 @dataclass(frozen=True)
 class Situation:
-    """The dice showing (sorted), the rerolls left (0, 1 or 2 in Penta), and the score sheet."""
+    """The dice showing (sorted; as many as the rule set has), the rerolls left (0, 1 or 2), and the score
+    sheet."""
 
     dice: tuple[int, ...]
     rolls_left: int = 2
@@ -40,7 +47,7 @@ class Situation:
         if isinstance(dice, str | bytes) or not all(isinstance(d, int) and not isinstance(d, bool) for d in dice):
             raise SituationError(f"dice must be whole numbers 1 to 6, not {dice!r}")
         if len(dice) != rs.dice:
-            raise SituationError(f"{rs.title} is played with {rs.dice} dice, not {len(dice)}")
+            raise SituationError(f"{rs.title} uses {rs.dice} dice, not {len(dice)}")
         bad = [d for d in dice if not 1 <= d <= 6]
         if bad:
             raise SituationError(f"a die shows 1 to 6, not {bad[0]}")

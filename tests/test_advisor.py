@@ -37,10 +37,10 @@ def test_score_options_are_points_plus_the_next_state_value(penta_advisor):
         s = random_sheet(PENTA, rng, int(rng.integers(0, 12)))
         roll = tuple(int(x) for x in rng.integers(1, 7, 5))
         advice = penta_advisor.advise(penta_advisor.situation(roll, 0, s))
-        legal, bonus = rules.legal_scores(PENTA, roll, rules.boxes_of(s.open_mask(PENTA)), s.penta_scored(PENTA))
+        legal, bonus = rules.legal_scores(PENTA, roll, PENTA.boxes_of(s.open_mask(PENTA)), s.penta_scored(PENTA))
         assert {o.box for o in advice.options} == set(legal)
         for o in advice.options:
-            b = rules.BOX_INDEX[o.box]
+            b = PENTA.box_index[o.box]
             after = Sheet({**s.boxes, o.box: o.points}, s.penta_bonus + bonus)
             rest = 0.0
             if len(after.boxes) < 13:
@@ -59,7 +59,7 @@ def test_best_box_is_always_legal_and_maximal(penta_advisor):
         roll = tuple(int(x) for x in rng.integers(1, 7, 5))
         situation = penta_advisor.situation(roll, int(rng.integers(0, 3)), s)
         advice = penta_advisor.advise(situation)
-        legal, _ = rules.legal_scores(PENTA, roll, rules.boxes_of(s.open_mask(PENTA)), s.penta_scored(PENTA))
+        legal, _ = rules.legal_scores(PENTA, roll, PENTA.boxes_of(s.open_mask(PENTA)), s.penta_scored(PENTA))
         box = penta_advisor.best_box(situation)
         assert box.box in legal
         assert box.value == max(o.value for o in advice.options if o.action == "score")
@@ -165,7 +165,7 @@ def test_compiled_python_and_batch_paths_agree_exactly(penta_advisor):
 @pytest.mark.parametrize(
     ("dice_", "rolls", "text", "message"),
     [
-        ((1, 2, 3, 4), 2, "", "played with 5 dice, not 4"),
+        ((1, 2, 3, 4), 2, "", "Penta uses 5 dice, not 4"),
         ((1, 2, 3, 4, 7), 2, "", "a die shows 1 to 6, not 7"),
         ((1, 2, 3, 4, 5), 3, "", "rolls left must be 0 to 2, not 3"),
         ((1, 2, 3, 4, 5), 0, "fours=7", "fours=7 is impossible"),
@@ -183,7 +183,7 @@ def test_impossible_situations_are_refused(penta_advisor, dice_, rolls, text, me
 
 
 def test_a_full_sheet_is_refused(penta_advisor):
-    full = {b: 0 for b in rules.BOX_IDS if b != "chance"} | {"chance": 5}
+    full = {b: 0 for b in PENTA.box_ids if b != "chance"} | {"chance": 5}
     with pytest.raises(SituationError, match="every box is filled"):
         penta_advisor.situation((1, 2, 3, 4, 5), 0, Sheet(full))
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from pentadice.cli import main
-from pentadice.rules import BOX_IDS
+from pentadice.rules import PENTA_RULES
 
 
 @pytest.fixture
@@ -148,8 +148,8 @@ def test_batch_of_good_lines_exits_0(advise, tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["1", "2", "3", "4"], "played with 5 dice, not 4"),
-        (["1", "2", "3", "4", "5", "6"], "played with 5 dice, not 6"),
+        (["1", "2", "3", "4"], "Penta uses 5 dice, not 4"),
+        (["1", "2", "3", "4", "5", "6"], "Penta uses 5 dice, not 6"),
         (["0", "2", "3", "4", "5"], "a die shows 1 to 6, not 0"),
         (["1", "2", "3", "4", "x"], "a die shows 1 to 6, not 'x'"),
         (["1", "2", "3", "4", "5", "--sheet", "sevens=7"], "unknown box 'sevens'"),
@@ -172,7 +172,7 @@ def test_bad_input_is_a_usage_error(advise, args, message):
 
 
 def test_full_sheet_is_refused(advise):
-    sheet = " ".join(f"{b}=0" for b in BOX_IDS if b != "chance") + " chance=5"
+    sheet = " ".join(f"{b}=0" for b in PENTA_RULES.box_ids if b != "chance") + " chance=5"
     result = advise("1", "2", "3", "4", "5", "--sheet", sheet)
     assert result.exit_code == 2 and "every box is filled: the game is over" in result.output
 

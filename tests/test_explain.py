@@ -36,10 +36,10 @@ def reference_outlook(advisor, situation: Situation, option) -> tuple[float, dic
 
     def follow(dice, rolls_left, o) -> tuple[float, tuple[float, ...]]:
         if o.action == "score":
-            boxes = [0.0] * rules.N_BOXES
-            boxes[rules.BOX_INDEX[o.box]] = 1.0
+            boxes = [0.0] * advisor.rules.n_boxes
+            boxes[advisor.rules.box_index[o.box]] = 1.0
             return float(o.points + o.penta_bonus + o.upper_bonus), tuple(boxes)
-        points, boxes = 0.0, np.zeros(rules.N_BOXES)
+        points, boxes = 0.0, np.zeros(advisor.rules.n_boxes)
         for faces, p in rolls(len(dice) - len(o.keep)):
             pts, bx = play(tuple(sorted(o.keep + faces)), rolls_left - 1)
             points += p * pts
@@ -47,7 +47,7 @@ def reference_outlook(advisor, situation: Situation, option) -> tuple[float, dic
         return points, tuple(boxes)
 
     points, boxes = follow(situation.dice, situation.rolls_left, option)
-    return points, {rules.BOX_IDS[b]: c for b, c in enumerate(boxes) if c > 0}
+    return points, {advisor.rules.box_ids[b]: c for b, c in enumerate(boxes) if c > 0}
 
 
 def check(advisor, situation):
@@ -119,7 +119,7 @@ def test_advise_json_carries_the_why(penta_table_dir):
     assert "Why: " in human
 
 
-@pytest.mark.parametrize("name", ["penta", "kiriki", "yahtzee+forced-joker"])
+@pytest.mark.parametrize("name", ["penta", "kiriki", "yahtzee+forced-joker", "yatzy"])
 def test_last_roll_choices_are_the_advisors_best_boxes(name, tmp_path_factory, penta_advisor):
     """The explanation's last-roll table, computed for all hands at once, is what the advisor's own advice
     gives hand by hand: the same box (ties included), the same value to the bit, the same points."""
@@ -140,13 +140,14 @@ def test_last_roll_choices_are_the_advisors_best_boxes(name, tmp_path_factory, p
     rs, t = advisor.rules, advisor.inputs.tables
     rng = np.random.default_rng(5)
     sheets = [random_sheet(rs, rng, int(rng.integers(0, len(rs.boxes)))) for _ in range(12)]
-    sheets.append(Sheet({"penta": rs.penta_points}))  # a roll of all alike is a joker then
-    sheets.append(Sheet({"penta": 0, "fours": 12}))
+    alike = rs.all_alike_box
+    sheets.append(Sheet({alike: rs.sheet[rs.box_index[alike]].points}))  # a roll of all alike is a joker then
+    sheets.append(Sheet({alike: 0, "fours": 12}))
     for sheet in sheets:
         box, rest, earned = last_roll_choices(advisor, sheet)
         so_far = sheet.score(rs)
         for h in range(t.n_hands):
             best = advisor.advise(Situation(t.keep_faces[h], 0, sheet)).best
-            assert rules.BOX_IDS[box[h]] == best.box
+            assert rs.box_ids[box[h]] == best.box
             assert so_far + rest[h] == best.value
             assert earned[h] == best.points + best.penta_bonus + best.upper_bonus

@@ -22,7 +22,10 @@ from pentadice.situation import Situation
 from pentadice.turn_inputs import turn_inputs
 
 NO_SCORE_MESSAGE = rules.NO_SCORE_MESSAGE
+_ANY_SHEET_ORDER = {b: i for i, b in enumerate(rules.BOX_IDS)}  # boxes of any sheet, Penta's in its sheet order
 ENGLISH = gettext.NullTranslations()  # the messages as written (the JSON answers' language)
+# What the second-moment code raises for a rule set it does not serve (the advice then goes without SDs).
+SPREAD_UNAVAILABLE: tuple[type[Exception], ...] = (NotImplementedError,)
 
 
 @dataclass(frozen=True)
@@ -33,8 +36,8 @@ class Option:
     move: Move
     value: float
     points: int = 0  # the box's points (scoring)
-    penta_bonus: int = 0  # the +100 earned by a new Penta (scoring)
-    upper_bonus: int = 0  # the upper bonus earned by reaching 63 (scoring)
+    penta_bonus: int = 0  # the bonus earned by a further Penta (scoring; 0 in a game without one)
+    upper_bonus: int = 0  # the upper bonus earned by reaching the threshold (scoring)
     loss: float = 0.0  # expected points lost against the best option
     sd: float | None = None  # SD of the final score with this move and optimal play after it (Advisor.spread)
 
@@ -71,17 +74,19 @@ class Option:
             out["sd"] = self.sd
         return out
 
-    def tie_key(self) -> tuple:
-        """The order of options of exactly equal value: scoring before keeping, boxes in sheet order, keeps
-        with more dice first, then by their faces."""
+    def tie_key(self, rs: rules.RuleSet | None = None) -> tuple:
+        """The order of options of exactly equal value: scoring before keeping, boxes in the sheet order of
+        ``rs`` (without it, the order of :data:`rules.BOX_IDS`, Penta's sheet first), keeps with more dice
+        first, then by their faces."""
         if isinstance(self.move, Score):
-            return (0, rules.BOX_INDEX[self.move.box], ())
+            order = rs.box_index if rs is not None else _ANY_SHEET_ORDER
+            return (0, order[self.move.box], ())
         return (1, -len(self.move.dice), self.move.dice)
 
-    def sort_key(self) -> tuple:
+    def sort_key(self, rs: rules.RuleSet | None = None) -> tuple:
         """Best first, ties in :meth:`tie_key` order. (The advisor ranks on the points still to come, with the
         same tie order.)"""
-        return (-self.value, *self.tie_key())
+        return (-self.value, *self.tie_key(rs))
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,7 @@ class Advice:
             "rules": rs.name,
             "dice": list(self.situation.dice),
             "rolls_left": self.situation.rolls_left,
-            "sheet": self.situation.sheet.as_dict(),
+            "sheet": self.situation.sheet.as_dict(rs),
             "score_so_far": self.score_so_far,
             "best": self.best.as_dict(),
             "options": [o.as_dict() for o in shown],
@@ -158,6 +163,7 @@ class Advisor:
         self.inputs = turn_inputs(self.rules)  # what the turn kernels read, shared with batches and explanations
         self.values = np.asarray(tbl.values)
         self._moments: np.ndarray | None = None
+        self.no_spread: str | None = None  # why the SDs cannot be had for this rule set (then none are shown)
 
     @property
     def moments(self) -> np.ndarray:
@@ -167,12 +173,23 @@ class Advisor:
             self._moments = np.asarray(table.moments_for(self.table))
         return self._moments
 
-    def load_spread(self) -> None:
+    def load_spread(self) -> bool:
         """Give every option its SD from now on: the second moments from their file, else computed now (seconds)
-        and saved beside the table where it can be written. TableError if their file is damaged."""
-        if self._moments is None:
-            self._moments = np.asarray(table.moments_for(self.table))
-        self.spread = True
+        and saved beside the table where it can be written. TableError if their file is damaged. Where the
+        second moments cannot be had for this rule set (:attr:`no_spread` says why), options go without an SD
+        and this returns False rather than failing: the advice itself does not need them."""
+        self.spread = self.has_spread()
+        return self.spread
+
+    def has_spread(self) -> bool:
+        """Whether the second moments can be had (read, or computed once now); False, with :attr:`no_spread`
+        saying why, where the rule set has none. TableError if their file is damaged."""
+        if self._moments is None and self.no_spread is None:
+            try:
+                self._moments = np.asarray(table.moments_for(self.table))
+            except SPREAD_UNAVAILABLE as e:
+                self.no_spread = str(e) or f"the {self.rules.name} table has no second moments"
+        return self._moments is not None
 
     def has_moments_file(self) -> bool:
         """Whether the second moments can be read from their file (else :attr:`moments` computes them)."""
@@ -190,6 +207,7 @@ class Advisor:
         from pentadice.solver import moments
 
         rs = self.rules
+        upper = rs.upper_mask
         open_mask, sub, penta_scored, _ = self.state_of(situation)
         V, M = self.values, self.moments
         kv = km = None
@@ -203,15 +221,18 @@ class Advisor:
                 k = self.inputs.tables.keep_of(o.move.dice)
                 out.append(moments.sd(float(kv[k]), float(km[k])))
                 continue
-            b = rules.BOX_INDEX[o.move.box]
-            added = o.points if b < 6 else 0
-            nxt_scored = penta_scored if b != rules.PENTA else int(o.points > 0)
+            b = rs.box_index[o.move.box]
+            added = o.points if (upper >> b) & 1 else 0
+            nxt_scored = penta_scored if b != rs.penta_box else int(o.points > 0)
             nxt = (nxt_scored, open_mask & ~(1 << b), min(sub + added, rs.upper_threshold))
             out.append(moments.sd(float(V[nxt]), float(M[nxt])))
         return out
 
     def with_spread(self, advice: Advice) -> Advice:
-        """``advice`` with every option's ``sd``."""
+        """``advice`` with every option's ``sd`` (as it is, without them, where the rule set has no second
+        moments: see :meth:`load_spread`)."""
+        if not self.has_spread():
+            return advice
         sds = self.option_sds(advice.situation, advice.options)
         options = [dataclasses.replace(o, sd=s) for o, s in zip(advice.options, sds, strict=True)]
         return dataclasses.replace(advice, options=options)
@@ -311,9 +332,9 @@ class Advisor:
         t = self.inputs.tables
         K = np.empty((t.n_keeps, 1))
         B = np.empty((t.n_keeps, 1))
-        rows = np.empty((turn.N_ROWS, 1))
-        points = np.empty(rules.N_BOXES, dtype=np.int64)
-        box_values = np.empty(rules.N_BOXES)
+        rows = np.empty((self.rules.n_rows, 1))
+        points = np.empty(self.rules.n_boxes, dtype=np.int64)
+        box_values = np.empty(self.rules.n_boxes)
         if self.compiled:
             from pentadice.solver.kernels import narrow
 
@@ -328,7 +349,8 @@ class Advisor:
         rs, t = self.rules, self.inputs.tables
         so_far = situation.sheet.score(rs)
         sub = situation.sheet.upper_subtotal(rs)
-        legal = [b for b in range(rules.N_BOXES) if points[b] >= 0]
+        legal = [b for b in range(rs.n_boxes) if points[b] >= 0]
+        upper = rs.upper_mask
         keeps = []
         if situation.rolls_left > 0:
             keeps = [int(k) for k in t.subkeeps[t.keep_of(situation.dice)] if k >= 0]
@@ -339,14 +361,14 @@ class Advisor:
         ranked = []
         for b, rest in zip(legal, to_go, strict=False):
             pts = int(points[b])
-            ub = rules.upper_bonus_earned(rs, sub, pts) if b < 6 else 0
+            ub = rules.upper_bonus_earned(rs, sub, pts) if (upper >> b) & 1 else 0
             option = Option(
-                Score(rules.BOX_IDS[b]), so_far + rest, points=pts, penta_bonus=bonus, upper_bonus=ub, loss=best - rest
+                Score(rs.box_ids[b]), so_far + rest, points=pts, penta_bonus=bonus, upper_bonus=ub, loss=best - rest
             )
-            ranked.append((-rest, *option.tie_key(), option))
+            ranked.append((-rest, *option.tie_key(rs), option))
         for k, rest in zip(keeps, to_go[len(legal) :], strict=True):
             option = Option(Keep(t.keep_faces[k]), so_far + rest, loss=best - rest)
-            ranked.append((-rest, *option.tie_key(), option))
+            ranked.append((-rest, *option.tie_key(rs), option))
         ranked.sort(key=lambda entry: entry[:-1])
         options = [entry[-1] for entry in ranked]
         scoring = [o for o in options if isinstance(o.move, Score)]
@@ -359,23 +381,27 @@ def joker_note(
 ) -> str | None:
     """Why the joker shapes the boxes, in words, when it applies (``scoring``: the situation's scoring
     options). ``tr`` translates: the advice holds the English note; a front end asks again in its language."""
+    if rs.penta_id is None:  # only a game with a Penta (Yahtzee) box has a joker
+        return None
     sheet = situation.sheet
     counts = rules.dice_counts(situation.dice)
     penta_scored = int(sheet.penta_scored(rs))
     if not rules.joker_applies(rs.params(), counts, sheet.open_mask(rs), penta_scored):
         return None
     face = situation.dice[0]
-    face_box = rules.BOX_IDS[face - 1]
-    name = tr.gettext(rs.box_name(face_box))
-    penta = tr.gettext(rs.box_name("penta"))
-    why = tr.gettext("a new {penta} with the {penta} box at {points}").format(penta=penta, points=sheet.boxes["penta"])
+    face_box = rs.face_box(face)
+    name = tr.gettext(rs.box_name(face_box)) if face_box else str(face)
+    penta = tr.gettext(rs.box_name(rs.penta_id))
+    why = tr.gettext("a new {penta} with the {penta} box at {points}").format(
+        penta=penta, points=sheet.boxes[rs.penta_id]
+    )
     if rs.joker is rules.Joker.FREE:
         text = tr.gettext(
             "Joker: {why} and {name} filled: Full house, Small and Large straight score in full; any open box"
         )
     elif (allowed := {o.box for o in scoring}) == {face_box}:
         text = tr.gettext("Joker: {why}; the {name} box is open, so it must take the roll")
-    elif allowed <= {rules.BOX_IDS[i] for i in range(6)}:
+    elif allowed <= set(rs.boxes_of(rs.upper_mask)):
         text = tr.gettext(
             "Joker: {why}; {name} and the whole lower section are filled, so an open upper box takes it at 0"
         )

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pentadice import rules, turn
 from pentadice.compiled import jit, prange
+from pentadice.rules import P_N_ROWS
 from pentadice.solver.kernels import drop_stale_cache, narrow
 
 situation_values = narrow.situation_values
@@ -40,7 +40,7 @@ def evaluate_arrays(
     for i in prange(hands.shape[0]):
         K = np.empty((n_keeps, 1))
         B = np.empty((n_keeps, 1))
-        rows = np.empty((turn.N_ROWS, 1))
+        rows = np.empty((p[P_N_ROWS], 1))  # the rule set's successor rows
         h = hands[i]
         bonus_out[i] = situation_values(
             V,
@@ -92,8 +92,9 @@ def evaluate_states(advisor, hands, open_masks, penta_scored, subtotals, rerolls
     inputs = advisor.inputs
     t = inputs.tables
     keep_out = np.empty((n, t.subkeeps.shape[1]))
-    box_out = np.empty((n, rules.N_BOXES))
-    points_out = np.empty((n, rules.N_BOXES), dtype=np.int64)
+    n_boxes = advisor.rules.n_boxes
+    box_out = np.empty((n, n_boxes))
+    points_out = np.empty((n, n_boxes), dtype=np.int64)
     bonus_out = np.empty(n, dtype=np.int64)
     evaluate_arrays(
         advisor.values,

@@ -12,7 +12,7 @@ The answers are byte for byte those of the object path (``Advisor.advise_many``,
   as ``Advisor._advice``), and the text of up to :data:`SLICE` lines is made by one ``%`` formatting of a
   template of precomputed pieces (each keep's text, each box's with its points and bonuses) with the values and
   losses (``%r`` is ``repr``, which ``json.dumps`` writes floats with);
-- the rare situations whose text depends on more than the arrays (a joker, five alike dice in any rule set, a
+- the rare situations whose text depends on more than the arrays (a joker, all the dice alike in any rule set, a
   value that is not a finite number, more points than the templates hold) are answered by the object path.
 
 Sheets seen before are not checked again: their state and text are kept (a bounded number of them).
@@ -32,7 +32,8 @@ from pentadice.sheet import Sheet, possible_points
 
 SHEET_CACHE = 4096  # sheets whose state and text are kept; the cache starts over when full
 SLICE = 1024  # lines formatted together
-POINTS = 64  # box points written into the templates (more: the object path answers)
+POINTS = 64  # box points written into the templates at least (the rule set's highest box points, if more;
+# more points than that: the object path answers, e.g. Kiriki's grown Penta box)
 _EMPTY: dict = {}
 BONUS = rules.BONUS_ID
 
@@ -82,17 +83,19 @@ class Formatter:
         self.rolls = rs.rolls
         self.possible = {b: frozenset(v) for b, v in possible_points(rs).items() if rs.parse_box(b, bonus=True) == b}
         self.possible.pop(rules.BONUS_ID, None)
+        self.penta_id = rs.penta_id  # the Penta box, whose points the state remembers (None: the sheet has none)
         self.n_boxes = len(rs.boxes)
         self.threshold = rs.upper_threshold
         self.upper_bonus = rs.upper_bonus
         self.box_mask = rs.box_mask
         # (box id, points) of a box that may hold them: (order, bit, upper points, lower points, text).
+        index, upper_mask = rs.box_index, rs.upper_mask
         self.entries = {
             (b, p): (
-                rules.BOX_INDEX[b],
-                1 << rules.BOX_INDEX[b],
-                p if rules.BOX_INDEX[b] < 6 else 0,
-                0 if rules.BOX_INDEX[b] < 6 else p,
+                index[b],
+                1 << index[b],
+                p if (upper_mask >> index[b]) & 1 else 0,
+                0 if (upper_mask >> index[b]) & 1 else p,
                 f"{json.dumps(b)}: {p}",
             )
             for b, allowed in self.possible.items()
@@ -107,9 +110,13 @@ class Formatter:
             faces = tuple(sorted(roll))
             self.dice_info[roll] = (t.keep_of(faces), len(set(faces)) == 1, json.dumps(list(faces)))
         self.head = '{"rules": ' + json.dumps(rs.name).replace("%", "%%") + ', "dice": '
-        # Option templates by option id: keep k at k, then the empty one, then each box with its three whole
-        # numbers (points, Penta bonus, upper bonus) written in: box b with p points, Penta bonus j (of
-        # ``bonuses``) and upper bonus u (0 or 1: earned) at ``box_base + ((b * POINTS + p) * 2 + j) * 2 + u``.
+        # Option templates by option id: keep k at k, then the empty one, then each box of the sheet with its
+        # three whole numbers (points, Penta bonus, upper bonus) written in: box b with p points, Penta bonus j
+        # (of ``bonuses``) and upper bonus u (0 or 1: earned) at ``box_base + ((b * points + p) * 2 + j) * 2 + u``,
+        # ``points`` (:attr:`points`) past the highest points any box of the sheet takes from a roll.
+        n_boxes = rs.n_boxes
+        highest = max((max(v) for v in possible_points(rs).values() if v), default=0)
+        self.points = max(POINTS, highest + 1)
         n_keeps = t.n_keeps
         templates = [
             '{"action": "keep", "keep": ' + json.dumps(list(f)) + ', "value": %r, "loss": %r}' for f in t.keep_faces
@@ -118,12 +125,12 @@ class Formatter:
         templates.append("")
         self.box_base = len(templates)
         self.bonuses = (0, rs.penta_bonus) if rs.penta_bonus else (0, 0)
-        for b in range(rules.N_BOXES):
-            for points in range(POINTS):
+        for b in range(n_boxes):
+            for points in range(self.points):
                 for bonus in self.bonuses:
                     for upper in (0, rs.upper_bonus):
                         templates.append(
-                            f'{{"action": "score", "box": {json.dumps(rules.BOX_IDS[b])}, "points": {points}, '
+                            f'{{"action": "score", "box": {json.dumps(rs.box_ids[b])}, "points": {points}, '
                             f'"penta_bonus": {bonus}, "upper_bonus": {upper}, "value": %r, "loss": %r}}'
                         )
         self.first_tpl = np.array(templates, dtype=object)
@@ -136,10 +143,10 @@ class Formatter:
         keep_rank = np.empty(n_keeps + 1, dtype=np.int64)
         keep_rank[rank] = np.arange(n_keeps)
         keep_rank[n_keeps] = n_keeps  # the -1 padding
-        self.keep_rank = rules.N_BOXES + keep_rank
+        self.keep_rank = n_boxes + keep_rank
         self.subkeeps = t.subkeeps
-        self.box_ids = np.arange(rules.N_BOXES)
-        self.upper_cols = self.box_ids < 6
+        self.box_ids = np.arange(n_boxes)
+        self.upper_cols = ((upper_mask >> self.box_ids) & 1) == 1
         self.tail_plain = "]}\n"
         self.tail_message = '], "message": ' + json.dumps(NO_SCORE_MESSAGE).replace("%", "%%") + "}\n"
 
@@ -204,7 +211,7 @@ class Formatter:
             step = self.bonus_step
             if not (step and extra > 0 and extra % step == 0 and extra // step <= len(sheet) - 1):
                 return self._slow_sheet({**sheet, BONUS: extra})  # no bonus, or not a possible one
-            if sheet.get("penta", 0) <= 0:
+            if self.penta_id is None or sheet.get(self.penta_id, 0) <= 0:
                 return self._slow_sheet({**sheet, BONUS: extra})
         entries = self.entries
         found = []
@@ -224,7 +231,7 @@ class Formatter:
         text = ", ".join([entry[4] for entry in found])
         if extra:
             text = f"{text}, {self.bonus_key}{extra}"
-        penta = int(sheet.get("penta", 0) > 0)
+        penta = int(self.penta_id is not None and sheet.get(self.penta_id, 0) > 0)
         return self.box_mask & ~mask, min(upper, self.threshold), penta, upper + bonus + lower + extra, "{" + text + "}"
 
     def _slow_sheet(self, sheet: dict):
@@ -242,7 +249,7 @@ class Formatter:
             s.upper_subtotal(rs),
             int(s.penta_scored(rs)),
             s.score(rs),
-            json.dumps(s.as_dict()).replace("%", "%%"),
+            json.dumps(s.as_dict(rs)).replace("%", "%%"),
         )
 
     # Writing.
@@ -272,7 +279,7 @@ class Formatter:
     def _template(self, records, hands, rerolls, subs, keep_out, box_out, points_out, bonus_out):
         n = len(records)
         so_far = np.fromiter((r.so_far for r in records), dtype=np.int64, count=n)
-        nb = rules.N_BOXES
+        nb = self.box_ids.shape[0]
         sub_ids = self.subkeeps[hands]  # (n, S): the keep of each keep column, -1 past the hand's keeps
         legal = points_out >= 0
         keep_valid = (sub_ids >= 0) & (rerolls > 0)[:, None]
@@ -300,8 +307,10 @@ class Formatter:
         sub = subs[:, None]
         earned = self.upper_cols & (sub < self.threshold) & (sub + points_out >= self.threshold)
         j = (bonus == self.bonuses[1]) & (bonus != 0)
-        slow |= ((bonus != 0) & ~j)[:, 0] | (legal & (points_out >= POINTS)).any(axis=1)
-        box_tpl = self.box_base + ((self.box_ids * POINTS + np.clip(points_out, 0, POINTS - 1)) * 2 + j) * 2 + earned
+        top_points = self.points
+        slow |= ((bonus != 0) & ~j)[:, 0] | (legal & (points_out >= top_points)).any(axis=1)
+        box_tpl = self.box_base + ((self.box_ids * top_points + np.clip(points_out, 0, top_points - 1)) * 2 + j) * 2
+        box_tpl += earned
         ids = np.concatenate(
             [np.where(legal, box_tpl, self.empty_id), np.where(keep_valid, sub_ids, self.empty_id)], axis=1
         )

@@ -28,11 +28,12 @@ class Outlook:
     option: Option
     points_now: float
     later: float
-    boxes: dict[str, float]  # box id -> chance that this turn ends in it
+    boxes: dict[str, float]  # box id -> chance that this turn ends in it, in sheet order
 
     @property
     def likely_box(self) -> tuple[str, float]:
-        box = max(self.boxes, key=lambda b: (self.boxes[b], -rules.BOX_INDEX[b]))
+        """The box this turn most likely ends in (of equal chances, the first in sheet order), and its chance."""
+        box = max(self.boxes, key=self.boxes.__getitem__)  # max keeps the first of equal keys
         return box, self.boxes[box]
 
     def as_dict(self) -> dict:
@@ -78,7 +79,7 @@ def outlooks(advisor: Advisor, advice: Advice) -> list[Outlook]:
             k = t.keep_of(o.move.dice)
             now = float(points[situation.rolls_left][k])
             row = boxes[situation.rolls_left][k]
-            dist = {rules.BOX_IDS[b]: float(row[b]) for b in range(rules.N_BOXES) if row[b] > 0}
+            dist = {advisor.rules.box_ids[b]: float(row[b]) for b in range(advisor.rules.n_boxes) if row[b] > 0}
         out.append(Outlook(o, now, o.value - so_far - now, dist))
     return out
 
@@ -137,7 +138,7 @@ def _turn_tables(advisor: Advisor, situation: Situation):
     last_box, last_rest, hand_points = last_roll_choices(advisor, sheet)
     so_far = sheet.score(rs)
     score_togo = (so_far + last_rest) - so_far  # as Option.value minus the score so far: the same bits
-    hand_boxes = np.zeros((n_hands, rules.N_BOXES))
+    hand_boxes = np.zeros((n_hands, rs.n_boxes))
     hand_boxes[np.arange(n_hands), last_box] = 1.0
     points, boxes = {}, {}
     points[1], boxes[1] = _keeps(t, hand_points, hand_boxes)
@@ -163,7 +164,7 @@ def last_roll_choices(advisor: Advisor, sheet) -> tuple[np.ndarray, np.ndarray, 
     :func:`pentadice.turn.score_values` (so the same bits as the advisor's own box values)."""
     rs, inputs = advisor.rules, advisor.inputs
     p, t, V = inputs.p, inputs.tables, advisor.values
-    n = rules.N_BOXES
+    n = rs.n_boxes
     open_mask = sheet.open_mask(rs)
     sub = sheet.upper_subtotal(rs)
     penta_scored = int(sheet.penta_scored(rs))
@@ -181,8 +182,8 @@ def last_roll_choices(advisor: Advisor, sheet) -> tuple[np.ndarray, np.ndarray, 
     for b in range(n):
         pts = points[:, b]
         legal = pts >= 0
-        added = pts if b < 6 else np.zeros_like(pts)
-        nxt_scored = np.full(t.n_hands, penta_scored) if b != rules.PENTA else (pts > 0).astype(np.int64)
+        added = pts if (rs.upper_mask >> b) & 1 else np.zeros_like(pts)
+        nxt_scored = np.full(t.n_hands, penta_scored) if b != rs.penta_box else (pts > 0).astype(np.int64)
         nxt = V[nxt_scored, open_mask & ~(1 << b), np.minimum(sub + added, cap)]
         ub = np.where((sub < threshold) & (sub + added >= threshold), upper_bonus, 0)
         value = (nxt + ub) + (pts + bonus).astype(np.float64)
@@ -196,7 +197,7 @@ def last_roll_choices(advisor: Advisor, sheet) -> tuple[np.ndarray, np.ndarray, 
 def _keeps(t, hand_points: np.ndarray, hand_boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Expected points and box chances of each keep rerolled once, from those of the hands it can become."""
     points = np.zeros(t.n_keeps)
-    boxes = np.zeros((t.n_keeps, rules.N_BOXES))
+    boxes = np.zeros((t.n_keeps, hand_boxes.shape[1]))
     points[: t.n_hands], boxes[: t.n_hands] = hand_points, hand_boxes
     size = t.size
     for n in range(int(size[t.n_hands]), -1, -1):  # a keep one die larger comes first

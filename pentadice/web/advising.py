@@ -113,6 +113,6 @@ def batch_answers(advisor, items: list, top: int | None) -> list[dict]:
 def warm_up(advisors) -> None:
     """Run each advisor's single and batch paths once, so that the first request does not load compiled code."""
     for advisor in advisors:
-        situation = Situation.make(advisor.rules, [1, 1, 3, 4, 6], 2)
+        situation = Situation.make(advisor.rules, [1, 1, 3, 4, 6, 6][: advisor.rules.dice], 2)
         advice_object(advisor, situation)
         advisor.advise_many([situation])

@@ -39,7 +39,7 @@ class RuleSetOut(BaseModel):
     rolls: int
     upper_threshold: int = Field(description="Upper points that earn the upper bonus.", examples=[63])
     upper_bonus: int = Field(examples=[35])
-    penta_points: int = Field(description="Points of the Penta (Yahtzee) box.", examples=[50])
+    penta_points: int = Field(description="Points of the Penta (Yahtzee) box (0: the sheet has none).", examples=[50])
     penta_bonus: int = Field(description="Bonus of each further five of a kind (0: none).", examples=[100])
     penta_repeat: bool = Field(description="Kiriki: further five of a kinds are added to the box.")
     joker: str = Field(description="How a joker is placed: none, free or forced.", examples=["forced"])
@@ -53,11 +53,15 @@ class RulesOut(BaseModel):
 class AdviseIn(BaseModel):
     """One ``advise --batch`` line, plus the rule set and how many options to list."""
 
-    dice: list[int] = Field(description="The dice showing (faces 1 to 6).", examples=[[1, 1, 3, 4, 6]])
+    dice: list[int] = Field(
+        description="The dice showing (faces 1 to 6), as many as the rule set has (6 in maxi-yatzy).",
+        examples=[[1, 1, 3, 4, 6]],
+    )
     rolls_left: int = Field(2, ge=0, le=2, description="Rerolls left (0: the last roll).")
     sheet: dict[str, int] = Field(
         default_factory=dict,
-        description="Filled boxes and their points (box ids or names as people type them), and penta_bonus.",
+        description="Filled boxes and their points (box ids or names as people type them), and penta_bonus "
+        "where the rule set pays one.",
         examples=[{"ones": 3, "full_house": 25}],
     )
     rules: str | None = Field(None, description="Rule set (default: penta, or the only one served).")
