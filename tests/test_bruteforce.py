@@ -32,6 +32,34 @@ GAMES = {
     "penta, 4 dice, 1 roll": rules.get_rules("penta").reduced(
         dice=4, rolls=1, boxes=("fours", "small_straight", "full_house", "penta"), upper_threshold=12
     ),
+    # Yatzy: no Penta box (one flag), boxes that score the sum of the dice they use, straights as sets of faces.
+    "yatzy, 4 dice, pairs and kinds": rules.get_rules("yatzy").reduced(
+        dice=4, boxes=("twos", "one_pair", "two_pairs", "three_of_a_kind", "four_of_a_kind"), upper_threshold=4
+    ),
+    "yatzy, 5 dice, 1 roll": rules.get_rules("yatzy").reduced(
+        rolls=1, boxes=("sixes", "one_pair", "two_pairs", "full_house", "yatzy"), upper_threshold=12
+    ),
+    "yatzy, 5 dice, 2 rolls, straights": rules.get_rules("yatzy").reduced(
+        rolls=2, boxes=("fives", "small_straight", "large_straight", "full_house", "chance"), upper_threshold=10
+    ),
+    "yatzy, 5 dice, 3 rolls": rules.get_rules("yatzy").reduced(
+        boxes=("ones", "two_pairs", "full_house", "yatzy"), upper_threshold=3
+    ),
+    # Maxi Yatzy: 6 dice, combinations of all six dice, and smaller ones that more matching dice supply.
+    "maxi-yatzy, 6 dice, 3 rolls, houses": rules.get_rules("maxi-yatzy").reduced(
+        boxes=("twos", "three_pairs", "super_house", "tower"), upper_threshold=2
+    ),
+    "maxi-yatzy, 6 dice, 2 rolls": rules.get_rules("maxi-yatzy").reduced(
+        rolls=2, boxes=("sixes", "two_pairs", "full_straight", "maxi_yatzy"), upper_threshold=12
+    ),
+    "maxi-yatzy, 6 dice, 1 roll": rules.get_rules("maxi-yatzy").reduced(
+        rolls=1,
+        boxes=("threes", "one_pair", "three_of_a_kind", "five_of_a_kind", "full_house", "small_straight"),
+        upper_threshold=9,
+    ),
+    "maxi-yatzy, 5 dice, 2 rolls, straights and kinds": rules.get_rules("maxi-yatzy").reduced(
+        dice=5, rolls=2, boxes=("ones", "four_of_a_kind", "large_straight", "chance", "maxi_yatzy"), upper_threshold=2
+    ),
 }
 
 
@@ -44,7 +72,10 @@ def test_fast_solver_matches_brute_force_on_every_state(name):
     assert len(states) > 20
     for full, mask, sub in states:
         assert fast[full, mask, sub] == pytest.approx(slow(int(mask), int(sub), int(full)), abs=1e-9), (
-            f"state open={rules.boxes_of(int(mask))} subtotal={sub} penta_scored={full}"
+            f"state open={rs.boxes_of(int(mask))} subtotal={sub} penta_scored={full}"
         )
     # Unreachable states are blank, never a value that could be mistaken for one.
-    assert np.isnan(fast[1, rs.box_mask]).all()  # the Penta box cannot hold 50 while open
+    assert fast.shape == rs.table_shape
+    if rs.penta_box >= 0:
+        assert np.isnan(fast[1, rs.box_mask]).all()  # the Penta box cannot hold 50 while open
+    assert np.isnan(fast[0, rs.box_mask, 1:]).all()  # the game starts at subtotal 0

@@ -1,12 +1,20 @@
-"""Properties every correct table has, checked on the whole Penta table."""
+"""Properties every correct table has, checked on whole tables of the registered rule sets (the Yahtzee
+conventions and the full Maxi Yatzy, 640 MB, among the slow tests) and on a Maxi Yatzy of eleven of its boxes."""
+
+import functools
 
 import numpy as np
 import pytest
+from conftest import solved
 from reference import turn_values
 
 from pentadice import rules, solver
 
-MAX_POINTS = {
+FAST = ("penta", "kiriki", "yatzy", "maxi-yatzy, 11 boxes")
+SLOW = tuple(name for name in rules.REGISTRY if name not in FAST)
+CASES = [*FAST, *(pytest.param(name, marks=pytest.mark.slow) for name in SLOW)]
+
+MAX_POINTS = {  # Penta's boxes, from the rules text: the most each can score
     "ones": 5,
     "twos": 10,
     "threes": 15,
@@ -23,68 +31,127 @@ MAX_POINTS = {
 }
 
 
-def test_reachable_states_are_solved_and_the_rest_blank(penta_solution):
-    values = penta_solution.values
+@functools.cache
+def small_maxi() -> rules.RuleSet:
+    """Maxi Yatzy (6 dice, threshold 75, its scoring) on a sheet of eleven of its boxes: a table of 2**11 masks."""
+    maxi = rules.get_rules("maxi-yatzy")
+    keep = ("fours", "fives", "sixes", "two_pairs", "three_pairs", "five_of_a_kind", "full_straight")
+    keep += ("full_house", "tower", "chance", "maxi_yatzy")
+    sheet = tuple(b for b in maxi.sheet if b.id in keep)
+    return maxi.reduced(sheet=sheet, boxes=tuple(b.id for b in sheet))
+
+
+def chunks(a: np.ndarray, size: int = 1 << 16) -> list[slice]:
+    """Slices of ``size`` masks (a table's second axis, or a vector of masks): whole-table temporaries of Maxi
+    Yatzy would take gigabytes."""
+    n = a.shape[1] if a.ndim == 3 else len(a)
+    return [slice(lo, lo + size) for lo in range(0, n, size)]
+
+
+@functools.cache
+def solution(name: str) -> solver.Solution:
+    if name == "maxi-yatzy, 11 boxes":
+        return solver.solve(small_maxi())
+    return solved(name)
+
+
+def test_penta_reachable_state_count(penta_solution):
     assert penta_solution.states_solved == 536_448
-    assert np.isnan(values[1, rules.ALL_BOXES]).all()  # Penta box open: the flag cannot be set
-    assert np.isnan(values[0, rules.ALL_BOXES, 1:]).all()  # game start: subtotal 0 only
-    only_ones_filled = rules.ALL_BOXES & ~1
-    assert not np.isnan(values[0, only_ones_filled, :6]).any() and np.isnan(values[0, only_ones_filled, 6:]).all()
-    assert (values[:, 0][~np.isnan(values[:, 0])] == 0).all()
+    assert penta_solution.values.shape == (2, 2**13, 64)
 
 
-def test_values_bounded_by_the_best_possible_remaining_score(penta_solution):
-    values = penta_solution.values
+@pytest.mark.parametrize("name", CASES)
+def test_reachable_states_are_solved_and_the_rest_blank(name):
+    rs, values = solution(name).rules, solution(name).values
+    assert values.shape == rs.table_shape
+    start = rs.box_mask
+    if rs.n_flags == 2:
+        assert np.isnan(values[1, start]).all()  # Penta box open: the flag cannot be set
+    assert np.isnan(values[0, start, 1:]).all() and not np.isnan(values[0, start, 0])  # game start: subtotal 0
+    # One upper box filled: the subtotals its face's dice can give, capped at the threshold, and no other.
+    for face in range(1, 7):
+        box = rs.face_box(face)
+        if box is not None:
+            only = start & ~rs.mask_of([box])
+            can = {min(face * c, rs.upper_threshold) for c in range(rs.dice + 1)}
+            assert set(np.flatnonzero(~np.isnan(values[0, only]))) == can, box
+    lower = next(b for b in rs.box_ids if rs.face_box(1) != b and b not in rs.boxes_of(rs.upper_mask))
+    only = start & ~rs.mask_of([lower])
+    assert set(np.flatnonzero(~np.isnan(values[0, only]))) == {0}  # no upper box filled yet
+    over = values[:, 0][~np.isnan(values[:, 0])]
+    assert len(over) and (over == 0).all()  # game over: nothing more to come
+
+
+@pytest.mark.parametrize("name", [c for c in CASES if getattr(c, "values", (c,))[0] != "kiriki"])
+def test_values_bounded_by_the_best_possible_remaining_score(name):
+    # (Not Kiriki: each further Kiriki gives the game a turn more, so no sum of the boxes bounds it.)
+    rs, values = solution(name).rules, solution(name).values
+    if rs.sheet == rules.PENTA_SHEET:
+        most = np.array([MAX_POINTS[b] for b in rs.box_ids])
+    else:
+        most = rules.score_table(rs)[:, : rs.n_boxes].max(axis=0)  # the most each box scores on any hand
     masks = np.arange(values.shape[1])
     best = np.zeros(len(masks))
-    for i, box in enumerate(rules.BOX_IDS):
-        best += ((masks >> i) & 1) * (MAX_POINTS[box] + 100)  # each turn may also earn a Penta bonus
-    best += 35 * ((masks & rules.UPPER_MASK) != 0)
-    ok = ~np.isnan(values)
-    assert (values[ok] >= 0).all()
-    assert (values <= best[None, :, None])[ok].all()
+    for i in range(rs.n_boxes):
+        best += ((masks >> i) & 1) * (most[i] + rs.params()[rules.P_PENTA_BONUS])  # and a bonus each turn
+    best += rs.upper_bonus * ((masks & rs.upper_mask) != 0)
+    for part in chunks(values):  # (Maxi Yatzy's table is 640 MB: a part at a time)
+        v = values[:, part]
+        ok = ~np.isnan(v)
+        assert (v[ok] >= 0).all()
+        assert (v <= best[None, part, None])[ok].all()
 
 
-def test_value_never_decreases_when_a_box_is_reopened(penta_solution):
-    values = penta_solution.values
+@pytest.mark.parametrize("name", CASES)
+def test_value_never_decreases_when_a_box_is_reopened(name):
+    rs, values = solution(name).rules, solution(name).values
     masks = np.arange(values.shape[1])
     checked = 0
-    for b in range(rules.N_BOXES - 1):  # reopening Penta changes the flag's meaning; see below
+    for b in range(rs.n_boxes):
         closed = masks[(masks >> b) & 1 == 0]
-        lo, hi = values[:, closed], values[:, closed | (1 << b)]
-        both = ~np.isnan(lo) & ~np.isnan(hi)
-        assert (hi[both] >= lo[both] - 1e-9).all(), rules.BOX_IDS[b]
-        checked += both.sum()
-    closed = masks[(masks >> rules.PENTA) & 1 == 0]
-    lo, hi = values[0, closed], values[0, closed | (1 << rules.PENTA)]
-    both = ~np.isnan(lo) & ~np.isnan(hi)
-    assert (hi[both] >= lo[both] - 1e-9).all()
-    assert checked > 1_000_000
+        flags = [0] if b == rs.penta_box else range(rs.n_flags)  # reopening Penta changes the flag's meaning
+        for f in flags:
+            for part in chunks(closed):
+                lo, hi = values[f, closed[part]], values[f, closed[part] | (1 << b)]
+                both = ~np.isnan(lo) & ~np.isnan(hi)
+                assert (hi[both] >= lo[both] - 1e-9).all(), rs.box_ids[b]
+                checked += both.sum()
+    assert checked > np.count_nonzero(~np.isnan(values))  # each state compared with several others
 
 
-def test_a_higher_upper_subtotal_never_hurts(penta_solution):
-    # Values count points still to come, and the bonus is paid on reaching 63: compare with it added back.
-    values = penta_solution.values.copy()
-    values[:, :, 63] += 35
-    diff = values[:, :, 1:] - values[:, :, :-1]
-    assert (diff[~np.isnan(diff)] >= -1e-9).all()
+@pytest.mark.parametrize("name", CASES)
+def test_a_higher_upper_subtotal_never_hurts(name):
+    # Values count points still to come, and the bonus is paid on reaching the threshold: compare with it added.
+    rs, values = solution(name).rules, solution(name).values
+    compared = 0
+    for part in chunks(values):
+        v = values[:, part].copy()
+        v[:, :, rs.upper_threshold] += rs.upper_bonus
+        diff = v[:, :, 1:] - v[:, :, :-1]
+        ok = ~np.isnan(diff)
+        assert (diff[ok] >= -1e-9).all()
+        compared += ok.sum()
+    assert compared > 0
 
 
-def test_state_value_is_the_expectation_of_the_best_action_over_the_first_roll(penta_solution):
-    rs, values = penta_solution.rules, penta_solution.values
+@pytest.mark.parametrize("name", CASES)
+def test_state_value_is_the_expectation_of_the_best_action_over_the_first_roll(name):
+    rs, values = solution(name).rules, solution(name).values
 
     def V(mask, sub, full):
         return values[full, mask, sub]
 
     rng = np.random.default_rng(2026)
-    states = np.argwhere(~np.isnan(values))
-    for full, mask, sub in states[rng.choice(len(states), 40, replace=False)]:
-        if mask == 0:
+    checked = 0
+    while checked < 40:  # random reachable states (drawn from the whole table: listing them takes a gigabyte)
+        full, mask, sub = np.unravel_index(int(rng.integers(values.size)), values.shape)
+        if mask == 0 or np.isnan(values[full, mask, sub]):
             continue
+        checked += 1
         start, _ = turn_values(rs, int(mask), int(sub), int(full), V)
         assert values[full, mask, sub] == pytest.approx(start, abs=1e-9)
-    start, _ = turn_values(rs, rules.ALL_BOXES, 0, 0, V)
-    assert penta_solution.expected_score == pytest.approx(start, abs=1e-9)
+    start, _ = turn_values(rs, rs.box_mask, 0, 0, V)
+    assert solution(name).expected_score == pytest.approx(start, abs=1e-9)
 
 
 def test_same_bits_whatever_the_thread_count(penta_solution):

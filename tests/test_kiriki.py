@@ -17,11 +17,11 @@ from pentadice.sheet import Sheet
 from pentadice.simulator import simulate as sim
 
 KIRIKI = rules.get_rules("kiriki")
-ALL = list(rules.BOX_IDS)
+ALL = list(KIRIKI.box_ids)
 
 
 def test_kiriki_is_the_same_boxes_with_other_switches():
-    assert KIRIKI.boxes == rules.BOX_IDS and KIRIKI.box_name("penta") == "Kiriki"
+    assert KIRIKI.boxes == KIRIKI.box_ids and KIRIKI.sheet == rules.PENTA_SHEET and KIRIKI.box_name("penta") == "Kiriki"
     assert KIRIKI.penta_bonus == 0 and KIRIKI.joker == "none" and KIRIKI.penta_repeat
     assert (KIRIKI.upper_threshold, KIRIKI.upper_bonus) == (63, 35)  # "more than 62"
 
@@ -91,7 +91,7 @@ def test_advisor_offers_the_add_as_a_50_point_score_on_the_penta_box(kiriki_advi
     assert add.points == 50 and add.penta_bonus == 0
     after = kiriki_advisor.table.value(situation.sheet.open_mask(KIRIKI), 24, True)
     assert add.value == pytest.approx(74 + 50 + after, abs=1e-9)  # so far, the add, then this state again
-    assert advice.as_dict(KIRIKI)["options"][0]["box"] in rules.BOX_IDS
+    assert advice.as_dict(KIRIKI)["options"][0]["box"] in KIRIKI.box_ids
 
 
 def test_kiriki_box_holds_multiples_of_50(kiriki_advisor):
@@ -132,7 +132,7 @@ def test_simulated_mean_agrees_with_the_solved_expectation(kiriki_advisor):
     assert abs(st["mean"] - kiriki_advisor.table.expected_score) < 3 * st["stderr"]
     assert sum(st["extra_turns_distribution"].values()) == 150_000
     assert "1" in st["extra_turns_distribution"]  # some games do add a second Kiriki
-    assert (result.scores[:, rules.PENTA] % 50 == 0).all()
+    assert (result.scores[:, KIRIKI.penta_box] % 50 == 0).all()
 
 
 def test_commands_accept_kiriki(kiriki_advisor, tmp_path):

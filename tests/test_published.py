@@ -18,6 +18,7 @@ PEER_VARIANT = {
     "yahtzee+forced-joker": "american+forced-joker",
     "yahtzee+no-joker": "american+no-joker",
     "yahtzee+no-bonus": "american+no-bonus",
+    "yatzy": "yatzy-scandinavian",
 }
 
 
@@ -27,12 +28,28 @@ def test_published_expected_scores(name):
     assert solved(name).expected_score == pytest.approx(PUBLISHED[name], abs=1e-6)
 
 
+def test_yatzy_equals_the_published_optimal_expected_score():
+    # ../shared/rules/yatzy-family.md: 248.4399894, several independent solvers agreeing.
+    solution = solved("yatzy")
+    assert solution.values.shape == (1, 2**15, 64)
+    assert solution.expected_score == pytest.approx(248.4399894, abs=1e-7)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["yahtzee", "yahtzee+forced-joker"])
+def test_maxi_yatzy_agrees_with_the_published_float32_value():
+    # Published 383.3054 from a float32 table: agreement to 1e-3 (a 640 MB table, a minute or two to solve).
+    solution = solved("maxi-yatzy")
+    assert solution.values.shape == (1, 2**20, 76)
+    assert solution.expected_score == pytest.approx(383.3054, abs=1e-3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["yahtzee", "yahtzee+forced-joker", "yatzy"])
 def test_every_state_agrees_with_yatzy_solver(name):
     ys = pytest.importorskip("yatzy_solver")
+    rs = rules.get_rules(name)
     peer = ys.Solver.build(ys.Variant(PEER_VARIANT[name]))
-    order = [rules.BOX_INDEX[c if c != "five_of_a_kind" else "penta"] for c in peer.variant.categories]
+    order = [rs.box_index[c if c != "five_of_a_kind" else "penta"] for c in peer.variant.categories]
     values = solved(name).values
     full, mask, sub = np.nonzero(~np.isnan(values))
     filled = np.zeros(len(mask), dtype=np.uint32)
