@@ -321,8 +321,9 @@ class RuleSet:
 
     @property
     def lanes(self) -> int:
-        """The solver's lanes: the capped subtotals 0..threshold, rounded up to whole blocks of 16."""
-        return -(-(self.upper_threshold + 1) // 16) * 16
+        """The solver's lanes: the capped subtotals 0..threshold, rounded up to whole blocks of 16, and at least
+        64 (so that reduced games share the compiled code of the full ones: 64 lanes, or 80 for Maxi Yatzy)."""
+        return max(64, -(-(self.upper_threshold + 1) // 16) * 16)
 
     def face_box(self, face: int) -> str | None:
         """The id of the upper box of ``face`` (1-6), or None."""
