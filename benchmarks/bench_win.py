@@ -19,10 +19,18 @@ def line(result: dict, strategy: str) -> str:
     return f"{w['rate']:.4%} [{lo:.4%}, {hi:.4%}], mean score {w['mean_score']:.2f}"
 
 
-def bench(games: int = 1_000_000, three_player_games: int = 300_000, seed: int = 2026) -> dict:
-    """Print and return the figures: table build seconds, games per second, win rates."""
-    tbl = table.load(rules.PENTA_RULES, paths.data_dir())
-    print(f"multiplayer simulator JIT compile (or cache load): {mp.compile_seconds():.2f} s")
+def bench(
+    games: int = 1_000_000, three_player_games: int = 300_000, seed: int = 2026, rules_name: str = "penta"
+) -> dict:
+    """Print and return the figures: table build seconds, games per second, win rates (``rules_name``: any rule
+    set whose win tables fit, e.g. ``yatzy``; its value table must be solved)."""
+    rs = rules.get_rules(rules_name)
+    reason = win.refusal(rs)
+    if reason:
+        print(reason)
+        return {"refused": reason}
+    tbl = table.load(rs, paths.data_dir())
+    print(f"{rs.title}: multiplayer simulator JIT compile (or cache load): {mp.compile_seconds(rs):.2f} s")
     start = time.perf_counter()
     tables = win.build(tbl.rules, tbl.values, threads=mp.threads(), directory=tbl.files.directory)
     build = time.perf_counter() - start
@@ -56,8 +64,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1_000_000, help="head-to-head games")
     parser.add_argument("--three", type=int, default=300_000, help="three-player games")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--rules", default="penta", help="rule set (penta, yahtzee, yatzy, ...)")
     args = parser.parse_args()
-    bench(args.games, args.three, args.seed)
+    bench(args.games, args.three, args.seed, args.rules)
 
 
 if __name__ == "__main__":

@@ -146,7 +146,10 @@ def main() -> None:
         print(f"  whole game: {total:.1f} s over {len(times)} updates (the machine's load inflates these)")
         return
     start = time.perf_counter()
-    s = sample(advisor, args.n, args.seed, (lo, hi), strategies)  # type: ignore[arg-type]
+    try:
+        s = sample(advisor, args.n, args.seed, (lo, hi), strategies)  # type: ignore[arg-type]
+    except chances.ChancesUnavailable as e:  # Kiriki; Maxi Yatzy with many boxes open (--turns later)
+        raise SystemExit(f"calibration: the chances are not computed here: {e}") from None
     total = time.perf_counter() - start
     print(f"calibration: {args.n} positions of {args.rules}, players {args.players} (the first one predicted), ")
     print(f"turns {lo}-{hi}, seed {args.seed}; every player assumed optimal in the prediction")

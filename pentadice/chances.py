@@ -8,6 +8,11 @@ final_distribution` (forward propagation over states and scores, no sampling). T
 on the state (boxes open, upper subtotal, Penta box scored), so it is computed once per state and kept
 (:class:`Chances` holds a cache; a game changes one player's state per box, so one new distribution per box).
 
+Where the exact distribution is refused (Kiriki's unbounded score; Maxi Yatzy's early states, too large for
+the forward pass's memory limit: :mod:`pentadice.distribution`), the chances are unavailable
+(:class:`ChancesUnavailable`, with the reason): the refusal of a state is remembered, so that a front end asking
+after every box hears at once that there is nothing to show (no chances, no waiting) rather than waiting again.
+
 Assumption: every player is taken to play ``optimal``. A ``win`` computer plays a riskier or safer policy whose
 final-score distribution differs a little (same states, other choices); ``benchmarks/calibration.py`` measures
 how well the predictions agree with outcomes (see ``docs/chances.md``).
@@ -25,7 +30,7 @@ import numpy as np
 from pentadice import rules
 from pentadice.sheet import Sheet
 
-CACHE_STATES = 4096  # remaining-score distributions kept (a 6-player game visits at most 6 x 13 + 1)
+CACHE_STATES = 4096  # remaining-score distributions kept (a 6-player game of 20 boxes visits at most 6 x 20 + 1)
 
 # (offset, probs): probs[k] is the probability that the score is offset + k.
 Spread = tuple[int, np.ndarray]
@@ -75,7 +80,8 @@ class Chances:
     The distributions are computed one at a time by a background worker (a daemon thread: a program that ends
     does not wait for it), the last asked first, so that a front end can ask without waiting (:meth:`known`)
     and show the chances when they are ready, or wait for them (:meth:`win_chances`). Two requests for one
-    state share one computation."""
+    state share one computation. A state whose distribution was refused (:class:`ChancesUnavailable`) is
+    remembered as refused: asked again, it raises at once."""
 
     def __init__(self, rs: rules.RuleSet, values: np.ndarray, source: Source | None = None) -> None:
         self.rules, self.values = rs, values
@@ -85,6 +91,7 @@ class Chances:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._todo: list[tuple[Sheet, tuple, Future]] = []  # the last asked is computed first
+        self._refused: dict[tuple, str] = {}  # state -> why its distribution is not computed
         self._worker: threading.Thread | None = None
         self.computed = 0  # distributions computed (not found in the cache)
 
@@ -120,6 +127,8 @@ class Chances:
             except BaseException as e:  # handed to whoever waits
                 with self._lock:
                     del self._pending[key]
+                    if isinstance(e, ChancesUnavailable):
+                        self._refused[key] = str(e)
                 future.set_exception(e)
                 continue
             with self._lock:
@@ -129,6 +138,13 @@ class Chances:
                     self._cache.popitem(last=False)
                 del self._pending[key]
             future.set_result(found)
+
+    def _check_refused(self, keys: list[tuple]) -> None:
+        """ChancesUnavailable, with the reason, if the distribution of one of these states was refused."""
+        with self._lock:
+            reason = next((self._refused[k] for k in keys if k in self._refused), None)
+        if reason is not None:
+            raise ChancesUnavailable(reason)
 
     def remaining(self, sheet: Sheet, wait: bool = True) -> Spread | None:
         """The distribution of the points still to come from ``sheet``'s state; with ``wait`` false, None
@@ -140,6 +156,7 @@ class Chances:
         found = self._found(key)
         if found is not None:
             return found
+        self._check_refused([key])
         future = self._future(sheet, key)
         if not wait:
             return None
@@ -163,6 +180,7 @@ class Chances:
         they cannot be computed."""
         if self.source is exact_final:
             check_available(self.rules)
+        self._check_refused([state_of(self.rules, s) for s in sheets if len(s.boxes) < len(self.rules.boxes)])
         if not queue:
             with self._lock:
                 done = self._cache.keys()

@@ -3,9 +3,10 @@
 For a rule set ``NAME`` the table directory holds, beside the value table,
 
 - ``NAME.targets.npy``: uint16, the stored probabilities, ``round(P * 65535)``, rows one after another;
-- ``NAME.targets-index.npy``: int64 shaped ``(3, 2, 8192, 64)``: per state ``[penta_50, open_mask,
-  upper_subtotal]`` its row's ``first`` (targets ``t < first`` have P = 1; -1 where the state cannot occur),
-  ``count`` (targets ``first <= t < first + count`` are stored) and ``offset`` (where they start in the data);
+- ``NAME.targets-index.npy``: int64 shaped ``(3, *RuleSet.table_shape)`` (Penta: ``(3, 2, 8192, 64)``; Yatzy:
+  ``(3, 1, 32768, 64)``): per state ``[penta_50, open_mask, upper_subtotal]`` its row's ``first`` (targets
+  ``t < first`` have P = 1; -1 where the state cannot occur), ``count`` (targets ``first <= t < first +
+  count`` are stored) and ``offset`` (where they start in the data);
   targets past the row have P = 0 (below half a step of 1/65535);
 - ``NAME.targets.json``: the metadata: rule set and its definition, encoding, precision, the SHA-256 of both
   files, how the table was built.
@@ -39,7 +40,6 @@ from pentadice.turn_inputs import turn_inputs
 
 FORMAT = "pentadice-targets"
 FORMAT_VERSION = 1
-SHAPE = (2, 1 << rules.N_BOXES, 64)
 QUANT = kernel.QUANT
 PRECISION = 0.5 / QUANT  # the largest error of a stored probability (rounding to the nearest step)
 MAX_TARGET = 100_000  # --target above this is refused as a typo (no game scores that much)
@@ -47,6 +47,10 @@ MAX_TARGET = 100_000  # --target above this is refused as a typo (no game scores
 
 class TargetsMissing(table.TableMissing):
     """No target table of this rule set in the directory (yet)."""
+
+
+class TargetsRefused(table.TableError):
+    """A rule set whose target table is too large to build (:func:`pentadice.solver.targets.refusal`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,6 +97,9 @@ def solve_and_save(
 ) -> tuple[kernel.Built, TargetFiles]:
     """Build the target table of ``rs`` and write it into ``directory``, holding its lock from before the
     build (a second writer is refused at once). Returns the build and where the files are."""
+    reason = kernel.refusal(rs)
+    if reason:
+        raise ValueError(reason)
     files = TargetFiles(Path(directory), rs.name)
     table.prepare_directory(files.directory)
     targets = _targets(files)
@@ -201,6 +208,9 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
     """The target table of ``rs`` from ``directory``; :class:`TargetsMissing` (saying how to build it) if there
     is none, :class:`pentadice.table.TableError` if it is damaged or of other rules."""
     files = TargetFiles(Path(directory), rs.name)
+    reason = kernel.refusal(rs)
+    if reason:
+        raise TargetsRefused(reason)
     how = hint(rs, files.directory)
     if not files.meta.exists() or not files.data.exists() or not files.index.exists():
         raise TargetsMissing(f"no {rs.name} target table in {files.directory}; {how}")
@@ -221,7 +231,7 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
         raise table.TableError(f"{files.meta} is not a pentadice target table's metadata (of this version); {how}")
     if meta.get("rules") != rs.name or meta.get("rules_definition") != table.rules_definition(rs):
         raise table.TableError(f"the target table in {files.directory} was built for other rules; {how}")
-    if index.dtype != np.int64 or index.shape != (3, *SHAPE) or data.dtype != np.uint16 or data.ndim != 1:
+    if index.dtype != np.int64 or index.shape != (3, *rs.table_shape) or data.dtype != np.uint16 or data.ndim != 1:
         raise table.TableError(f"the {rs.name} target table in {files.directory} has the wrong shape; {how}")
     if _sha(index) != meta.get("index_checksum"):
         raise table.TableError(f"{files.index} does not match its checksum: the table is damaged; {how}")
@@ -241,13 +251,13 @@ def _successors(rs: rules.RuleSet, penta_scored: int, open_mask: int, sub: int) 
     """Every state a turn from this one can lead to (and the state itself: Kiriki comes back to it)."""
     cap = rs.upper_threshold
     out = {(penta_scored, open_mask, sub)}
-    for b in range(rules.N_BOXES):
+    for b, box in enumerate(rs.sheet):
         if not (open_mask >> b) & 1:
             continue
         nxt = open_mask & ~(1 << b)
-        if b < 6:
-            out.update((penta_scored, nxt, min(sub + c * (b + 1), cap)) for c in range(rs.dice + 1))
-        elif b != rules.PENTA:
+        if box.kind == rules.K_FACE:
+            out.update((penta_scored, nxt, min(sub + c * box.a, cap)) for c in range(rs.dice + 1))
+        elif b != rs.penta_box:
             out.add((penta_scored, nxt, sub))
         else:
             out.update({(0, nxt, sub), (1, nxt, sub)})
@@ -265,8 +275,8 @@ def situation_probabilities(tt: TargetTable, situation, needed: int) -> tuple[di
     t = ti.tables
     hand = t.keep_of(situation.dice)
     lane = max(needed, 0)
-    off = np.zeros(SHAPE, dtype=np.int64)
-    ln = np.zeros(SHAPE, dtype=np.int64)
+    off = np.zeros(rs.table_shape, dtype=np.int64)
+    ln = np.zeros(rs.table_shape, dtype=np.int64)
     parts = []
     at = 0
     for f, m, s in sorted(_successors(rs, flag, open_mask, sub)):
@@ -284,7 +294,7 @@ def situation_probabilities(tt: TargetTable, situation, needed: int) -> tuple[di
     buf = np.concatenate(parts)
     K = np.zeros((t.n_keeps, 1))
     B = np.zeros((t.n_keeps, 1))
-    points = np.empty(rules.N_BOXES, dtype=np.int64)
+    points = np.empty(rs.n_boxes, dtype=np.int64)
     p, n_dice, n_hands, counts, scores, add, subs = ti.turn()
     boxes = kernel.situation_targets(
         p, n_dice, n_hands, counts, scores, add, subs, buf, off, ln, hand, open_mask, flag, sub, lane,
@@ -311,7 +321,7 @@ def option_probabilities(tt: TargetTable, advice, target: int) -> list[float]:
         if isinstance(o.move, Keep):
             out.append(keeps[t.keep_of(o.move.dice)])
         else:
-            out.append(float(boxes[rules.BOX_INDEX[o.move.box]]))
+            out.append(float(boxes[tt.rules.box_index[o.move.box]]))
     return out
 
 

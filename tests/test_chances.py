@@ -18,6 +18,9 @@ from pentadice.sheet import Sheet
 from pentadice.situation import Situation
 
 SMALL = rules.get_rules("penta").reduced(dice=2, rolls=2, boxes=("twos", "chance", "penta"), upper_threshold=4)
+YATZY_SMALL = rules.get_rules("yatzy").reduced(
+    dice=2, rolls=2, boxes=("twos", "one_pair", "yatzy"), upper_threshold=4
+)  # a sheet without a Penta box: one flag, Yatzy's own boxes
 
 
 def enumerate_wins(spreads):
@@ -60,9 +63,9 @@ def test_equal_players_have_equal_chances_and_a_player_out_of_reach_has_one():
 
 
 @functools.cache
-def small_advisor() -> Advisor:
-    values = solver.solve(SMALL).values
-    tbl = table.Table(SMALL, values, {}, table.TableFiles(Path("."), SMALL.name))
+def small_advisor(rs: rules.RuleSet = SMALL) -> Advisor:
+    values = solver.solve(rs).values
+    tbl = table.Table(rs, values, {}, table.TableFiles(Path("."), rs.name))
     return Advisor(tbl, compiled=False)
 
 
@@ -83,7 +86,7 @@ def brute_final(rs, advisor, sheet: Sheet) -> tuple[int, np.ndarray]:
         sheet = Sheet(dict(boxes), bonus)
         move = advisor.advise(Situation(dice, rolls_left, sheet)).best.move
         if isinstance(move, Score):
-            legal, extra = rules.legal_scores(rs, dice, rules.boxes_of(sheet.open_mask(rs)), sheet.penta_scored(rs))
+            legal, extra = rules.legal_scores(rs, dice, rs.boxes_of(sheet.open_mask(rs)), sheet.penta_scored(rs))
             after = sheet.with_score(move.box, legal[move.box], extra)
             return final(frozenset(after.boxes.items()), after.penta_bonus)
         n = rs.dice - len(move.dice)
@@ -123,14 +126,51 @@ def test_brute_force_source_gives_chances_that_enumeration_agrees_with():
     assert calc.win_chances([Sheet({"twos": 4})] * 3) == pytest.approx([1 / 3] * 3, abs=1e-12)
 
 
-def test_exact_distribution_agrees_with_brute_force_on_a_reduced_game():
+YATZY_SHEETS = [
+    Sheet(),
+    Sheet({"twos": 4}),
+    Sheet({"one_pair": 12}),
+    Sheet({"yatzy": 50}),
+    Sheet({"twos": 2, "one_pair": 0}),
+]
+
+
+@pytest.mark.parametrize(("rs", "sheets"), [(SMALL, SHEETS), (YATZY_SMALL, YATZY_SHEETS)], ids=["penta", "yatzy"])
+def test_exact_distribution_agrees_with_brute_force_on_a_reduced_game(rs, sheets):
     pytest.importorskip("pentadice.distribution")
-    advisor = small_advisor()
-    for sheets in itertools.combinations(SHEETS, 3):
-        got = chances.Chances(SMALL, advisor.values).win_chances(sheets)
-        want = enumerate_wins([brute_final(SMALL, advisor, s) for s in sheets])
+    advisor = small_advisor(rs)
+    for chosen in itertools.combinations(sheets, 3):
+        got = chances.Chances(rs, advisor.values).win_chances(chosen)
+        want = enumerate_wins([brute_final(rs, advisor, s) for s in chosen])
         assert got == pytest.approx(want, abs=1e-9)
         assert sum(got) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_a_refused_distribution_leaves_no_chances_and_is_not_asked_again():
+    """Where the exact distribution is refused (Maxi Yatzy's early states: too large), the chances are
+    unavailable with the reason, at once when asked again (no pending computation to wait for); states whose
+    distribution can be computed still give chances."""
+    advisor = small_advisor()
+    calls = []
+
+    def source(rs, values, sheet):
+        calls.append(sheet)
+        if not sheet.boxes:
+            raise chances.ChancesUnavailable("too large: 12.3 GB")
+        return brute_final(rs, advisor, sheet)
+
+    calc = chances.Chances(SMALL, advisor.values, source)
+    with pytest.raises(chances.ChancesUnavailable, match="too large"):
+        calc.win_chances([Sheet(), Sheet({"twos": 4})])
+    n = len(calls)
+    for _ in range(3):
+        with pytest.raises(chances.ChancesUnavailable, match="too large"):
+            calc.known([Sheet(), Sheet({"twos": 4})], queue=False)
+        with pytest.raises(chances.ChancesUnavailable, match="too large"):
+            calc.known([Sheet(), Sheet({"twos": 4})])
+    assert len(calls) == n  # the refused state is not computed again
+    got = calc.win_chances([Sheet({"chance": 9}), Sheet({"twos": 4})])
+    assert sum(got) == pytest.approx(1.0, abs=1e-12)
 
 
 def test_calibration_on_a_small_sample(penta_advisor):

@@ -1,7 +1,6 @@
 """Target scores: the kernel against a slow expectimax over dice positions, invariants, storage, the advice."""
 
 import functools
-import itertools
 import json
 import os
 from pathlib import Path
@@ -9,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from family_reference import box_moves, holds_penta, maxi_boxes, turn_of
 from reference import brute_force
 
 from pentadice import rules, targets
@@ -27,13 +27,23 @@ GAMES = {
     "kiriki, 2 dice, 2 rolls": rules.get_rules("kiriki").reduced(
         dice=2, rolls=2, boxes=("three_of_a_kind", "full_house", "sixes", "penta"), upper_threshold=12
     ),
+    "yatzy, 2 dice": rules.get_rules("yatzy").reduced(
+        dice=2, boxes=("ones", "twos", "one_pair", "chance", "yatzy"), upper_threshold=4
+    ),
+    "yatzy, 4 dice, 2 rolls": rules.get_rules("yatzy").reduced(
+        dice=4, rolls=2, boxes=("ones", "threes", "two_pairs", "four_of_a_kind", "yatzy"), upper_threshold=6
+    ),
+    "maxi boxes, 6 dice, 2 rolls": maxi_boxes(
+        "sixes", "three_pairs", "tower", "maxi_yatzy", rolls=2, upper_threshold=12
+    ),
 }
 NOT_KIRIKI = [name for name in GAMES if not GAMES[name].penta_repeat]
 
 
 def marked(names):
-    """The 3-dice game's brute force takes seconds: marked slow (CI runs it too)."""
-    return [pytest.param(n, marks=pytest.mark.slow) if "3 dice" in n else n for n in names]
+    """The brute force of the games of 3 dice or more takes seconds: marked slow (CI runs it too)."""
+    slow = ("3 dice", "4 dice", "6 dice")
+    return [pytest.param(n, marks=pytest.mark.slow) if any(x in n for x in slow) else n for n in names]
 
 
 def shifted(row: np.ndarray, g: int) -> np.ndarray:
@@ -45,14 +55,11 @@ def shifted(row: np.ndarray, g: int) -> np.ndarray:
 
 
 def slow_targets(rs: rules.RuleSet, T: int, ev=None):
-    """Expectimax over dice positions (every ordered roll, every set of positions to reroll), each decision
-    maximising P(remaining >= t) for each t = 0 .. T - 1 separately; with ``ev`` (the values of
-    ``reference.brute_force``) each decision instead maximises the expected score, and the rows are that
-    strategy's tail. Returns ``(V, options)``: ``V(open_mask, sub, full)`` the row at the start of a turn,
-    ``options(state, dice, rerolls)`` each option's row (``("keep", kept faces)`` or ``("box", box)``)."""
-    n = rs.dice
-    tuples = list(itertools.product(range(1, 7), repeat=n))
-    subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
+    """Expectimax over dice (:mod:`family_reference`), each decision maximising P(remaining >= t) for each
+    t = 0 .. T - 1 separately; with ``ev`` (the values of ``reference.brute_force``) each decision instead
+    maximises the expected score, and the rows are that strategy's tail. Returns ``(V, options)``:
+    ``V(open_mask, sub, full)`` the row at the start of a turn, ``options(state, dice, rerolls)`` each option's
+    row (``("keep", kept faces)`` or ``("box", box)``)."""
 
     @functools.cache
     def V(open_mask, sub, full):
@@ -60,14 +67,14 @@ def slow_targets(rs: rules.RuleSet, T: int, ev=None):
             out = np.zeros(T)
             out[0] = 1.0
             return out
-        holds = full and (rs.box_mask >> rules.PENTA) & 1 and not (open_mask >> rules.PENTA) & 1
-        if not (rs.penta_repeat and holds):
-            return turn(open_mask, sub, full, V)
+        if not (rs.penta_repeat and holds_penta(rs, open_mask, full)):
+            return make_turn(open_mask, sub, full, V)[0]()[1]
         # Kiriki: lane t reads this state's lane t - 50; iterating from 0 settles a window of 50 lanes a turn.
         state = (open_mask, sub, full)
         x = np.zeros(T)
         while True:
-            nxt = turn(open_mask, sub, full, lambda m, s, f, x=x: x if (m, s, f) == state else V(m, s, f))
+            here = make_turn(open_mask, sub, full, lambda m, s, f, x=x: x if (m, s, f) == state else V(m, s, f))
+            nxt = here[0]()[1]
             if np.array_equal(nxt, x):
                 return nxt
             x = nxt
@@ -78,49 +85,18 @@ def slow_targets(rs: rules.RuleSet, T: int, ev=None):
             return 0.0, np.max([row for _, row in candidates], axis=0)
         return max(candidates, key=lambda c: c[0])
 
+    def mean(values):
+        return sum(v for v, _ in values) / len(values), sum(row for _, row in values) / len(values)
+
     def make_turn(open_mask, sub, full, V):
-        def box_rows(dice):
-            legal, bonus = rules.legal_scores(rs, dice, rules.boxes_of(open_mask), bool(full))
+        def score_now(dice):
             out = {}
-            for box, pts in legal.items():
-                b = rules.BOX_INDEX[box]
-                added = pts if b < 6 else 0
-                nxt = (open_mask & ~(1 << b), min(sub + added, rs.upper_threshold), full if b != 12 else int(pts > 0))
-                gain = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
+            for box, gain, nxt in box_moves(rs, dice, open_mask, sub, full):
                 value = gain + (ev(*nxt) if ev is not None else 0.0)
                 out[("box", box)] = (value, shifted(V(*nxt), gain))
             return out
 
-        @functools.cache
-        def keep_rows(dice, rerolls):
-            out = {}
-            for positions in subsets:
-                kept = tuple(sorted(d for i, d in enumerate(dice) if i not in positions))
-                total_v, total = 0.0, np.zeros(T)
-                for faces in itertools.product(range(1, 7), repeat=len(positions)):
-                    new = list(dice)
-                    for pos, face in zip(positions, faces, strict=True):
-                        new[pos] = face
-                    v, row = best(tuple(new), rerolls - 1)
-                    total_v, total = total_v + v, total + row
-                out[("keep", kept)] = (total_v / 6 ** len(positions), total / 6 ** len(positions))
-            return out
-
-        @functools.cache
-        def best(dice, rerolls):
-            candidates = list(box_rows(dice).values())
-            if rerolls:
-                candidates += list(keep_rows(dice, rerolls).values())
-            return choose(candidates)
-
-        def options(dice, rerolls):
-            return {**box_rows(dice), **(keep_rows(dice, rerolls) if rerolls else {})}
-
-        return best, options
-
-    def turn(open_mask, sub, full, V):
-        best, _ = make_turn(open_mask, sub, full, V)
-        return sum(best(t, rs.rolls - 1)[1] for t in tuples) / len(tuples)
+        return turn_of(rs, score_now, choose, mean)
 
     def options(state, dice, rerolls):
         return make_turn(*state, V)[1](tuple(dice), rerolls)
@@ -151,11 +127,11 @@ def padded(row, T):
 def test_kernel_matches_brute_force_on_every_state_and_target(name):
     _, rows = built(name)
     V, _ = slow(name)
-    assert len(rows) > 30
+    assert len(rows) > 25
     for (f, m, s), row in rows.items():
         ref = V(m, s, f)
         # Exact but for the lanes cut below EPS (kernel.EPS, at most one per layer on the way).
-        assert np.abs(padded(row, len(ref)) - ref).max() <= 20 * kernel.EPS, f"state {f, rules.boxes_of(m), s}"
+        assert np.abs(padded(row, len(ref)) - ref).max() <= 20 * kernel.EPS, f"state {f, GAMES[name].boxes_of(m), s}"
         assert ref[len(row) :].max(initial=0.0) < 20 * kernel.EPS  # nothing but the cut tail lies past the row
 
 
@@ -224,7 +200,7 @@ def situations(rs, rng, n):
     return out
 
 
-@pytest.mark.parametrize("name", list(GAMES))
+@pytest.mark.parametrize("name", marked(GAMES))
 def test_each_options_probability_matches_brute_force(name, saved):
     from pentadice.advisor import Advisor
     from pentadice.solver import solve
@@ -419,3 +395,51 @@ def test_verify_checks_the_target_table_data(small_penta):
     files.data.write_bytes(bytes(raw))
     bad = run("verify", "--data", data)
     assert bad.exit_code == 1 and "does not match its checksum" in bad.output
+
+
+# The wider family: Yatzy's table is built like Penta's; Maxi Yatzy's is refused, with the reason and the sizes.
+
+
+def test_yatzy_is_built_and_maxi_yatzy_refused_by_size():
+    assert kernel.refusal(rules.get_rules("penta")) is None
+    assert kernel.refusal(rules.get_rules("yatzy")) is None
+    reason = kernel.refusal(rules.get_rules("maxi-yatzy"))
+    assert reason is not None and "too large" in reason
+    assert "1,048,576 box masks" in reason and "76 upper subtotals" in reason and "GB" in reason
+
+
+def test_solve_targets_refuses_maxi_yatzy_with_the_reason(tmp_path):
+    result = run("solve", "--targets", "--rules", "maxi-yatzy", "--data", tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "too large" in result.output and "1,048,576 box masks" in result.output
+    assert "Traceback" not in result.output
+    assert not list(tmp_path.iterdir())  # nothing written
+    rs = rules.get_rules("maxi-yatzy")
+    with pytest.raises(targets.TargetsRefused, match="too large"):
+        targets.load(rs, tmp_path)
+    with pytest.raises(ValueError, match="too large"):
+        targets.timed_solve(rs, tmp_path)
+
+
+@pytest.fixture
+def small_yatzy(monkeypatch, tmp_path):
+    rs = GAMES["yatzy, 2 dice"].reduced(upper_threshold=63)  # saved value tables of Yatzy: 64 subtotals
+    monkeypatch.setitem(rules.REGISTRY, "yatzy", rs)
+    return rs, tmp_path
+
+
+def test_solve_targets_and_advise_target_under_yatzy(small_yatzy):
+    rs, data = small_yatzy
+    assert run("solve", "--rules", "yatzy", "--data", data, "--json").exit_code == 0
+    result = run("solve", "--targets", "--rules", "yatzy", "--data", data, "--json")
+    assert result.exit_code == 0, result.output
+    tt = targets.load(rs, data, verify=True)
+    assert tt.first.shape == rs.table_shape == (1, 1 << 15, 64)
+    out = run("advise", "--rules", "yatzy", "2", "2", "--rolls-left", "1", "--sheet", "twos=4", "--target", "30",
+              "--data", data, "--json")  # fmt: skip
+    assert out.exit_code == 0, out.output
+    advice = json.loads(out.stdout)
+    p = [o["p_target"] for o in advice["options"]]
+    assert p == sorted(p, reverse=True) and all(0 <= x <= 1 for x in p)
+    sheet = Sheet.parse("twos=4", rs)
+    assert max(p) == pytest.approx(targets.p_target_max(rs, str(data), sheet, [2, 2], 1, 30), abs=1e-12)

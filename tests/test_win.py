@@ -10,6 +10,7 @@ import types
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from family_reference import box_moves, holds_penta, maxi_boxes, turn_of
 
 from pentadice import rules
 from pentadice.cli import main
@@ -17,7 +18,7 @@ from pentadice.moves import Keep, Score
 from pentadice.sheet import Sheet
 from pentadice.situation import Situation
 from pentadice.solver import utility
-from pentadice.solver.induction import solve_values
+from pentadice.solver.induction import solve, solve_values
 
 GAMES = {
     "penta, 3 dice": rules.get_rules("penta").reduced(
@@ -32,38 +33,42 @@ GAMES = {
     "kiriki, 2 dice": rules.get_rules("kiriki").reduced(
         dice=2, boxes=("ones", "twos", "chance", "penta"), upper_threshold=4
     ),
+    "yatzy, 3 dice": rules.get_rules("yatzy").reduced(
+        dice=3, boxes=("ones", "threes", "one_pair", "three_of_a_kind", "yatzy"), upper_threshold=8
+    ),
+    "maxi boxes, 6 dice, 2 rolls": maxi_boxes("twos", "three_pairs", "tower", "maxi_yatzy", rolls=2, upper_threshold=8),
 }
-SMALL = GAMES["penta, 3 dice"]
+# Maxi Yatzy's threshold, 75: 80 lanes, the kernels' other compiled build (on a small sheet of its boxes)
+WIDE = {"maxi boxes, 80 lanes": maxi_boxes("fives", "sixes", "three_pairs", "maxi_yatzy", rolls=2, upper_threshold=75)}
+SMALL_NAME = "penta, 3 dice"
+SMALL = GAMES[SMALL_NAME]
+SLOW = ("maxi boxes, 6 dice, 2 rolls",)  # the 6-dice brute force takes a minute: marked slow (CI runs it too)
+
+
+def marked(names):
+    return [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in names]
 
 
 def brute_utility(rs: rules.RuleSet, theta: float):
-    """Expectimax over dice positions maximising ``sign(theta) * E[exp(theta * R)]``: ``U(open, subtotal,
-    full)``. Shares only the rules module with the fast code; Kiriki's self-returning states by plain
-    iteration."""
-    n = rs.dice
+    """Expectimax over dice (:mod:`family_reference`) maximising ``sign(theta) * E[exp(theta * R)]``:
+    ``U(open, subtotal, full)``. Shares only the rules module with the fast code; Kiriki's self-returning states
+    by plain iteration."""
     sign = math.copysign(1.0, theta)
-    tuples = list(itertools.product(range(1, 7), repeat=n))
-    subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
 
-    def score_now(dice, open_mask, sub, full, U):
-        legal, bonus = rules.legal_scores(rs, dice, rules.boxes_of(open_mask), bool(full))
-        best = -math.inf
-        for box, pts in legal.items():
-            b = rules.BOX_INDEX[box]
-            added = pts if b < 6 else 0
-            nxt_full = full if b != rules.PENTA else int(pts > 0)
-            gain = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
-            best = max(
-                best, math.exp(theta * gain) * U(open_mask & ~(1 << b), min(sub + added, rs.upper_threshold), nxt_full)
-            )
-        return best
+    def turn(open_mask, sub, full, U):
+        def score_now(dice):
+            return {
+                ("box", box): math.exp(theta * gain) * U(*nxt)
+                for box, gain, nxt in box_moves(rs, dice, open_mask, sub, full)
+            }
+
+        return turn_of(rs, score_now, max, lambda xs: sum(xs) / len(xs))[0]()
 
     @functools.cache
     def U(open_mask: int, sub: int, full: int) -> float:
         if open_mask == 0:
             return sign
-        holds = full and (rs.box_mask >> rules.PENTA) & 1 and not (open_mask >> rules.PENTA) & 1
-        if not (rs.penta_repeat and holds):
+        if not (rs.penta_repeat and holds_penta(rs, open_mask, full)):
             return turn(open_mask, sub, full, U)
         state = (open_mask, sub, full)
         x = U(open_mask, sub, 0)  # a lower bound, as the solver's
@@ -74,33 +79,12 @@ def brute_utility(rs: rules.RuleSet, theta: float):
             x = nxt
         raise AssertionError("no fixed point")
 
-    def turn(open_mask, sub, full, U):
-        @functools.cache
-        def best(dice, rerolls):
-            value = score_now(dice, open_mask, sub, full, U)
-            if rerolls == 0:
-                return value
-            for positions in subsets:
-                total = 0.0
-                for faces in itertools.product(range(1, 7), repeat=len(positions)):
-                    new = list(dice)
-                    for pos, face in zip(positions, faces, strict=True):
-                        new[pos] = face
-                    total += best(tuple(new), rerolls - 1)
-                value = max(value, total / 6 ** len(positions))
-            return value
-
-        return sum(best(t, rs.rolls - 1) for t in tuples) / len(tuples)
-
     return U
 
 
 def brute_endgame(rs: rules.RuleSet):
-    """Expectimax over dice positions of the win credit against a finished opponent ``d`` points ahead (1 a
-    win, 1/2 a tie): ``W(open, subtotal, full, d)``."""
-    n = rs.dice
-    tuples = list(itertools.product(range(1, 7), repeat=n))
-    subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
+    """Expectimax over dice (:mod:`family_reference`) of the win credit against a finished opponent ``d`` points
+    ahead (1 a win, 1/2 a tie): ``W(open, subtotal, full, d)``."""
 
     @functools.cache
     def W(open_mask: int, sub: int, full: int, d: int) -> float:
@@ -109,37 +93,19 @@ def brute_endgame(rs: rules.RuleSet):
         if open_mask == 0:
             return 0.5 if d == 0 else 0.0
 
-        @functools.cache
-        def best(dice, rerolls):
-            legal, bonus = rules.legal_scores(rs, dice, rules.boxes_of(open_mask), bool(full))
-            value = -1.0
-            for box, pts in legal.items():
-                b = rules.BOX_INDEX[box]
-                added = pts if b < 6 else 0
-                nxt_full = full if b != rules.PENTA else int(pts > 0)
-                gain = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
-                nxt = W(open_mask & ~(1 << b), min(sub + added, rs.upper_threshold), nxt_full, d - gain)
-                value = max(value, nxt)
-            if rerolls == 0:
-                return value
-            for positions in subsets:
-                total = 0.0
-                for faces in itertools.product(range(1, 7), repeat=len(positions)):
-                    new = list(dice)
-                    for pos, face in zip(positions, faces, strict=True):
-                        new[pos] = face
-                    total += best(tuple(new), rerolls - 1)
-                value = max(value, total / 6 ** len(positions))
-            return value
+        def score_now(dice):
+            return {("box", box): W(*nxt, d - gain) for box, gain, nxt in box_moves(rs, dice, open_mask, sub, full)}
 
-        return sum(best(t, rs.rolls - 1) for t in tuples) / len(tuples)
+        return turn_of(rs, score_now, max, lambda xs: sum(xs) / len(xs))[0]()
 
     return W
 
 
-def test_endgame_table_matches_brute_force():
-    rs = GAMES["penta, 2 dice, lower boxes"]
+@pytest.mark.parametrize("name", marked(["penta, 2 dice, lower boxes", "yatzy, 3 dice", "maxi boxes, 6 dice, 2 rolls"]))
+def test_endgame_table_matches_brute_force(name):
+    rs = GAMES[name]
     Wt, rowix = utility.solve_endgame(rs, 2)
+    assert Wt.shape[1:] == (rs.n_flags, rs.upper_threshold + 1, utility.TARGET_LANES)
     slow = brute_endgame(rs)
     checked = 0
     for full, mask, sub in reachable_states(rs):
@@ -166,17 +132,18 @@ def reachable_states(rs):
 
 
 @pytest.mark.parametrize("sign", [1, -1])
-@pytest.mark.parametrize("name", list(GAMES))
+@pytest.mark.parametrize("name", marked(GAMES))
 def test_theta_table_matches_brute_force_on_every_state(name, sign):
     rs = GAMES[name]
     # Kiriki with 2 dice comes back to a state in 42 % of turns: E[exp(theta R)] is finite for small theta only.
     theta = sign * (0.005 if rs.penta_repeat else 0.03)
     fast = utility.solve_theta(rs, theta)
+    assert fast.shape == (rs.n_flags, 1 << rs.n_boxes, rs.lanes)
     slow = brute_utility(rs, theta)
     checked = 0
     for full, mask, sub in reachable_states(rs):
         want = slow(mask, sub, full)
-        assert fast[full, mask, sub] == pytest.approx(want, rel=1e-9), f"{rules.boxes_of(mask)} {sub} {full}"
+        assert fast[full, mask, sub] == pytest.approx(want, rel=1e-9), f"{rs.boxes_of(mask)} {sub} {full}"
         assert np.sign(fast[full, mask, sub]) == np.sign(theta)
         checked += 1
     assert checked > 20
@@ -219,6 +186,13 @@ def small_table(rs):
     return types.SimpleNamespace(rules=rs, values=solve_values(rs))
 
 
+def table_of(rs):
+    """A loaded table of a reduced game (values as saved: threshold + 1 subtotals), for the advisor too."""
+    from pentadice import table
+
+    return table.Table(rs, solve(rs).values, {}, None)
+
+
 def test_variance_estimates_agree():
     from pentadice.strategy import win
 
@@ -259,9 +233,9 @@ def test_totals_equal_the_sheets_sums(small):
     from pentadice.simulator.simulate import final_scores
 
     for _, totals, scores, bonus in mp.play_chunks(small, ("win", "optimal"), 500, 3):
-        t, _ = final_scores(SMALL, scores.reshape(-1, rules.N_BOXES), bonus.reshape(-1))
+        t, _ = final_scores(SMALL, scores.reshape(-1, SMALL.n_boxes), bonus.reshape(-1))
         assert (t.reshape(totals.shape) == totals).all()
-        assert (scores[:, :, [rules.BOX_INDEX[b] for b in SMALL.boxes]] >= 0).all()
+        assert (scores[:, :, [SMALL.box_index[b] for b in SMALL.boxes]] >= 0).all()
 
 
 def test_games_do_not_depend_on_the_chunk(small):
@@ -292,14 +266,16 @@ def test_optimal_against_optimal_wins_half(small):
         assert abs(p["rate"] - 0.5) < 2 * half  # 0.5 within twice the 95 % interval (about 4 sigma)
 
 
-def box_value(p, hand_counts, mask, full, rows, sub, b):
+def box_value(rs, p, hand_counts, mask, full, rows, sub, b):
     """The expected points still to come of filling box ``b`` (successor row plus points)."""
     from pentadice.solver import kernels
 
-    points = np.empty(rules.N_BOXES, dtype=np.int64)
+    points = np.empty(rs.n_boxes, dtype=np.int64)
     bonus = kernels.wide.score_options(p, hand_counts, mask, full, points)
     pts = int(points[b])
-    row = b * 6 + pts // (b + 1) if b < 6 else (36 + b - 6 if b < rules.PENTA else 42 + (pts > 0))
+    box = rs.sheet[b]
+    first = int(p[rules.P_BOX_DATA + rules.BOX_FIELDS * b + rules.F_ROW])
+    row = first + (pts // box.a if box.kind == rules.K_FACE else int(pts > 0) if b == rs.penta_box else 0)
     return rows[row, sub] + pts + bonus
 
 
@@ -317,9 +293,11 @@ def test_win_is_optimal_as_theta_vanishes(small):
     ti = turn_inputs(rs)
     tab = ti.tables
     p, n_dice, _, counts, scores, add, subs = ti.turn()
-    work = [np.empty((rs.rolls, tab.n_keeps, 64)), np.zeros((44, 64)), np.empty((tab.n_keeps, 64))]
-    work.append(np.empty((tab.n_keeps, 64)))
-    points = np.empty(rules.N_BOXES, dtype=np.int64)
+    lanes = rs.lanes
+    kernel = utility.wide_for(lanes)
+    work = [np.empty((rs.rolls, tab.n_keeps, lanes)), np.zeros((rs.n_rows, lanes)), np.empty((tab.n_keeps, lanes))]
+    work.append(np.empty((tab.n_keeps, lanes)))
+    points = np.empty(rs.n_boxes, dtype=np.int64)
     differ = decisions = 0
     reach = states.reachable(rs)
     for full, mask, sub in np.argwhere(reach[:, :, : rs.upper_threshold + 1]):
@@ -327,21 +305,17 @@ def test_win_is_optimal_as_theta_vanishes(small):
         if mask == 0:
             continue
         Lv, rows_v, K, B = (w.copy() for w in work)
-        utility.wide.theta_turn_values(
-            V, 0.0, p, n_dice, counts, scores, add, subs, mask, full, Lv, rows_v, K, B, points
-        )
+        kernel.theta_turn_values(V, 0.0, p, n_dice, counts, scores, add, subs, mask, full, Lv, rows_v, K, B, points)
         Lu, rows_u, K, B = (w.copy() for w in work)
-        utility.wide.theta_turn_values(
-            U, theta, p, n_dice, counts, scores, add, subs, mask, full, Lu, rows_u, K, B, points
-        )
+        kernel.theta_turn_values(U, theta, p, n_dice, counts, scores, add, subs, mask, full, Lu, rows_u, K, B, points)
         for hand in range(tab.n_hands):
             bv = best_box(p, counts[hand], mask, full, 0.0, rows_v, sub, points)
             bu = best_box(p, counts[hand], mask, full, theta, rows_u, sub, points)
             decisions += 1
             if bv != bu:
                 differ += 1
-                assert box_value(p, counts[hand], mask, full, rows_v, sub, bu) == pytest.approx(
-                    box_value(p, counts[hand], mask, full, rows_v, sub, bv), abs=1e-6
+                assert box_value(rs, p, counts[hand], mask, full, rows_v, sub, bu) == pytest.approx(
+                    box_value(rs, p, counts[hand], mask, full, rows_v, sub, bv), abs=1e-6
                 )
             for r in range(1, rs.rolls):
                 kept = [k for k in tab.subkeeps[hand] if k >= 0]
@@ -415,9 +389,15 @@ def test_players_refuses_strategy_and_out():
     assert r.exit_code == 2 and "--strategy" in r.output
 
 
-@pytest.mark.parametrize("max_open", [1, 2])  # the small game has 4 boxes: theta turns, then the last turns
-@pytest.mark.parametrize("players", [("win", "optimal"), ("optimal", "win", "optimal")])
-def test_simulated_games_replay_through_the_strategy_api(small, players, max_open):
+@pytest.mark.parametrize(
+    ("game", "players", "max_open"),
+    [
+        *((SMALL_NAME, players, k) for players in [("win", "optimal"), ("optimal", "win", "optimal")] for k in (1, 2)),
+        ("yatzy, 3 dice", ("optimal", "win"), 2),  # Yatzy's sheet: 15 boxes, no Penta box
+        ("maxi boxes, 80 lanes", ("win", "optimal"), 1),  # 6 dice, 80 lanes
+    ],
+)  # the small games have 4 or 5 boxes: theta turns, then the last turns
+def test_simulated_games_replay_through_the_strategy_api(small, game, players, max_open):
     """The simulator's games, replayed move by move with the same dice through ``WinStrategy.choose`` (and the
     advisor for optimal players), seats in the simulator's order, end with the same totals."""
     from pentadice.advisor import Advisor
@@ -425,7 +405,9 @@ def test_simulated_games_replay_through_the_strategy_api(small, players, max_ope
     from pentadice.simulator.simulate import game_dice
     from pentadice.strategy.win import WinStrategy
 
-    rs, seed, n_games = SMALL, 8, 25
+    rs, seed, n_games = {**GAMES, **WIDE}[game], 8, 25
+    if rs is not SMALL:
+        small = table_of(rs)
     ws = WinStrategy(rs, small.values)
     ws.max_open = max_open
     advisor = Advisor(small, compiled=False)
@@ -468,7 +450,7 @@ def test_win_tables_are_saved_read_back_and_tied_to_their_values(tmp_path):
     from pentadice.strategy import win
 
     rs = SMALL
-    V = solve_values(rs)
+    V = solve(rs).values  # as saved: threshold + 1 subtotals
     table.save(rs, V, tmp_path)
     _fresh_win_caches()
     built = win.build(rs, V, directory=tmp_path)
@@ -504,7 +486,7 @@ def test_damaged_win_tables_are_built_again(tmp_path):
     from pentadice.strategy import win
 
     rs = SMALL
-    V = solve_values(rs)
+    V = solve(rs).values  # as saved: threshold + 1 subtotals
     table.save(rs, V, tmp_path)
     _fresh_win_caches()
     good = win.build(rs, V, grid=(0.01,), directory=tmp_path)
@@ -528,7 +510,7 @@ def test_win_tables_without_a_writable_table_directory_stay_in_memory(tmp_path, 
     from pentadice.strategy import win
 
     rs = SMALL
-    V = solve_values(rs)
+    V = solve(rs).values
     _fresh_win_caches()
     alone = win.build(rs, V, grid=(0.01,), directory=tmp_path)  # no value table there: nothing tied to write
     assert alone.origin == "built"
@@ -553,7 +535,7 @@ def test_endgame_table_is_saved_and_read_back(tmp_path):
     from pentadice.strategy import win
 
     rs = SMALL
-    V = solve_values(rs)
+    V = solve(rs).values  # as saved: threshold + 1 subtotals
     table.save(rs, V, tmp_path)
     _fresh_win_caches()
     _, rowix = win.endgame(rs, 2, 1, tmp_path, V)
@@ -681,3 +663,60 @@ def test_confidence_intervals_stay_within_0_and_1_for_a_few_games():
         lo, hi = entry["ci95"]
         assert 0.0 <= lo <= entry["rate"] <= hi <= 1.0
     assert out["players"][0]["ci95"][1] == 1.0
+
+
+# The wider family: Yatzy's win strategy plays (its tables fit); Maxi Yatzy's is refused, with the sizes.
+
+
+def test_win_refuses_maxi_yatzy_with_the_sizes_and_plays_yatzy():
+    from pentadice.simulator import multiplayer as mp
+    from pentadice.strategy import win
+
+    assert win.refusal(rules.get_rules("penta")) is None and win.refusal(rules.get_rules("yatzy")) is None
+    theta_bytes, end_bytes = win.table_bytes(rules.get_rules("penta"))
+    assert theta_bytes == 16 * 2 * 8192 * 64 * 8  # the sizes the docs give for Penta: 134 MB and 573 MB
+    assert end_bytes == sum(math.comb(13, k) for k in range(5)) * 2 * 64 * 512 * 8
+    maxi = rules.get_rules("maxi-yatzy")
+    reason = win.refusal(maxi)
+    assert reason is not None and "too large" in reason and "1,048,576 box masks x 80 subtotals" in reason
+    with pytest.raises(mp.PlayersError, match="too large"):
+        mp.parse_players("win,optimal", maxi)
+    assert mp.parse_players("optimal,optimal", maxi) == ("optimal", "optimal")
+    result = CliRunner().invoke(main, ["simulate", "-n", "5", "--players", "win,optimal", "--rules", "maxi-yatzy"])
+    assert result.exit_code == 2 and "too large" in result.output and "Traceback" not in result.output
+
+
+@pytest.fixture
+def small_yatzy(monkeypatch, tmp_path):
+    rs = GAMES["yatzy, 3 dice"].reduced(upper_threshold=63)  # saved value tables of Yatzy: 64 subtotals
+    monkeypatch.setitem(rules.REGISTRY, "yatzy", rs)
+    return rs, tmp_path
+
+
+def test_simulate_players_win_under_yatzy(small_yatzy):
+    """``simulate --players win,optimal --rules yatzy``: the win tables built and saved beside Yatzy's table, the
+    games' totals the sheets' sums, and the win player ahead of the optimal one over many games."""
+    from pentadice.simulator import multiplayer as mp
+    from pentadice.simulator.simulate import final_scores
+    from pentadice.strategy import win
+
+    rs, data = small_yatzy
+    runner = CliRunner()
+    assert runner.invoke(main, ["solve", "--rules", "yatzy", "--data", str(data), "--json"]).exit_code == 0
+    _fresh_win_caches()
+    args = ["simulate", "-n", "4000", "--players", "win,optimal", "--rules", "yatzy", "--seed", "4", "--json"]
+    result = runner.invoke(main, [*args, "--data", str(data)])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["rules"] == "yatzy" and out["games"] == 4000
+    w, o = out["win_rates"]["win"], out["win_rates"]["optimal"]
+    assert w["rate"] + o["rate"] == pytest.approx(1.0)
+    assert w["rate"] > 0.5 and w["mean_score"] < o["mean_score"]  # it wins more while scoring less
+    assert win.saved_paths(rs, data, win.THETA_KIND)[0].exists()
+    assert win.saved_paths(rs, data, win.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})[0].exists()
+    tbl = types.SimpleNamespace(rules=rs, values=solve(rs).values)
+    for _, totals, scores, bonus in mp.play_chunks(tbl, ("win", "optimal"), 300, 3):
+        assert scores.shape[2] == rs.n_boxes == 15
+        t, _ = final_scores(rs, scores.reshape(-1, rs.n_boxes), bonus.reshape(-1))
+        assert (t.reshape(totals.shape) == totals).all()
+    _fresh_win_caches()

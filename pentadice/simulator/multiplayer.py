@@ -9,7 +9,9 @@ the same whatever the chunk of games and the threads.
 The games are played in step, round by round and seat by seat: the players due to play form groups by (table,
 state) (a win player's table is the theta it picked for the turn, from every sheet of its game as it stands
 when its turn starts: the players before it in the round have played theirs), each group's turn values are
-computed once for all 64 subtotals, and each player reads its own lane, as the solitaire simulator does.
+computed once for all the rule set's lanes of subtotals (``RuleSet.lanes``: 64, or 80 for Maxi Yatzy), and
+each player reads its own lane, as the solitaire simulator does. Sizes (boxes, successor rows, lanes, state
+keys) come from the rule set's parameters and the arrays; :func:`play_groups` is compiled once per lane count.
 
 Win rates: each game's winners (the highest total) share the win evenly. A strategy's rate is the mean share
 of a player playing it (with the same strategy twice, the mean of its players: ``optimal,optimal`` gives 0.5
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import math
 import time
+import types
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,12 +41,11 @@ from pentadice.turn_inputs import turn_inputs
 STRATEGIES = ("optimal", "win")
 MAX_PLAYERS = 6
 CHUNK = 200_000  # games played together
-N_KEYS = kernel.N_KEYS
 Z95 = 1.959963984540054
 
 die = kernel.die
 final_hand = kernel.final_hand
-theta_turn_values = utility.wide.theta_turn_values
+theta_turn_values = utility.wide.theta_turn_values  # rebound per lane count (play_groups_for)
 endgame_turn_values = utility.target.target_turn_values
 wide_score_options = turn_kernels.wide.score_options
 wide_upper_bonus = turn_kernels.wide.upper_bonus
@@ -52,12 +54,18 @@ lt_best_keep = lastturns.best_keep
 lt_best_box = lastturns.best_box
 P_ROLLS = rules.P_ROLLS
 P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
-N_BOXES = rules.N_BOXES
-PENTA = rules.PENTA
-N_ROWS = utility.N_ROWS
-ROW_LOWER = utility.ROW_LOWER
-ROW_PENTA = utility.ROW_PENTA
-LANES = utility.LANES
+P_N_BOXES = rules.P_N_BOXES
+P_N_ROWS = rules.P_N_ROWS
+P_PENTA_BOX = rules.P_PENTA_BOX
+P_BOX_DATA = rules.P_BOX_DATA
+BOX_FIELDS = rules.BOX_FIELDS
+F_KIND = rules.F_KIND
+F_A = rules.F_A
+F_ROW = rules.F_ROW
+K_FACE = rules.K_FACE
+K_PENTA = rules.K_PENTA
+W = utility.LANES  # rebound per lane count (play_groups_for)
+SUB_STRIDE = 256  # end-game group keys: (open_mask * 2 + flag) * SUB_STRIDE + subtotal (thresholds up to 216)
 SHARED_GROUP = 2048
 
 
@@ -90,22 +98,24 @@ def parse_players(text: str, rs: rules.RuleSet | None = None) -> tuple[str, ...]
     return names
 
 
-@jit(nogil=True)
 def play_groups(
-    T, thetas, p, n_dice, counts, scores, size, add, subs, subkeeps, key, t,
+    T, thetas, p, n_dice, counts, scores, size, add, subs, subkeeps, key, t, n_keys,
     order, group_starts, group_keys, stream, masks, flags, subtotals, totals, scores_out, bonus_out, part, parts,
 ):  # fmt: skip
     """One turn of the players ``order[group_starts[i]:group_starts[i + 1]]`` of each group ``i`` (key
-    ``table * N_KEYS + open_mask * 2 + penta_scored``): group values computed once (the table of ``thetas[table]``),
-    each player its own lane; groups shared among ``parts`` threads as in the solitaire simulator."""
+    ``table * n_keys + open_mask * 2 + penta_scored``): group values computed once (the table of
+    ``thetas[table]``, ``W`` lanes), each player its own lane; groups shared among ``parts`` threads as in the
+    solitaire simulator. Plain Python compiled once per lane count (:func:`play_groups_for`)."""
     n_keeps = counts.shape[0]
     n_rolls = p[P_ROLLS]
     cap = p[P_UPPER_THRESHOLD]
-    K = np.empty((n_keeps, LANES))
-    B = np.empty((n_keeps, LANES))
-    L = np.empty((n_rolls, n_keeps, LANES))
-    rows = np.zeros((N_ROWS, LANES))
-    points = np.empty(N_BOXES, dtype=np.int64)
+    n_boxes = p[P_N_BOXES]
+    penta_box = p[P_PENTA_BOX]
+    K = np.empty((n_keeps, W))
+    B = np.empty((n_keeps, W))
+    L = np.empty((n_rolls, n_keeps, W))
+    rows = np.zeros((p[P_N_ROWS], W))
+    points = np.empty(n_boxes, dtype=np.int64)
     n_groups = group_keys.shape[0]
     small = -1
     for gi in range(n_groups):
@@ -120,8 +130,8 @@ def play_groups(
                 continue
             first_entry, last_entry = lo, hi
         gkey = group_keys[gi]
-        ti = gkey // N_KEYS
-        k = gkey % N_KEYS
+        ti = gkey // n_keys
+        k = gkey % n_keys
         open_mask = k >> 1
         penta_scored = k & 1
         theta = thetas[ti]
@@ -136,16 +146,17 @@ def play_groups(
             bonus = wide_score_options(p, counts[hand], open_mask, penta_scored, points)
             box = -1
             best = 0.0
-            for b in range(N_BOXES):
+            for b in range(n_boxes):
                 pts = points[b]
                 if pts < 0:
                     continue
-                if b < 6:
-                    row = b * 6 + pts // (b + 1)
-                elif b < PENTA:
-                    row = ROW_LOWER + b - 6
-                else:
-                    row = ROW_PENTA + (1 if pts > 0 else 0)
+                o = P_BOX_DATA + BOX_FIELDS * b
+                kind = p[o + F_KIND]
+                row = p[o + F_ROW]
+                if kind == K_FACE:
+                    row += pts // p[o + F_A]
+                elif kind == K_PENTA and pts > 0:
+                    row += 1
                 gain = float(pts + bonus)
                 # theta 0: points plus the next state's value (the solver's sums); else utility times exp
                 value = rows[row, sub] + gain if theta == 0.0 else rows[row, sub] * math.exp(theta * gain)
@@ -155,16 +166,36 @@ def play_groups(
             pts = points[box]
             bonus_out[e] += bonus
             totals[e] += pts + bonus
-            if box == PENTA:
+            if box == penta_box:
                 flags[e] = 1 if pts > 0 else 0
             if (open_mask >> box) & 1 == 1:
                 scores_out[e, box] = pts
             else:
                 scores_out[e, box] += pts
-            if box < 6:
+            if p[P_BOX_DATA + BOX_FIELDS * box + F_KIND] == K_FACE:
                 totals[e] += wide_upper_bonus(p, sub, pts)
                 subtotals[e] = min(sub + pts, cap)
             masks[e] = open_mask & ~(1 << box)
+
+
+_PLAY_GROUPS: dict[int, object] = {}
+
+
+def play_groups_for(lanes: int):
+    """:func:`play_groups` compiled for ``lanes`` lanes (``RuleSet.lanes``), calling the utility kernels
+    compiled for those lanes (:func:`pentadice.solver.utility.wide_for`); made once per lane count."""
+    if lanes not in _PLAY_GROUPS:
+        scope = dict(play_groups.__globals__)
+        scope.update(W=lanes, theta_turn_values=utility.wide_for(lanes).theta_turn_values)
+        fn = play_groups
+        clone = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
+        clone.__qualname__ = f"{fn.__qualname__}_w{lanes}"  # one cache entry per lane count
+        clone.__module__ = fn.__module__
+        clone.__doc__ = fn.__doc__
+        compiled = jit(clone, nogil=True)
+        turn_kernels.drop_stale_cache([compiled])
+        _PLAY_GROUPS[lanes] = compiled
+    return _PLAY_GROUPS[lanes]
 
 
 @jit(nogil=True)
@@ -174,7 +205,7 @@ def play_endgame_groups(
     bonus_out, part, parts,
 ):  # fmt: skip
     """One turn of win players in their last turns (:mod:`pentadice.strategy.lastturns`), by the end-game
-    table: groups of key ``(open_mask * 2 + penta_scored) * LANES + subtotal``, each player weighing the lanes
+    table: groups of key ``(open_mask * 2 + penta_scored) * SUB_STRIDE + subtotal``, each player weighing the lanes
     by the distribution of the points it must beat (``C``'s rows ``opp_rows[e]`` of the other players, shifted
     by ``opp_shift[e]``). Otherwise as :func:`play_groups`."""
     n_keeps = counts.shape[0]
@@ -186,7 +217,8 @@ def play_endgame_groups(
     B = np.empty((n_keeps, n_lanes))
     L = np.empty((n_rolls, n_keeps, n_lanes))
     q = np.empty(n_lanes)
-    points = np.empty(N_BOXES, dtype=np.int64)
+    points = np.empty(p[P_N_BOXES], dtype=np.int64)
+    penta_box = p[P_PENTA_BOX]
     small = -1
     for gi in range(group_keys.shape[0]):
         lo = group_starts[gi]
@@ -195,8 +227,8 @@ def play_endgame_groups(
         if small % parts != part:
             continue
         gkey = group_keys[gi]
-        sub = gkey % LANES
-        k = gkey // LANES
+        sub = gkey % SUB_STRIDE
+        k = gkey // SUB_STRIDE
         open_mask = k >> 1
         penta_scored = k & 1
         endgame_turn_values(
@@ -221,16 +253,16 @@ def play_endgame_groups(
             pts = points[box]
             bonus_out[e] += bonus
             totals[e] += pts + bonus
-            if box == PENTA:
+            if box == penta_box:
                 flags[e] = 1 if pts > 0 else 0
             scores_out[e, box] = pts
-            if box < 6:
+            if p[P_BOX_DATA + BOX_FIELDS * box + F_KIND] == K_FACE:
                 totals[e] += wide_upper_bonus(p, sub, pts)
                 subtotals[e] = min(sub + pts, cap)
             masks[e] = open_mask & ~(1 << box)
 
 
-turn_kernels.drop_stale_cache([play_groups, play_endgame_groups])
+turn_kernels.drop_stale_cache([play_endgame_groups])
 
 
 @dataclass
@@ -321,7 +353,7 @@ def play_chunks(
     rs = tbl.rules
     n_players = len(players)
     chunk = chunk or CHUNK
-    V = np.ascontiguousarray(tbl.values, dtype=np.float64).copy()
+    V = win.padded(rs, tbl.values).copy()
     if "win" in players:
         files = getattr(tbl, "files", None)
         wt = win.build(
@@ -343,7 +375,9 @@ def play_chunks(
         files = getattr(tbl, "files", None)
         endgame_tables = win.endgame(rs, max_open, threads(), getattr(files, "directory", None), tbl.values)
         opp = lastturns.opponents(rs, tbl.values, max_open)
-    popcount = np.array([bin(x).count("1") for x in range(1 << rules.N_BOXES)])
+    popcount = np.bitwise_count(np.arange(1 << rs.n_boxes, dtype=np.int64))
+    n_keys = 2 << rs.n_boxes  # open_mask * 2 + penta_scored
+    groups_kernel = play_groups_for(rs.lanes)
     args = turn_inputs(rs).games()
     p, n_dice, counts, scores_t, size, add, subs, subkeeps = args
     key = seed_key(seed)
@@ -358,7 +392,7 @@ def play_chunks(
             flags = np.zeros(m, dtype=np.int64)
             subtotals = np.zeros(m, dtype=np.int64)
             totals = np.zeros(m, dtype=np.int64)
-            sc = np.full((m, rules.N_BOXES), -1, dtype=np.int16)
+            sc = np.full((m, rs.n_boxes), -1, dtype=np.int16)
             bonus = np.zeros(m, dtype=np.int64)
             g = np.arange(n, dtype=np.int64)
             opp_rows = np.zeros((m, n_players - 1), dtype=np.int64)
@@ -392,7 +426,7 @@ def play_chunks(
                         )
                         if late.any():
                             ends = entries[late]
-                            ekeys = (masks[ends] * 2 + flags[ends]) * LANES + subtotals[ends]
+                            ekeys = (masks[ends] * 2 + flags[ends]) * SUB_STRIDE + subtotals[ends]
                             order, group_starts, group_keys = _groups(ends, ekeys)
                             _run(
                                 play_endgame_groups,
@@ -422,11 +456,11 @@ def play_chunks(
                     if len(entries) == 0:
                         continue
                     order, group_starts, group_keys = _groups(
-                        entries, tix * N_KEYS + masks[entries] * 2 + flags[entries]
+                        entries, tix * n_keys + masks[entries] * 2 + flags[entries]
                     )
                     _run(
-                        play_groups,
-                        (T, thetas, p, n_dice, counts, scores_t, size, add, subs, subkeeps, key, t),
+                        groups_kernel,
+                        (T, thetas, p, n_dice, counts, scores_t, size, add, subs, subkeeps, key, t, n_keys),
                         (order, group_starts, group_keys, stream, masks, flags, subtotals, totals, sc),
                         bonus,
                         pool,
@@ -437,7 +471,7 @@ def play_chunks(
             yield (
                 lo,
                 totals.reshape(n, n_players),
-                sc.reshape(n, n_players, rules.N_BOXES),
+                sc.reshape(n, n_players, rs.n_boxes),
                 bonus.reshape(n, n_players),
             )
     finally:
@@ -554,26 +588,26 @@ def simulate_players(
     }
 
 
-def compile_seconds() -> float:
-    """Compile (or load from Numba's cache) the multiplayer kernel; returns the seconds it took."""
-    rs = rules.PENTA_RULES
+def compile_seconds(rs: rules.RuleSet = rules.PENTA_RULES) -> float:
+    """Compile (or load from Numba's cache) the multiplayer kernel for ``rs``'s lanes; returns the seconds it
+    took."""
     start = time.perf_counter()
     none = np.zeros(0, dtype=np.int64)
-    V = np.zeros((1, 2, 1 << rules.N_BOXES, LANES))
+    V = np.zeros((1, rs.n_flags, 1 << rs.n_boxes, rs.lanes))
     p, n_dice, counts, scores_t, size, add, subs, subkeeps = turn_inputs(rs).games()
-    sc = np.empty((0, rules.N_BOXES), np.int16)
-    play_groups(
-        V, np.zeros(1), p, n_dice, counts, scores_t, size, add, subs, subkeeps, seed_key(0), 0,
+    sc = np.empty((0, rs.n_boxes), np.int16)
+    play_groups_for(rs.lanes)(
+        V, np.zeros(1), p, n_dice, counts, scores_t, size, add, subs, subkeeps, seed_key(0), 0, 2 << rs.n_boxes,
         none, np.zeros(1, dtype=np.int64), none, none, none, none, none, none, sc, none, 0, 1,
     )  # fmt: skip
     return time.perf_counter() - start
 
 
-def needs_compiling() -> bool:
-    """Whether the multiplayer kernel is not in Numba's cache yet (a first run)."""
+def needs_compiling(rs: rules.RuleSet = rules.PENTA_RULES) -> bool:
+    """Whether the multiplayer kernel for ``rs``'s lanes is not in Numba's cache yet (a first run)."""
     from pentadice.compiled import cached
 
-    return not cached(play_groups)
+    return not cached(play_groups_for(rs.lanes))
 
 
 def summary_lines(result: dict, rs: rules.RuleSet) -> list[str]:

@@ -11,8 +11,11 @@ target ``t = 0, 1, ...`` (points still needed), and each target has its own opti
 
 A state's row is as long as it needs to be: lanes past the longest successor row plus the largest gain of a
 turn are exactly 0, and trailing lanes below :data:`EPS` are cut (each cut moves an earlier state's
-probability by at most ``EPS``: the turn is a max and a mean, which never enlarge a difference; 13 layers give
-at most 13 ``EPS``).
+probability by at most ``EPS``: the turn is a max and a mean, which never enlarge a difference; ``n`` layers
+give at most ``n EPS``).
+
+Every size comes from the rule set's parameter vector ``p`` (boxes, successor rows, the Penta box if any) and
+the arrays' shapes, so one kernel serves every sheet (13 boxes and 5 dice, Yatzy's 15, 6 dice).
 
 Kiriki: a state whose Kiriki box holds points comes back to itself when five of a kind is added to the box,
 gaining ``penta_points`` (50) points. Lane ``t`` then reads the state's own lane ``t - 50``: the lanes are
@@ -33,60 +36,71 @@ from dataclasses import dataclass
 import numpy as np
 
 from pentadice.rules import (
-    N_BOXES,
+    BOX_FIELDS,
+    F_A,
+    F_KIND,
+    F_ROW,
+    K_FACE,
+    K_PENTA,
+    P_BOX_DATA,
+    P_N_BOXES,
+    P_N_ROWS,
+    P_PENTA_BONUS,
+    P_PENTA_BOX,
     P_PENTA_POINTS,
     P_PENTA_REPEAT,
     P_ROLLS,
     P_UPPER_THRESHOLD,
-    PENTA,
     penta_filled,
     score_options,
     upper_bonus,
 )
 
-ROW_LOWER = 36
-ROW_PENTA = 42
 EPS = 1e-10  # trailing lanes below this are cut to 0 (see the module's docstring)
 TILE = 128  # lanes computed together: a tile's rows of every keep (2 x 462 x 128 float64) stay in a core's L2 cache
-
-
-N_ROWS = 44  # successor rows, numbered as in pentadice.turn: upper box x dice count, lower boxes, Penta at 0 / 50
+MAX_STATES = 4_000_000  # table entries (flags x masks x subtotals) above this are refused (see refusal)
 
 
 def successor_targets(p, n_dice, off, ln, open_mask, flag, sub, self_len, r_off, r_len, r_ub, r_self):
     """Where the row of each way to fill a box lies (``r_off``, ``r_len``; ``r_self``: this state's own row,
-    Kiriki), and the upper bonus it pays (``r_ub``), by the row numbers of ``pentadice.turn.successor_rows``."""
+    Kiriki), and the upper bonus it pays (``r_ub``), by the row numbers of ``pentadice.turn.successor_rows``
+    (each box's first row in ``p``: an upper box one per count of its face, the Penta box two, others one)."""
     cap = p[P_UPPER_THRESHOLD]
-    for r in range(N_ROWS):
+    penta = p[P_PENTA_BOX]
+    for r in range(p[P_N_ROWS]):
         r_len[r] = 0
         r_self[r] = 0
     if p[P_PENTA_REPEAT] == 1 and flag == 1 and penta_filled(p, open_mask) and open_mask != 0:
-        r_off[ROW_PENTA + 1] = off[flag, open_mask, sub]  # the Penta box is filled: its row is free for this
-        r_len[ROW_PENTA + 1] = self_len
-        r_ub[ROW_PENTA + 1] = 0
-        r_self[ROW_PENTA + 1] = 1
-    for bx in range(N_BOXES):
+        r = p[P_BOX_DATA + BOX_FIELDS * penta + F_ROW] + 1  # the Penta box is filled: its row is free for this
+        r_off[r] = off[flag, open_mask, sub]
+        r_len[r] = self_len
+        r_ub[r] = 0
+        r_self[r] = 1
+    for bx in range(p[P_N_BOXES]):
         if (open_mask >> bx) & 1 == 0:
             continue
         nmask = open_mask & ~(1 << bx)
-        if bx < 6:
+        o = P_BOX_DATA + BOX_FIELDS * bx
+        kind = p[o + F_KIND]
+        row = p[o + F_ROW]
+        if kind == K_FACE:
+            face = p[o + F_A]
             for c in range(n_dice + 1):
-                r = bx * 6 + c
-                added = c * (bx + 1)
+                r = row + c
+                added = c * face
                 nsub = min(sub + added, cap)
                 r_off[r] = off[flag, nmask, nsub]
                 r_len[r] = ln[flag, nmask, nsub]
                 r_ub[r] = upper_bonus(p, sub, added)
-        elif bx < PENTA:
-            r = ROW_LOWER + bx - 6
-            r_off[r] = off[flag, nmask, sub]
-            r_len[r] = ln[flag, nmask, sub]
-            r_ub[r] = 0
+        elif kind != K_PENTA:
+            r_off[row] = off[flag, nmask, sub]
+            r_len[row] = ln[flag, nmask, sub]
+            r_ub[row] = 0
         else:
             for f in range(2):
-                r_off[ROW_PENTA + f] = off[f, nmask, sub]
-                r_len[ROW_PENTA + f] = ln[f, nmask, sub]
-                r_ub[ROW_PENTA + f] = 0
+                r_off[row + f] = off[f, nmask, sub]
+                r_len[row + f] = ln[f, nmask, sub]
+                r_ub[row + f] = 0
 
 
 def hand_targets(p, counts, scores, prev, cur, open_mask, flag, r_off, r_len, r_ub, r_self, a, b, K, points):
@@ -96,26 +110,29 @@ def hand_targets(p, counts, scores, prev, cur, open_mask, flag, r_off, r_len, r_
     ``prev`` holds the rows of the states one box fuller, ``cur`` this state's own (Kiriki); the ``r_*``
     arrays (:func:`successor_targets`) say where each way to fill a box leads.
     """
+    n_boxes = p[P_N_BOXES]
     for h in range(counts.shape[0]):
         best = K[h]
         for c in range(b - a):
             best[c] = 0.0
-        if scores[h, N_BOXES] == 1:
+        if scores[h, n_boxes] == 1:  # the score table's points and successor rows (state independent)
             bonus = 0
-            for bx in range(N_BOXES):
+            for bx in range(n_boxes):
                 points[bx] = scores[h, bx] if (open_mask >> bx) & 1 == 1 else -1
         else:
             bonus = score_options(p, counts[h], open_mask, flag, points)
-        for bx in range(N_BOXES):
+        for bx in range(n_boxes):
             pts = points[bx]
             if pts < 0:
                 continue
-            if bx < 6:
-                r = bx * 6 + pts // (bx + 1)
-            elif bx < PENTA:
-                r = ROW_LOWER + bx - 6
+            o = P_BOX_DATA + BOX_FIELDS * bx
+            kind = p[o + F_KIND]
+            if kind == K_FACE:
+                r = p[o + F_ROW] + pts // p[o + F_A]
+            elif kind != K_PENTA:
+                r = p[o + F_ROW]
             else:
-                r = ROW_PENTA + (1 if pts > 0 else 0)
+                r = p[o + F_ROW] + (1 if pts > 0 else 0)
             g = pts + bonus + r_ub[r]
             src = cur if r_self[r] == 1 else prev
             top = min(b, g + 1)  # t - g <= 0: the target is already met
@@ -151,7 +168,9 @@ def keep_targets(add, n_hands, K, w):
 
 
 def best_subkeep_targets(subs, n_hands, K, B, w):
-    """As ``turn.best_subkeeps``, column by column over ``:w``: each lane (target) picks its own best keep."""
+    """As ``turn.best_subkeeps``, column by column over ``:w``: each lane (target) picks its own best keep (a
+    keep has up to five smaller keeps with 5 dice, six with 6: ``subs``' columns)."""
+    six = subs.shape[1] > 5
     last = K.shape[0] - 1
     for t in range(w):
         B[last, t] = K[last, t]
@@ -161,6 +180,7 @@ def best_subkeep_targets(subs, n_hands, K, B, w):
         b2 = B[subs[k, 2]]
         b3 = B[subs[k, 3]]
         b4 = B[subs[k, 4]]
+        b5 = B[subs[k, 5]] if six else b4
         own = K[k]
         out = B[k] if k >= n_hands else K[k]
         for t in range(w):
@@ -174,6 +194,8 @@ def best_subkeep_targets(subs, n_hands, K, B, w):
             x = b3[t]
             m = x if x > m else m
             x = b4[t]
+            m = x if x > m else m
+            x = b5[t]
             m = x if x > m else m
             out[t] = m
 
@@ -191,11 +213,12 @@ def target_states(
     K = np.empty((counts.shape[0], TILE))
     B = np.empty((counts.shape[0], TILE))
     acc = np.empty(TILE)
-    points = np.empty(N_BOXES, dtype=np.int64)
-    r_off = np.zeros(N_ROWS, dtype=np.int64)
-    r_len = np.zeros(N_ROWS, dtype=np.int64)
-    r_ub = np.zeros(N_ROWS, dtype=np.int64)
-    r_self = np.zeros(N_ROWS, dtype=np.int64)
+    n_boxes = p[P_N_BOXES]
+    points = np.empty(n_boxes, dtype=np.int64)
+    r_off = np.zeros(p[P_N_ROWS], dtype=np.int64)
+    r_len = np.zeros(p[P_N_ROWS], dtype=np.int64)
+    r_ub = np.zeros(p[P_N_ROWS], dtype=np.int64)
+    r_self = np.zeros(p[P_N_ROWS], dtype=np.int64)
     total = float(6**n_dice)
     cap = p[P_UPPER_THRESHOLD]
     step = p[P_PENTA_POINTS]
@@ -207,14 +230,16 @@ def target_states(
         room = alloc[i]
         # Lanes past every successor's row plus the largest gain are 0.
         reach = 1
-        for bx in range(N_BOXES):
+        for bx in range(n_boxes):
             if (open_mask >> bx) & 1 == 0:
                 continue
             nmask = open_mask & ~(1 << bx)
-            if bx < 6:
+            kind = p[P_BOX_DATA + BOX_FIELDS * bx + F_KIND]
+            if kind == K_FACE:
+                face = p[P_BOX_DATA + BOX_FIELDS * bx + F_A]
                 for c in range(n_dice + 1):
-                    reach = max(reach, ln[flag, nmask, min(sub + c * (bx + 1), cap)])
-            elif bx < PENTA:
+                    reach = max(reach, ln[flag, nmask, min(sub + c * face, cap)])
+            elif kind != K_PENTA:
                 reach = max(reach, ln[flag, nmask, sub])
             else:
                 reach = max(reach, ln[0, nmask, sub], ln[1, nmask, sub])
@@ -262,11 +287,12 @@ def situation_targets(
     rerolling the rest (with ``rerolls`` rerolls left, when there are), and the returned array: per box the
     probability of scoring the dice now (-1 where the box may not take them). ``buf``/``off``/``ln`` hold the
     rows of the next states (and of this state, Kiriki)."""
+    n_boxes = p[P_N_BOXES]
     if rerolls > 0:
-        r_off = np.zeros(N_ROWS, dtype=np.int64)
-        r_len = np.zeros(N_ROWS, dtype=np.int64)
-        r_ub = np.zeros(N_ROWS, dtype=np.int64)
-        r_self = np.zeros(N_ROWS, dtype=np.int64)
+        r_off = np.zeros(p[P_N_ROWS], dtype=np.int64)
+        r_len = np.zeros(p[P_N_ROWS], dtype=np.int64)
+        r_ub = np.zeros(p[P_N_ROWS], dtype=np.int64)
+        r_self = np.zeros(p[P_N_ROWS], dtype=np.int64)
         self_len = ln[flag, open_mask, sub]
         successor_targets(p, n_dice, off, ln, open_mask, flag, sub, self_len, r_off, r_len, r_ub, r_self)
         hand_targets(
@@ -275,15 +301,15 @@ def situation_targets(
         for _ in range(rerolls):
             keep_targets(add, n_hands, K, 1)
             best_subkeep_targets(subs, n_hands, K, B, 1)
-    out = np.full(N_BOXES, -1.0)
+    out = np.full(n_boxes, -1.0)
     cap = p[P_UPPER_THRESHOLD]
     bonus = score_options(p, counts[hand], open_mask, flag, points)
-    for bx in range(N_BOXES):
+    for bx in range(n_boxes):
         pts = points[bx]
         if pts < 0:
             continue
-        added = pts if bx < 6 else 0
-        nflag = flag if bx != PENTA else (1 if pts > 0 else 0)
+        added = pts if p[P_BOX_DATA + BOX_FIELDS * bx + F_KIND] == K_FACE else 0
+        nflag = flag if bx != p[P_PENTA_BOX] else (1 if pts > 0 else 0)
         nmask = open_mask & ~(1 << bx)
         nsub = min(sub + added, cap)
         j = t - (pts + bonus + upper_bonus(p, sub, added))
@@ -361,37 +387,63 @@ def repeats(rs) -> int:
     return math.ceil(2 * math.log(EPS) / math.log(q)) + 1
 
 
+@functools.cache
+def box_max(rs) -> tuple[int, ...]:
+    """The most points each box of the sheet can take from one roll (from the rules' score table; a box the
+    joker fills at its points at least those), 0 for a box the game does not have."""
+    from pentadice import rules
+
+    table = rules.score_table(rs)[:, : rs.n_boxes]
+    out = []
+    for b, box in enumerate(rs.sheet):
+        if not (rs.box_mask >> b) & 1:
+            out.append(0)
+            continue
+        top = int(table[:, b].max(initial=0))
+        if box.kind in (*rules.FIXED_KINDS, rules.K_ALL_ALIKE, rules.K_PENTA):
+            top = max(top, box.points)
+        out.append(top)
+    return tuple(out)
+
+
+def penta_bonus(rs) -> int:
+    """The bonus a further five of a kind pays (0 without a Penta box)."""
+    return int(rs.params()[P_PENTA_BONUS])
+
+
 def max_gain(rs) -> int:
     """The most points one turn can add: a box's points, the Penta bonus and the upper bonus."""
-    box = max(rs.penta_points, 6 * rs.dice, rs.full_house_points, rs.small_straight_points, rs.large_straight_points)
-    return box + rs.penta_bonus + rs.upper_bonus
+    return max(box_max(rs), default=0) + penta_bonus(rs) + rs.upper_bonus
 
 
 def bound(rs, flag: int, open_mask: int, sub: int) -> int:
     """An upper bound on the points still to come from a state (Kiriki: with :func:`repeats` repeats)."""
-    from pentadice import rules
-
-    total = 0
-    for b in range(N_BOXES):
-        if (open_mask >> b) & 1:
-            if b < 6:
-                total += (b + 1) * rs.dice
-            elif b in (rules.THREE_KIND, rules.FOUR_KIND, rules.CHANCE):
-                total += 6 * rs.dice
-            elif b == rules.FULL_HOUSE:
-                total += rs.full_house_points
-            elif b == rules.SMALL_STRAIGHT:
-                total += rs.small_straight_points
-            elif b == rules.LARGE_STRAIGHT:
-                total += rs.large_straight_points
-            else:
-                total += rs.penta_points
-    if open_mask & rules.UPPER_MASK and sub < rs.upper_threshold:
+    most = box_max(rs)
+    total = sum(most[b] for b in range(rs.n_boxes) if (open_mask >> b) & 1)
+    if open_mask & rs.upper_mask and sub < rs.upper_threshold:
         total += rs.upper_bonus
-    total += rs.penta_bonus * bin(open_mask).count("1")
-    if rs.penta_repeat:
+    total += penta_bonus(rs) * bin(open_mask).count("1")
+    if rs.penta_repeat and rs.penta_box >= 0:
         total += repeats(rs) * rs.penta_points
     return total
+
+
+def refusal(rs) -> str | None:
+    """Why the target table of ``rs`` is not built (too large), or None. Penta's table has 1.0M entries (2
+    flags x 8,192 masks x 64 subtotals) and holds 1.5 GB of float64 rows at once; the rows grow with the
+    states of a layer, so the table is refused past :data:`MAX_STATES` entries."""
+    flags, masks, subs = rs.table_shape
+    entries = flags * masks * subs
+    if entries <= MAX_STATES:
+        return None
+    per = 1.54e9 / (2 * 8192 * 64)  # bytes of float64 rows per entry held at once, as measured for Penta
+    return (
+        f"the target table of {rs.title} is too large to build: {entries:,} states ({rs.n_boxes} boxes: "
+        f"2**{rs.n_boxes} = {masks:,} box masks x {subs} upper subtotals"
+        + (f" x {flags} Penta flags" if flags > 1 else "")
+        + f"), about {entries * per / 1e9:,.0f} GB of float64 rows at once and {entries * 400 / 1e9:,.0f} GB on "
+        f"disk; the limit is {MAX_STATES:,} states (Penta: {2 * 8192 * 64:,})"
+    )
 
 
 @dataclass
@@ -420,8 +472,8 @@ def compile_kernels(rs) -> float:
 
     start = time.perf_counter()
     k = compiled()
-    small = rules.PENTA_RULES.reduced(dice=rs.dice)
-    shape = (2, 1 << N_BOXES, 64)
+    small = rules.PENTA_RULES.reduced(dice=rs.dice)  # the kernels' types do not depend on the sheet
+    shape = (2, 1 << small.n_boxes, 64)
     z = np.zeros(0, dtype=np.int64)
     k.target_states(
         np.zeros(1), np.zeros(1), np.zeros(shape, np.int64), np.zeros(shape, np.int64), z,
@@ -436,7 +488,7 @@ def layers(rs) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
 
     reach = states.reachable(rs)
     flags, masks, subs = np.nonzero(reach)
-    pop = np.bitwise_count(masks.astype(np.uint16)).astype(np.int64)
+    pop = np.bitwise_count(masks.astype(np.uint64)).astype(np.int64)
     out = []
     for k in range(1, int(pop.max()) + 1):
         sel = pop == k
@@ -460,17 +512,20 @@ def build(rs, threads: int = 1, progress=None, rows: dict | None = None, check=N
 
     from pentadice.turn_inputs import turn_inputs
 
+    reason = refusal(rs)
+    if reason:
+        raise ValueError(reason)
     compile_seconds = compile_kernels(rs)
     k = compiled()
     start = time.perf_counter()
     inputs = turn_inputs(rs).layer()
-    shape = (2, 1 << N_BOXES, 64)
+    shape = rs.table_shape
     off = np.zeros(shape, dtype=np.int64)
     ln = np.zeros(shape, dtype=np.int64)
     first = np.full(shape, -1, dtype=np.int64)
     count = np.zeros(shape, dtype=np.int64)
     ln[:, 0, :] = 1  # game over: P = 1 for t <= 0, 0 beyond
-    first[:, 0, : rs.upper_threshold + 1] = 1
+    first[:, 0, :] = 1
     prev = np.ones(1)
     gmax = max_gain(rs)
     chunks: list[np.ndarray] = []

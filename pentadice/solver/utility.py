@@ -12,8 +12,13 @@ Kiriki's self-returning states are solved with the solver's secant steps (one tu
 convex and piecewise linear in the value of coming back, with slope ``P(come back) * exp(50 * theta)``, below 1
 for the thetas used: see :data:`MAX_KIRIKI_THETA`).
 
-Overflow: the largest score still to come in Penta is below 2,000 points, and |theta| is at most
-:data:`MAX_THETA`, so ``exp(theta * R)`` stays within ``exp(+-400)``, far inside float64's range.
+Overflow: the largest score still to come in Penta is below 2,000 points (Yatzy's below 400), and |theta| is at
+most :data:`MAX_THETA`, so ``exp(theta * R)`` stays within ``exp(+-400)``, far inside float64's range
+(:func:`check_theta` checks the bound of each rule set).
+
+Every size comes from the rule set's parameter vector ``p`` (boxes, successor rows, the Penta box if any) and
+the arrays' shapes; the lanes (subtotals) are ``RuleSet.lanes``, each lane count with its own compiled build
+(:func:`wide_for`).
 """
 
 from __future__ import annotations
@@ -27,19 +32,34 @@ import numpy as np
 
 from pentadice import rules, states
 from pentadice.compiled import jit
-from pentadice.rules import N_BOXES, P_PENTA_REPEAT, P_ROLLS, P_UPPER_THRESHOLD, PENTA
+from pentadice.rules import (
+    BOX_FIELDS,
+    F_A,
+    F_KIND,
+    F_ROW,
+    K_FACE,
+    K_PENTA,
+    P_BOX_DATA,
+    P_N_BOXES,
+    P_N_ROWS,
+    P_PENTA_BOX,
+    P_PENTA_REPEAT,
+    P_ROLLS,
+    P_UPPER_THRESHOLD,
+)
 from pentadice.solver import kernels
-from pentadice.turn import FIXED_POINT_TOLERANCE, MAX_FIXED_POINT_STEPS, N_ROWS, ROW_LOWER, ROW_PENTA
+from pentadice.turn import FIXED_POINT_TOLERANCE, MAX_FIXED_POINT_STEPS
 from pentadice.turn_inputs import turn_inputs
 
-LANES = kernels.LANES
+LANES = kernels.LANES  # Penta's lanes (threshold 63); a rule set's own: RuleSet.lanes
 MAX_THETA = 0.2
 MAX_KIRIKI_THETA = 0.05  # P(five of a kind in a turn) <= 0.046: slope 0.046 * exp(50 * 0.05) = 0.56 < 1
+MAX_EXPONENT = 600.0  # |theta| times the most points still to come stays below this (exp(709) overflows)
 W = LANES  # rebound by the compiler
 
 # Names the compiled functions find in their scope (rebound to the solver's compiled versions).
-_ = (P_PENTA_REPEAT, P_ROLLS, P_UPPER_THRESHOLD, PENTA, N_BOXES, N_ROWS, ROW_LOWER, ROW_PENTA)
-_ = (FIXED_POINT_TOLERANCE, MAX_FIXED_POINT_STEPS)
+_ = (P_PENTA_REPEAT, P_ROLLS, P_UPPER_THRESHOLD, P_N_BOXES, P_N_ROWS, P_PENTA_BOX, P_BOX_DATA, BOX_FIELDS)
+_ = (F_A, F_KIND, F_ROW, K_FACE, K_PENTA, FIXED_POINT_TOLERANCE, MAX_FIXED_POINT_STEPS)
 
 
 def theta_successor_rows(U, p, n_dice, open_mask, penta_scored, theta, rows):
@@ -47,53 +67,60 @@ def theta_successor_rows(U, p, n_dice, open_mask, penta_scored, theta, rows):
     utility times ``exp(theta * upper bonus)``."""
     cap = p[P_UPPER_THRESHOLD]
     if repeats(p, open_mask, penta_scored):  # noqa: F821 (the solver's compiled function)
+        r = p[P_BOX_DATA + BOX_FIELDS * p[P_PENTA_BOX] + F_ROW] + 1
         for u in range(W):
-            rows[ROW_PENTA + 1, u] = U[penta_scored, open_mask, u]
-    for b in range(N_BOXES):
+            rows[r, u] = U[penta_scored, open_mask, u]
+    for b in range(p[P_N_BOXES]):
         if (open_mask >> b) & 1 == 0:
             continue
         nxt = open_mask & ~(1 << b)
-        if b < 6:
+        o = P_BOX_DATA + BOX_FIELDS * b
+        kind = p[o + F_KIND]
+        row = p[o + F_ROW]
+        if kind == K_FACE:
+            face = p[o + F_A]
             for c in range(n_dice + 1):
-                a = c * (b + 1)
-                r = b * 6 + c
+                a = c * face
+                r = row + c
                 for u in range(W):
                     bonus = upper_bonus(p, u, a)  # noqa: F821
                     f = math.exp(theta * bonus) if bonus > 0 else 1.0
                     rows[r, u] = U[penta_scored, nxt, min(u + a, cap)] * f
-        elif b < PENTA:
-            r = ROW_LOWER + b - 6
+        elif kind != K_PENTA:
             for u in range(W):
-                rows[r, u] = U[penta_scored, nxt, u]
+                rows[row, u] = U[penta_scored, nxt, u]
         else:
             for f in range(2):
                 for u in range(W):
-                    rows[ROW_PENTA + f, u] = U[f, nxt, u]
+                    rows[row + f, u] = U[f, nxt, u]
 
 
 def theta_hand_values(p, hand_counts, scores, open_mask, penta_scored, theta, rows, out, points):
     """``out[h, u]``: hand ``h``'s utility after the last roll: the best legal box, its successor row times
     ``exp(theta * (points + Penta bonus))``."""
-    box_rows = np.empty(N_BOXES, dtype=np.int64)
-    box_factor = np.empty(N_BOXES)
+    n_boxes = p[P_N_BOXES]
+    box_rows = np.empty(n_boxes, dtype=np.int64)
+    box_factor = np.empty(n_boxes)
     for h in range(hand_counts.shape[0]):
-        if scores[h, N_BOXES] == 1:
+        if scores[h, n_boxes] == 1:
             bonus = 0
-            for b in range(N_BOXES):
+            for b in range(n_boxes):
                 points[b] = scores[h, b] if (open_mask >> b) & 1 == 1 else -1
         else:
             bonus = score_options(p, hand_counts[h], open_mask, penta_scored, points)  # noqa: F821
         n_options = 0
-        for b in range(N_BOXES):
+        for b in range(n_boxes):
             pts = points[b]
             if pts < 0:
                 continue
-            if b < 6:
-                box_rows[n_options] = b * 6 + pts // (b + 1)
-            elif b < PENTA:
-                box_rows[n_options] = ROW_LOWER + b - 6
+            o = P_BOX_DATA + BOX_FIELDS * b
+            kind = p[o + F_KIND]
+            if kind == K_FACE:
+                box_rows[n_options] = p[o + F_ROW] + pts // p[o + F_A]
+            elif kind != K_PENTA:
+                box_rows[n_options] = p[o + F_ROW]
             else:
-                box_rows[n_options] = ROW_PENTA + (1 if pts > 0 else 0)
+                box_rows[n_options] = p[o + F_ROW] + (1 if pts > 0 else 0)
             box_factor[n_options] = math.exp(theta * float(pts + bonus))
             n_options += 1
         for u in range(W):
@@ -113,8 +140,8 @@ def solve_theta_states(U, theta, p, n_dice, counts, scores, add, subs, weight, m
     steps any state needed (more than MAX_FIXED_POINT_STEPS: no fixed point found)."""
     K = aligned_rows(counts.shape[0])  # noqa: F821
     B = aligned_rows(counts.shape[0])  # noqa: F821
-    rows = aligned_rows(N_ROWS)  # noqa: F821
-    points = np.empty(N_BOXES, dtype=np.int64)
+    rows = aligned_rows(p[P_N_ROWS])  # noqa: F821
+    points = np.empty(p[P_N_BOXES], dtype=np.int64)
     xa = np.empty(W)
     ya = np.empty(W)
     xb = np.empty(W)
@@ -202,22 +229,23 @@ def target_hand_values(p, hand_counts, scores, Wt, rowix, open_mask, flag, sub, 
     """End-game tables (``W`` = :data:`TARGET_LANES` lanes, lane ``d`` = the points to beat): ``out[h, d]``,
     the best legal box's win credit, the next state's row read ``gain`` lanes lower (1 below lane 0)."""
     cap = p[P_UPPER_THRESHOLD]
+    n_boxes = p[P_N_BOXES]
     for h in range(hand_counts.shape[0]):
-        if scores[h, N_BOXES] == 1:
+        if scores[h, n_boxes] == 1:
             bonus = 0
-            for b in range(N_BOXES):
+            for b in range(n_boxes):
                 points[b] = scores[h, b] if (open_mask >> b) & 1 == 1 else -1
         else:
             bonus = score_options(p, hand_counts[h], open_mask, flag, points)  # noqa: F821
         for d in range(W):
             out[h, d] = -1.0
-        for b in range(N_BOXES):
+        for b in range(n_boxes):
             pts = points[b]
             if pts < 0:
                 continue
-            added = pts if b < 6 else 0
+            added = pts if p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE else 0
             gain = pts + bonus + upper_bonus(p, sub, added)  # noqa: F821
-            nflag = flag if b != PENTA else (1 if pts > 0 else 0)
+            nflag = flag if b != p[P_PENTA_BOX] else (1 if pts > 0 else 0)
             row = Wt[rowix[open_mask & ~(1 << b)], nflag, min(sub + added, cap)]
             for d in range(W):
                 e = d - gain
@@ -251,13 +279,13 @@ def solve_target_states(Wt, rowix, p, n_dice, counts, scores, add, subs, weight,
     policy that maximises it. Their successors' rows must be solved."""
     K = aligned_rows(counts.shape[0])  # noqa: F821
     B = aligned_rows(counts.shape[0])  # noqa: F821
-    points = np.empty(N_BOXES, dtype=np.int64)
+    points = np.empty(p[P_N_BOXES], dtype=np.int64)
     n_hands = weight.shape[0]
     total = float(6**n_dice)
     cap = p[P_UPPER_THRESHOLD]
     for i in range(lo, hi):
         open_mask = masks[i]
-        for flag in range(2):
+        for flag in range(Wt.shape[1]):
             for sub in range(cap + 1):
                 target_hand_values(p, counts[:n_hands], scores, Wt, rowix, open_mask, flag, sub, K, points)
                 for _ in range(p[P_ROLLS] - 1):
@@ -279,15 +307,26 @@ _TARGET = (target_hand_values, target_turn_values, solve_target_states)
 TARGET_LANES = 512  # the end game's lanes: points to beat 0..511 (a few turns gain less)
 
 
-def _compile_own() -> types.SimpleNamespace:
-    compiled = dict(vars(kernels.wide))
+def _compile_own(lanes: int) -> types.SimpleNamespace:
+    compiled = dict(vars(kernels.wide_for(lanes)))
     compiled["math"] = math
     for fn in kernels.compile_order(_OWN):
-        compiled[fn.__name__] = kernels._compile(fn, compiled, LANES)
+        compiled[fn.__name__] = kernels._compile(fn, compiled, lanes)
     return types.SimpleNamespace(**{fn.__name__: compiled[fn.__name__] for fn in _OWN})
 
 
-wide = _compile_own()
+_wide = {LANES: _compile_own(LANES)}
+
+
+def wide_for(lanes: int) -> types.SimpleNamespace:
+    """The utility kernels compiled for ``lanes`` lanes (``RuleSet.lanes``), made on first use."""
+    if lanes not in _wide:
+        _wide[lanes] = _compile_own(lanes)
+        kernels.drop_stale_cache(list(vars(_wide[lanes]).values()))
+    return _wide[lanes]
+
+
+wide = _wide[LANES]  # 64 lanes: Penta, Yahtzee, Kiriki, Yatzy
 
 
 def _compile_target() -> types.SimpleNamespace:
@@ -306,10 +345,22 @@ kernels.drop_stale_cache([*vars(wide).values(), *vars(target).values()])
 _ = jit  # every kernel here is compiled through pentadice.compiled.jit (by kernels._compile)
 
 
+def most_points(rs: rules.RuleSet) -> int:
+    """An upper bound on the points a whole game of ``rs`` can score (Kiriki: its repeats included)."""
+    from pentadice.solver import targets
+
+    return targets.bound(rs, 0, rs.box_mask, 0)
+
+
 def check_theta(rs: rules.RuleSet, theta: float) -> None:
     """ValueError when ``theta`` is outside what the tables support for ``rs`` (overflow, Kiriki's fixed point)."""
     if not math.isfinite(theta) or abs(theta) > MAX_THETA:
         raise ValueError(f"theta must be between -{MAX_THETA} and {MAX_THETA}, not {theta}")
+    if abs(theta) * most_points(rs) > MAX_EXPONENT:
+        raise ValueError(
+            f"under {rs.title} |theta| {abs(theta)} could overflow exp(theta R): at most "
+            f"{MAX_EXPONENT / most_points(rs):.4f}"
+        )
     if rs.penta_repeat and theta > MAX_KIRIKI_THETA:
         raise ValueError(
             f"under {rs.title} theta must be at most {MAX_KIRIKI_THETA}: above it a repeated five of a kind "
@@ -318,13 +369,14 @@ def check_theta(rs: rules.RuleSet, theta: float) -> None:
 
 
 def solve_theta(rs: rules.RuleSet, theta: float, threads: int = 1) -> np.ndarray:
-    """The utility table of ``theta != 0`` for ``rs``: ``U[penta_scored, open_mask, lane]`` (64 lanes, NaN for
-    masks outside the game), ``sign(theta) * E[exp(theta * R)]`` under the policy that maximises it."""
+    """The utility table of ``theta != 0`` for ``rs``: ``U[penta_scored, open_mask, lane]`` (``rs.lanes`` lanes,
+    NaN for masks outside the game), ``sign(theta) * E[exp(theta * R)]`` under the policy that maximises it."""
     check_theta(rs, theta)
     if theta == 0.0:
         raise ValueError("theta 0 is the value table")
     inputs = turn_inputs(rs).layer()
-    U = np.full((2, 1 << rules.N_BOXES, LANES), np.nan)
+    wide = wide_for(rs.lanes)
+    U = np.full((rs.n_flags, 1 << rs.n_boxes, rs.lanes), np.nan)
     U[:, 0, :] = math.copysign(1.0, theta)  # game over: exp(0)
     pool = ThreadPoolExecutor(threads) if threads > 1 else None
     try:
@@ -353,17 +405,18 @@ def solve_theta(rs: rules.RuleSet, theta: float, threads: int = 1) -> np.ndarray
 def solve_endgame(rs: rules.RuleSet, max_open: int, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """``(Wt, rowix)``: for every state with at most ``max_open`` boxes open, the highest expected win credit
     (1 a win, 1/2 a tie) against a finished opponent ``d`` points ahead, ``Wt[rowix[mask], flag, sub, d]``
-    for ``0 <= d < TARGET_LANES`` (``d < 0``: 1). Exact: the player maximises it with every later choice.
-    Not for Kiriki (a filled Kiriki box may take more points without filling a box)."""
+    for ``0 <= d < TARGET_LANES`` (``d < 0``: 1), shaped ``(masks, n_flags, threshold + 1, TARGET_LANES)``.
+    Exact: the player maximises it with every later choice. Not for Kiriki (a filled Kiriki box may take more
+    points without filling a box)."""
     if rs.penta_repeat:
         raise ValueError(f"the end-game tables do not cover {rs.title}'s repeated Kiriki box")
     game = rs.box_mask
-    all_masks = np.arange(1 << rules.N_BOXES)
-    pop = np.array([bin(m).count("1") for m in all_masks])
+    all_masks = np.arange(1 << rs.n_boxes, dtype=np.int64)
+    pop = np.bitwise_count(all_masks)
     small = all_masks[((all_masks & ~game) == 0) & (pop <= max_open)]
-    rowix = np.full(1 << rules.N_BOXES, -1, dtype=np.int64)
+    rowix = np.full(1 << rs.n_boxes, -1, dtype=np.int64)
     rowix[small] = np.arange(len(small))
-    Wt = np.zeros((len(small), 2, LANES, TARGET_LANES))
+    Wt = np.zeros((len(small), rs.n_flags, rs.upper_threshold + 1, TARGET_LANES))
     Wt[rowix[0], :, :, 0] = 0.5  # game over, level with the opponent: a tie
     inputs = turn_inputs(rs).layer()
     pool = ThreadPoolExecutor(threads) if threads > 1 else None

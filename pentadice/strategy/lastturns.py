@@ -27,10 +27,14 @@ from pentadice.solver import kernels as turn_kernels
 from pentadice.solver import utility
 
 D_LANES = utility.TARGET_LANES  # d = 0 .. 511
-N_BOXES = rules.N_BOXES
-PENTA = rules.PENTA
 P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
 P_PENTA_BONUS = rules.P_PENTA_BONUS
+P_N_BOXES = rules.P_N_BOXES
+P_PENTA_BOX = rules.P_PENTA_BOX
+P_BOX_DATA = rules.P_BOX_DATA
+BOX_FIELDS = rules.BOX_FIELDS
+F_KIND = rules.F_KIND
+K_FACE = rules.K_FACE
 wide_score_options = turn_kernels.wide.score_options
 wide_upper_bonus = turn_kernels.wide.upper_bonus
 
@@ -100,13 +104,13 @@ def best_box(Wt, rowix, p, hand_counts, open_mask, flag, sub, q, points):
     box = -1
     best = 0.0
     n = q.shape[0]
-    for b in range(N_BOXES):
+    for b in range(p[P_N_BOXES]):
         pts = points[b]
         if pts < 0:
             continue
-        added = pts if b < 6 else 0
+        added = pts if p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE else 0
         gain = pts + bonus + wide_upper_bonus(p, sub, added)
-        nflag = flag if b != PENTA else (1 if pts > 0 else 0)
+        nflag = flag if b != p[P_PENTA_BOX] else (1 if pts > 0 else 0)
         row = Wt[rowix[open_mask & ~(1 << b)], nflag, min(sub + added, cap)]
         v = 0.0
         for d in range(n):
@@ -129,12 +133,14 @@ def push_back(p, sids, n_chunk, out, tlist, ntouch, D, rowix):
     outcome entries read are set back to zero."""
     cap = p[P_UPPER_THRESHOLD]
     pb = p[P_PENTA_BONUS]
+    n_boxes = p[P_N_BOXES]
+    penta = p[P_PENTA_BOX]
     n_points = out.shape[3]
     n = D.shape[3]
     for i in range(n_chunk):
         sid = sids[i]
-        ps = sid >> N_BOXES
-        mask = sid & ((1 << N_BOXES) - 1)
+        ps = sid >> n_boxes
+        mask = sid & ((1 << n_boxes) - 1)
         dest = D[rowix[mask], ps]
         for u in range(dest.shape[0]):
             for r in range(n):
@@ -145,14 +151,15 @@ def push_back(p, sids, n_chunk, out, tlist, ntouch, D, rowix):
             bf = (e // n_points) % 2
             b = e // (2 * n_points)
             nxt = mask & ~(1 << b)
-            nps = ps if b != PENTA else (1 if pts > 0 else 0)
+            nps = ps if b != penta else (1 if pts > 0 else 0)
             src = D[rowix[nxt], nps]
+            upper = p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE
             for u in range(dest.shape[0]):
                 q = out[i, b, bf, pts, u]
                 if q == 0.0:
                     continue
                 out[i, b, bf, pts, u] = 0.0
-                if b < 6:
+                if upper:
                     u2 = min(u + pts, cap)
                     gain = pts + bf * pb + wide_upper_bonus(p, u, pts)
                 else:
@@ -171,31 +178,33 @@ def points_to_come(rs: rules.RuleSet, values: np.ndarray, max_open: int) -> tupl
     policy (the distribution module's: the same turn outcomes), by backward recursion over the layers."""
     from pentadice import distribution
     from pentadice.solver import forward as fw
+    from pentadice.solver.targets import box_max
     from pentadice.strategy.win import endgame_rows
     from pentadice.turn_inputs import turn_inputs
 
     distribution.check_rules(rs)
     V = distribution._padded(np.asarray(values), rs)
+    lanes = V.shape[2]
     rowix = endgame_rows(rs, max_open)
     n_rows = int((rowix >= 0).sum())
-    D = np.zeros((n_rows, 2, utility.LANES, D_LANES))
+    D = np.zeros((n_rows, rs.n_flags, lanes, D_LANES))
     D[rowix[0], :, :, 0] = 1.0
     inputs = turn_inputs(rs)
     t = inputs.tables
-    n = N_BOXES
-    max_points = distribution._max_points(rs)
-    n_points = int(max(max_points.max(), rs.dice * 6)) + 1
+    n = rs.n_boxes
+    n_points = int(max(*box_max(rs), rs.dice * 6)) + 1
     chunk = distribution.CHUNK
-    out = np.zeros((chunk, n, 2, n_points, utility.LANES))
+    out = np.zeros((chunk, n, 2, n_points, lanes))
     tlist = np.zeros((chunk, n * 2 * n_points), dtype=np.int64)
     ntouch = np.zeros(chunk, dtype=np.int64)
     errors = np.zeros(1, dtype=np.int64)
-    rlo = np.zeros((2 << n, utility.LANES), dtype=np.int64)
-    rhi = np.full((2 << n, utility.LANES), -1, dtype=np.int64)
+    rlo = np.zeros((rs.n_flags << n, lanes), dtype=np.int64)
+    rhi = np.full((rs.n_flags << n, lanes), -1, dtype=np.int64)
     masks = np.flatnonzero(rowix >= 0)
-    pop = np.array([bin(int(m)).count("1") for m in masks])
+    pop = np.bitwise_count(masks)
     for k in range(1, max_open + 1):
-        sids = np.array([(ps << n) | int(m) for m in masks[pop == k] for ps in (0, 1)], dtype=np.int64)
+        flags = range(rs.n_flags)
+        sids = np.array([(ps << n) | int(m) for m in masks[pop == k] for ps in flags], dtype=np.int64)
         for sid in sids:
             rhi[sid] = np.where(np.isnan(V[sid >> n, sid & ((1 << n) - 1)]), -1, 0)
         for c0 in range(0, len(sids), chunk):
@@ -220,6 +229,7 @@ class Opponents:
         self.values = values
         self.max_open = max_open
         D, self.rowix = points_to_come(rs, values, max_open)
+        self.n_flags, self.lanes = D.shape[1], D.shape[2]
         last = D.shape[-1] - 1 - np.argmax(D[..., ::-1] > 0, axis=-1)
         self.top = last.reshape(-1).astype(np.int64)
         np.cumsum(D, axis=-1, out=D)
@@ -232,7 +242,7 @@ class Opponents:
         r = self.rowix[masks]
         if (r < 0).any():
             raise ValueError(f"a state with more than {self.max_open} boxes open has no distribution row here")
-        return (r * 2 + flags) * utility.LANES + subs
+        return (r * self.n_flags + flags) * self.lanes + subs
 
 
 _opponents: dict[tuple, tuple[Opponents, np.ndarray]] = {}

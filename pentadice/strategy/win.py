@@ -39,14 +39,58 @@ from pentadice.turn_inputs import turn_inputs
 
 # The thetas a turn may be played with (theta 0, the value table, is always the first table).
 GRID = (0.002, 0.004, 0.007, 0.01, 0.015, 0.02, 0.03, 0.05)
+ENDGAME_LANES = 512  # the end-game table's lanes (pentadice.solver.utility.TARGET_LANES, without importing Numba)
 SCALE = 0.5  # the formula's factor: measured best among those tried (docs/win.md)
 ENDGAME_BOXES = 4  # at most this many boxes open, for the player and every other: the last turns' rule
 VARIANCE_THETA = 0.0005  # h of the variance's cumulant estimate
 
 
+MAX_TABLE_BYTES = 2_000_000_000  # the theta tables and the end-game table together, at most (see refusal)
+
+
+def table_bytes(rs: rules.RuleSet, grid: tuple[float, ...] = GRID, max_open: int = ENDGAME_BOXES) -> tuple[int, int]:
+    """``(theta tables, end-game table)``: the bytes of float64 the win strategy holds for ``rs``."""
+    flags, masks, subs = rs.n_flags, 1 << rs.n_boxes, rs.upper_threshold + 1
+    thetas = 2 * len(grid)  # at most (Kiriki drops some risk-seeking ones); no Numba import for a quick check
+    theta_bytes = thetas * flags * masks * rs.lanes * 8
+    n = len(rs.boxes)
+    end_masks = sum(math.comb(n, k) for k in range(min(max_open, n) + 1))
+    return theta_bytes, end_masks * flags * subs * ENDGAME_LANES * 8
+
+
 def refusal(rs: rules.RuleSet) -> str | None:
-    """Why ``win`` cannot play under ``rs``, or None (every rule set is supported)."""
-    return None
+    """Why ``win`` cannot play under ``rs`` (its tables too large), or None. Penta's: 134 MB of theta tables
+    and a 573 MB end-game table; Yatzy's 268 MB and 509 MB; Maxi Yatzy's (2**20 masks of 80 lanes) would be
+    tens of GB."""
+    theta_bytes, end_bytes = table_bytes(rs)
+    if theta_bytes + end_bytes <= MAX_TABLE_BYTES:
+        return None
+    return (
+        f"the win strategy cannot play {rs.title}: its tables are too large ({2 * len(GRID)} theta "
+        f"tables of 2**{rs.n_boxes} = {1 << rs.n_boxes:,} box masks x {rs.lanes} subtotals, "
+        f"{theta_bytes / 1e9:,.1f} GB, and an end-game table of {end_bytes / 1e9:,.1f} GB; the limit is "
+        f"{MAX_TABLE_BYTES / 1e9:,.0f} GB)"
+    )
+
+
+def saved_shape(rs: rules.RuleSet, a: np.ndarray) -> np.ndarray:
+    """A table as saved, ``rs.table_shape`` (``threshold + 1`` subtotals), from one as saved or ``rs.lanes``
+    wide (the solver's own), float64 and contiguous."""
+    return np.ascontiguousarray(np.asarray(a, dtype=np.float64)[:, :, : rs.upper_threshold + 1])
+
+
+def padded(rs: rules.RuleSet, a: np.ndarray) -> np.ndarray:
+    """A table ``(n_flags, 2**n_boxes, threshold + 1)`` (as saved) or already ``rs.lanes`` wide, as the kernels
+    read it: float64, ``rs.lanes`` lanes (the lanes added are NaN, never read for a state that can occur)."""
+    a = np.asarray(a, dtype=np.float64)
+    shape = (rs.n_flags, 1 << rs.n_boxes)
+    if a.shape[:2] != shape or a.shape[2] not in (rs.upper_threshold + 1, rs.lanes) or a.ndim != 3:
+        raise ValueError(f"a table of {rs.name} has shape {(*shape, rs.upper_threshold + 1)}, not {a.shape}")
+    if a.shape[2] == rs.lanes:
+        return np.ascontiguousarray(a)
+    out = np.full((*shape, rs.lanes), np.nan)
+    out[:, :, : a.shape[2]] = a
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,8 +100,8 @@ class WinTables:
 
     rules: rules.RuleSet
     thetas: np.ndarray
-    tables: np.ndarray  # (n, 2, 2**13, 64)
-    variance: np.ndarray  # (2, 2**13, 64)
+    tables: np.ndarray  # (n, n_flags, 2**n_boxes, lanes): Penta (n, 2, 8192, 64)
+    variance: np.ndarray  # (n_flags, 2**n_boxes, lanes)
     scale: float
     build_seconds: float
     variance_source: str = "second moments"
@@ -106,7 +150,8 @@ def endgame(
                 saved = load_saved(rs, directory, ENDGAME_KIND, values, params)
                 if saved is not None:
                     rowix = endgame_rows(rs, max_open)
-                    if saved.shape == (int((rowix >= 0).sum()), 2, utility.LANES, utility.TARGET_LANES):
+                    want = (int((rowix >= 0).sum()), rs.n_flags, rs.upper_threshold + 1, utility.TARGET_LANES)
+                    if saved.shape == want:
                         found = (saved, rowix)
             if found is None:
                 found = utility.solve_endgame(rs, max_open, threads)
@@ -119,10 +164,10 @@ def endgame(
 def endgame_rows(rs: rules.RuleSet, max_open: int) -> np.ndarray:
     """The end-game table's row of each open-box mask (-1: not in it), as :func:`utility.solve_endgame` lays
     them out: the masks of the game with at most ``max_open`` boxes open, in increasing order."""
-    masks = np.arange(1 << rules.N_BOXES)
-    pop = np.array([bin(m).count("1") for m in masks])
+    masks = np.arange(1 << rs.n_boxes, dtype=np.int64)
+    pop = np.bitwise_count(masks)
     small = masks[((masks & ~rs.box_mask) == 0) & (pop <= max_open)]
-    rowix = np.full(1 << rules.N_BOXES, -1, dtype=np.int64)
+    rowix = np.full(1 << rs.n_boxes, -1, dtype=np.int64)
     rowix[small] = np.arange(len(small))
     return rowix
 
@@ -133,8 +178,8 @@ def endgame_rows(rs: rules.RuleSet, max_open: int) -> np.ndarray:
 # the table's lock; a file that is missing, damaged, of other parameters or of other values is built again.
 WIN_FORMAT = "pentadice-win-tables"
 WIN_FORMAT_VERSION = 1
-THETA_KIND = "win"  # the utility tables of the nonzero thetas, (n, 2, 8192, 64)
-ENDGAME_KIND = "win-end"  # the end-game table, (masks, 2, 64, 512)
+THETA_KIND = "win"  # the utility tables of the nonzero thetas, (n, n_flags, 2**n_boxes, lanes)
+ENDGAME_KIND = "win-end"  # the end-game table, (masks, n_flags, threshold + 1, 512)
 KIND_WHAT = {
     THETA_KIND: "sign(theta) * E[exp(theta R)] under the policy maximising it, one table per nonzero theta",
     ENDGAME_KIND: "the highest expected win credit against a finished opponent d points ahead",
@@ -166,7 +211,7 @@ def save_tables(
 
     files = table.TableFiles(Path(directory), rs.name)
     array = np.ascontiguousarray(array, dtype=np.float64)
-    values_checksum = table.checksum(np.ascontiguousarray(values, dtype=np.float64))
+    values_checksum = table.checksum(saved_shape(rs, values))
     meta = {
         "format": WIN_FORMAT,
         "format_version": WIN_FORMAT_VERSION,
@@ -247,7 +292,7 @@ def load_saved(
             return None
         if json.dumps(meta.get("params"), sort_keys=True) != json.dumps(params, sort_keys=True):
             return None
-        if meta.get("values_checksum") != table.checksum(np.ascontiguousarray(values, dtype=np.float64)):
+        if meta.get("values_checksum") != table.checksum(saved_shape(rs, values)):
             return None
         array = np.load(npy, allow_pickle=False)
     except (OSError, ValueError, EOFError):
@@ -285,10 +330,11 @@ def build(
             return found[0]
         from pentadice.solver import utility
 
+        reason = refusal(rs)
+        if reason:
+            raise ValueError(reason)
         start = time.perf_counter()
-        V = np.ascontiguousarray(values, dtype=np.float64)
-        if V.shape != (2, 1 << rules.N_BOXES, utility.LANES):
-            raise ValueError(f"a value table has shape (2, {1 << rules.N_BOXES}, {utility.LANES}), not {V.shape}")
+        V = padded(rs, values)
         thetas = grid_thetas(rs, grid)
         tables = np.empty((len(thetas), *V.shape))
         tables[0] = V
@@ -303,13 +349,13 @@ def build(
             origin = "built"
             if directory is not None:
                 save_quietly(rs, directory, THETA_KIND, tables[1:], V, params)
-        variance = saved_variance(rs, V, directory) if directory is not None else None
+        variance = saved_variance(rs, values, directory) if directory is not None else None
         source = "second moments"
         if variance is None:
-            variance = exact_variance(rs, V, threads, directory)
+            variance = exact_variance(rs, values, threads, directory)
         if variance is None:
             variance, source = cumulant_variance(rs, threads), "cumulants"
-        variance = np.where(np.isnan(V), np.nan, variance)
+        variance = np.where(np.isnan(V), np.nan, padded(rs, variance))
         found = WinTables(rs, thetas, tables, variance, scale, time.perf_counter() - start, source, origin)
         _cache[key] = (found, values)  # holding ``values`` keeps its id from being reused
         return found
@@ -319,6 +365,7 @@ def saved_variance(rs: rules.RuleSet, values: np.ndarray, directory: Path | str)
     """Var(R) from the second moments saved beside the table (``pentadice solve``), or None."""
     from pentadice import table
 
+    values = saved_shape(rs, values)
     try:
         m2 = np.asarray(table.load_moments(rs, Path(directory), values))
     except (AttributeError, ImportError, table.TableError):
@@ -337,6 +384,7 @@ def exact_variance(
         from pentadice.solver.moments import second_moments
     except ImportError:
         return None
+    values = saved_shape(rs, values)
     m2 = second_moments(rs, values, threads=threads, check=False)
     if m2.shape != values.shape:
         return None
@@ -415,7 +463,7 @@ class WinStrategy:
         L = np.empty((self.rules.rolls, tab.n_keeps, lanes))
         K = np.empty((tab.n_keeps, lanes))
         B = np.empty((tab.n_keeps, lanes))
-        points = np.empty(rules.N_BOXES, dtype=np.int64)
+        points = np.empty(self.rules.n_boxes, dtype=np.int64)
         from pentadice.solver import utility
 
         utility.target.target_turn_values(
@@ -427,7 +475,7 @@ class WinStrategy:
             if choice >= 0:
                 return Keep(tab.keep_faces[choice])
         box = lastturns.best_box(Wt, rowix, p, counts[hand], mask, flag, sub, weights, points)
-        return Score(rules.BOX_IDS[box])
+        return Score(self.rules.box_ids[box])
 
     def _index(self, my_sheet: Sheet, others: list[Sheet]) -> int:
         rs, t = self.rules, self.tables
@@ -455,12 +503,12 @@ class WinStrategy:
         mask = my_sheet.open_mask(rs)
         flag = int(my_sheet.penta_scored(rs))
         sub = my_sheet.upper_subtotal(rs)
-        L = np.empty((rs.rolls, tab.n_keeps, utility.LANES))
-        rows = np.zeros((utility.N_ROWS, utility.LANES))
-        K = np.empty((tab.n_keeps, utility.LANES))
-        B = np.empty((tab.n_keeps, utility.LANES))
-        points = np.empty(rules.N_BOXES, dtype=np.int64)
-        utility.wide.theta_turn_values(
+        L = np.empty((rs.rolls, tab.n_keeps, rs.lanes))
+        rows = np.zeros((rs.n_rows, rs.lanes))
+        K = np.empty((tab.n_keeps, rs.lanes))
+        B = np.empty((tab.n_keeps, rs.lanes))
+        points = np.empty(rs.n_boxes, dtype=np.int64)
+        utility.wide_for(rs.lanes).theta_turn_values(
             t.tables[i], theta, p, n_dice, counts, scores, add, subs, mask, flag, L, rows, K, B, points
         )
         hand = tab.keep_of(situation.dice)
@@ -474,7 +522,7 @@ class WinStrategy:
                     best, choice = L[r, kept, sub], int(kept)
             if choice >= 0:
                 return Keep(tab.keep_faces[choice])
-        return Score(rules.BOX_IDS[best_box(p, counts[hand], mask, flag, theta, rows, sub, points)])
+        return Score(rs.box_ids[best_box(p, counts[hand], mask, flag, theta, rows, sub, points)])
 
 
 def last_turns_weights(
@@ -514,16 +562,18 @@ def best_box(p, hand_counts, mask: int, flag: int, theta: float, rows: np.ndarra
 
     bonus = kernels.wide.score_options(p, hand_counts, mask, flag, points)
     box, best = -1, 0.0
-    for b in range(rules.N_BOXES):
+    for b in range(int(p[rules.P_N_BOXES])):
         pts = int(points[b])
         if pts < 0:
             continue
-        if b < 6:
-            row = b * 6 + pts // (b + 1)
-        elif b < rules.PENTA:
-            row = 36 + b - 6
+        o = rules.P_BOX_DATA + rules.BOX_FIELDS * b
+        kind, first = int(p[o + rules.F_KIND]), int(p[o + rules.F_ROW])
+        if kind == rules.K_FACE:
+            row = first + pts // int(p[o + rules.F_A])
+        elif kind != rules.K_PENTA:
+            row = first
         else:
-            row = 42 + (1 if pts > 0 else 0)
+            row = first + (1 if pts > 0 else 0)
         g = float(pts + bonus)
         value = rows[row, sub] + g if theta == 0.0 else rows[row, sub] * math.exp(theta * g)
         if box < 0 or value > best:

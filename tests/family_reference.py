@@ -1,0 +1,86 @@
+"""A slow expectimax over dice for any sheet (any boxes, 2 to 6 dice), for the target, utility and end-game
+kernels' checks. It shares only the rules module with the fast code: each roll is one of the ``6**n`` equally
+likely ordered tuples, each reroll every non-empty set of positions with each rerolled die one of 6 faces.
+Values are remembered per sorted hand and per sorted kept dice (a hand's value does not depend on the order of
+its dice), which is what makes 6 dice affordable; the sums still run over ordered tuples.
+
+A value is whatever the caller's ``choose`` and ``mean`` combine: a float (utilities), a row of lanes (targets,
+each lane its own choice) or a pair (expected score, row) for the expected-score policy's tail.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable
+
+from pentadice import rules
+
+
+def box_moves(rs: rules.RuleSet, dice, open_mask: int, sub: int, full: int) -> list[tuple[str, int, tuple]]:
+    """``(box, gain, next state)`` of each legal box for ``dice``: gain is the box's points, the Penta bonus and
+    the upper bonus; the next state is ``(open_mask, subtotal, full)``."""
+    legal, bonus = rules.legal_scores(rs, tuple(dice), rs.boxes_of(open_mask), bool(full))
+    out = []
+    for box, pts in legal.items():
+        b = rs.box_index[box]
+        added = pts if (rs.upper_mask >> b) & 1 else 0
+        nxt_full = full if b != rs.penta_box else int(pts > 0)
+        gain = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
+        out.append((box, gain, (open_mask & ~(1 << b), min(sub + added, rs.upper_threshold), nxt_full)))
+    return out
+
+
+def holds_penta(rs: rules.RuleSet, open_mask: int, full: int) -> bool:
+    """Whether the game's Penta box is filled and holds points (Kiriki's repeat needs it)."""
+    b = rs.penta_box
+    return bool(full) and b >= 0 and bool((rs.box_mask >> b) & 1) and not (open_mask >> b) & 1
+
+
+def turn_of(rs: rules.RuleSet, score_now: Callable, choose: Callable, mean: Callable):
+    """``(start, options)`` of one state's turn: ``start()`` the value at the turn's start, ``options(dice,
+    rerolls)`` each option's value (``("box", id)`` from ``score_now(dice)``, ``("keep", kept faces)``)."""
+    n = rs.dice
+    subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
+
+    @functools.cache
+    def now(dice):
+        return score_now(dice)
+
+    @functools.cache
+    def best(dice, rerolls):
+        candidates = list(now(dice).values())
+        if rerolls:
+            candidates += list(keeps(dice, rerolls).values())
+        return choose(candidates)
+
+    @functools.cache
+    def keep(kept, rerolls):
+        k = n - len(kept)
+        return mean(
+            [best(tuple(sorted(kept + faces)), rerolls - 1) for faces in itertools.product(range(1, 7), repeat=k)]
+        )
+
+    def keeps(dice, rerolls):
+        out = {}
+        for positions in subsets:
+            kept = tuple(d for i, d in enumerate(dice) if i not in positions)
+            out[("keep", kept)] = keep(kept, rerolls)
+        return out
+
+    def start():
+        return mean([best(tuple(sorted(t)), rs.rolls - 1) for t in itertools.product(range(1, 7), repeat=n)])
+
+    def options(dice, rerolls):
+        dice = tuple(sorted(dice))
+        return {**now(dice), **(keeps(dice, rerolls) if rerolls else {})}
+
+    return start, options
+
+
+def maxi_boxes(*ids: str, **changes) -> rules.RuleSet:
+    """A small game on a sheet of some of Maxi Yatzy's boxes (6 dice): Maxi Yatzy's own reduced games keep its
+    2**20 masks, too many for the target and win tables, so the 6-dice checks use a sheet of these boxes."""
+    maxi = rules.get_rules("maxi-yatzy")
+    sheet = tuple(b for b in maxi.sheet if b.id in ids)
+    return maxi.reduced(sheet=sheet, boxes=(), **changes)
