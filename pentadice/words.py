@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pentadice.play.engine import Game
     from pentadice.situation import Situation
 
-NUMBERS = (N_("no"), N_("one"), N_("two"), N_("three"), N_("four"), N_("five"))
+NUMBERS = (N_("no"), N_("one"), N_("two"), N_("three"), N_("four"), N_("five"), N_("six"))  # up to rules.MAX_DICE
 
 
 def box_name(rs: rules.RuleSet, box: str) -> str:
@@ -30,8 +30,9 @@ def box_name(rs: rules.RuleSet, box: str) -> str:
 
 
 def bonus_name(rs: rules.RuleSet) -> str:
-    """The bonus for further five of a kinds: "Penta bonus", "bonus Penta"."""
-    return _("{box} bonus").format(box=box_name(rs, "penta"))
+    """The bonus for further five of a kinds: "Penta bonus", "bonus Penta" (named after the box of all dice
+    alike on a sheet without a Penta box, which pays none)."""
+    return _("{box} bonus").format(box=box_name(rs, rs.penta_id or rs.all_alike_box))
 
 
 def title(rs: rules.RuleSet) -> str:
@@ -203,13 +204,21 @@ def sheet_text(game: Game) -> str:
         lines.append(f"{label:<18}" + "".join(f"{c:>{width}}" for c in cells))
 
     totals = [game.totals(p) for p in game.players]
-    for box in rs.boxes:
-        if box == "three_of_a_kind":
-            row(_("Upper"), [str(t["upper"]) for t in totals])
-            row(_("Bonus ({points}+)").format(points=rs.upper_threshold), [str(t["upper_bonus"]) for t in totals])
+
+    def upper_rows() -> None:
+        row(_("Upper"), [str(t["upper"]) for t in totals])
+        row(_("Bonus ({points}+)").format(points=rs.upper_threshold), [str(t["upper_bonus"]) for t in totals])
+
+    upper_done = False
+    for box in rs.boxes:  # the upper section's sums after its last box (the first box of the lower section)
+        if not upper_done and not (rs.upper_mask >> rs.box_index[box]) & 1:
+            upper_rows()
+            upper_done = True
         row(box_name(rs, box), [str(p.boxes[box]) if box in p.boxes else "." for p in game.players])
+    if not upper_done:  # a reduced game of upper boxes only
+        upper_rows()
     row(_("Lower"), [str(t["lower"]) for t in totals])
-    if rs.penta_bonus:  # Kiriki has no such bonus: no row for it
+    if rs.penta_bonus and rs.penta_box >= 0:  # Kiriki and the Yatzy sheets have no such bonus: no row for it
         row(bonus_name(rs), [str(t["penta_bonus"]) for t in totals])
     row(_("TOTAL"), [str(t["total"]) for t in totals])
     if game.dice is not None:

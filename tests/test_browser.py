@@ -410,7 +410,7 @@ def test_phone_width_and_keys(page, shots):
     _no_horizontal_scroll(pg)
     p.keyboard.press("?")
     assert p.locator("#help").is_visible()
-    assert "Hold or release die 1 to 5" in p.inner_text("#help")
+    assert "Hold or release a die by its number (1 to 5; 6 with six dice)" in p.inner_text("#help")
     p.keyboard.press("Escape")
     assert not p.locator("#help").is_visible()
     # Screen reader: every die and every box button has a label; messages go to a live region.

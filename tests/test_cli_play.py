@@ -190,7 +190,7 @@ def saved_game(path, mutate=None, seed=3, players=("Ana", "Bo"), rolls=1):
     return path
 
 
-FULL = {b: 0 for b in rules.BOX_IDS} | {"chance": 22}
+FULL = {b: 0 for b in rules.PENTA_RULES.box_ids} | {"chance": 22}
 
 
 def _set(**changes):

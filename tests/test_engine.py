@@ -133,7 +133,7 @@ def test_several_players_play_to_the_end_and_the_best_total_wins(penta_advisor):
 
 def test_a_tie_has_several_winners():
     g = Game(PENTA, [Player("a"), Player("b")], seed=1)
-    sheet = {b: 0 for b in rules.BOX_IDS} | {"chance": 22}
+    sheet = {b: 0 for b in PENTA.box_ids} | {"chance": 22}
     for p in g.players:
         p.boxes.update(sheet)
     assert g.over and [p.name for p in g.winners()] == ["a", "b"]
@@ -300,7 +300,7 @@ def with_player(data, i=0, **changes):
     return {**data, "players": players}
 
 
-FULL_SHEET = {b: 0 for b in rules.BOX_IDS} | {"chance": 22}
+FULL_SHEET = {b: 0 for b in PENTA.box_ids} | {"chance": 22}
 
 
 @pytest.mark.parametrize(

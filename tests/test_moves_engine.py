@@ -27,7 +27,7 @@ def test_keep_notation_reads_back(dice):
     assert str(move) == ("keep " + " ".join(map(str, sorted(dice))) if dice else "roll")
 
 
-@pytest.mark.parametrize("box", rules.BOX_IDS)
+@pytest.mark.parametrize("box", rules.BOX_IDS)  # every sheet's ids
 def test_score_notation_reads_back(box):
     assert parse_move(str(Score(box))) == Score(box) and str(Score(box)) == f"score {box}"
 
@@ -114,7 +114,7 @@ def test_the_simulators_totals_are_the_sheets(penta_advisor):
 
     sim = simulate(penta_advisor.table, 200, seed=4)
     for g in range(200):
-        boxes = {b: int(sim.scores[g, rules.BOX_INDEX[b]]) for b in PENTA.boxes}
+        boxes = {b: int(sim.scores[g, PENTA.box_index[b]]) for b in PENTA.boxes}
         sheet = Sheet(boxes, int(sim.penta_bonus[g]))
         assert sheet.totals(PENTA)["total"] == int(sim.totals[g])
         assert sheet.totals(PENTA)["upper_bonus"] == int(sim.upper_bonus[g])

@@ -13,6 +13,8 @@ from pentadice.moves import Score
 from pentadice.play.engine import Game, Player
 from pentadice.simulator import simulate as sim
 
+PENTA = rules.PENTA_RULES
+
 
 @pytest.mark.slow
 def test_optimal_mean_agrees_with_the_solved_expectation(penta_advisor):
@@ -39,24 +41,27 @@ def test_statistics_are_those_of_the_games(penta_advisor):
     assert st["games"] == 2000 and st["mean"] == totals.mean() and st["std"] == pytest.approx(totals.std(ddof=1))
     assert st["stderr"] == pytest.approx(st["std"] / np.sqrt(2000))
     assert st["percentiles"]["50"] == np.percentile(totals, 50)
-    assert st["penta_rate"] == (r.scores[:, rules.PENTA] == 50).mean()
+    assert st["penta_rate"] == st["all_alike_rate"] == (r.scores[:, PENTA.penta_box] == 50).mean()
     assert sum(st["penta_bonus_distribution"].values()) == 2000
-    assert st["upper_bonus_rate"] == (r.scores[:, :6].sum(axis=1) >= 63).mean()
+    assert st["upper_bonus_rate"] == (r.scores[:, :6].sum(axis=1) >= 63).mean()  # Penta's upper boxes: bits 0-5
     assert sum(c for _, _, c in sim.histogram(totals)) == 2000
 
 
-def replay(advisor, rolls):
-    """One game played by the engine and the advisor on the simulator's dice (roll r of turn t uses
-    rolls[t, r, :k] for k rerolled dice)."""
-    g = Game(advisor.rules, [Player("solo")], coach=True)  # a coach game: the dice are given
-    for t in range(13):
+def replay(advisor, seed, game):
+    """Game ``game`` of the run of ``seed`` played by the engine and the advisor on the simulator's dice (roll r
+    of turn t uses the first k dice of roll r for k rerolled dice)."""
+    rs = advisor.rules
+    turns = len(rs.boxes)  # no extra turns in these games (Kiriki's are left out)
+    rolls = sim.game_dice(seed, game, turns, rs.rolls, rs.dice)
+    g = Game(rs, [Player("solo")], coach=True)  # a coach game: the dice are given
+    for t in range(turns):
         g.start_turn(rolled=[int(x) for x in rolls[t, 0]])
         while True:
             best = advisor.advise(g.situation()).best
             if isinstance(best.move, Score):
                 g.play(best.move)
                 break
-            n = 5 - len(best.move.dice)
+            n = rs.dice - len(best.move.dice)
             g.play(best.move, rolled=[int(x) for x in rolls[t, g.rolls_made, :n]])
     return g.players[0]
 
@@ -66,8 +71,8 @@ def test_simulated_games_make_the_advisors_moves(penta_advisor, games):
     (scores, bonus), *more = sim.play_chunks(penta_advisor.table, games, seed=99)
     assert not more
     for g in range(games):
-        player = replay(penta_advisor, sim.game_dice(99, g, 13))
-        assert {b: int(scores[g, rules.BOX_INDEX[b]]) for b in rules.BOX_IDS} == player.boxes
+        player = replay(penta_advisor, 99, g)
+        assert {b: int(scores[g, PENTA.box_index[b]]) for b in PENTA.box_ids} == player.boxes
         assert bonus[g] == player.penta_bonus
 
 

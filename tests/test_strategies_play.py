@@ -220,8 +220,13 @@ def test_the_terminal_shows_the_chances_after_every_box(penta_table_dir):
 
 
 def test_chances_in_indonesian(penta_table_dir):
+    from pentadice import i18n
+
     args = ["play", "--data", str(penta_table_dir), "--players", "Ana,Bo", "--seed", "4", "--lang", "id"]
-    result = CliRunner().invoke(main, args, input="chances\nquit\n")
+    try:
+        result = CliRunner().invoke(main, args, input="chances\nquit\n")
+    finally:
+        i18n.use("en")  # --lang chose the process's language: the other tests expect English
     assert "Peluang: Ana 50 %, Bo 50 %" in result.output, result.output
 
 

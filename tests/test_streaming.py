@@ -101,13 +101,14 @@ def test_a_game_is_its_seed_and_number_only(penta_advisor):
     assert np.array_equal(later[:200], scores)
     other, _ = games(tbl, 200, 6, chunk=None)
     assert not np.array_equal(other, scores)
-    dice = sim.game_dice(5, 3, 13)
+    dice = sim.game_dice(5, 3, 13, 3, 5)
     assert dice.shape == (13, 3, 5) and dice.min() >= 1 and dice.max() <= 6
-    assert np.array_equal(sim.game_dice(5, 3, 13), dice) and not np.array_equal(sim.game_dice(5, 4, 13), dice)
+    assert np.array_equal(sim.game_dice(5, 3, 13, 3, 5), dice)
+    assert not np.array_equal(sim.game_dice(5, 4, 13, 3, 5), dice)
 
 
 def test_the_dice_are_fair():
-    faces = np.concatenate([sim.game_dice(1, g, 13).ravel() for g in range(2_000)])
+    faces = np.concatenate([sim.game_dice(1, g, 13, 3, 5).ravel() for g in range(2_000)])
     counts = np.bincount(faces, minlength=7)[1:]
     expected = len(faces) / 6
     chi2 = float(((counts - expected) ** 2 / expected).sum())

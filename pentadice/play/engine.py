@@ -34,7 +34,7 @@ from pentadice.rules import NO_SCORE_MESSAGE
 from pentadice.sheet import Sheet, SheetError
 from pentadice.situation import Situation
 
-_COUNT_WORDS = ("no", "one", "two", "three", "four", "five")  # (the engine's messages; words.py is above it)
+_COUNT_WORDS = ("no", "one", "two", "three", "four", "five", "six")  # (the engine's messages; words.py is above it)
 
 MAX_PLAYERS = 6
 MAX_NAME = 32  # characters in a player's name
@@ -175,14 +175,14 @@ class Step:
         """The moment of the decision as the advisor sees it."""
         return Situation(self.dice, self.rolls_left, self.sheet)
 
-    def as_json(self) -> dict:
-        """The step as saved (the player by seat)."""
+    def as_json(self, rs: rules.RuleSet | None = None) -> dict:
+        """The step as saved (the player by seat; the sheet in the order of ``rs``'s boxes)."""
         return {
             "index": self.index,
             "turn": self.turn,
             "dice": list(self.dice),
             "rolls_left": self.rolls_left,
-            "sheet": self.sheet.as_dict(),
+            "sheet": self.sheet.as_dict(rs),
             "move": str(self.move),
             "after": list(self.after) if self.after is not None else None,
             "auto": self.auto,
@@ -390,8 +390,10 @@ class Game:
         """Fill ``box`` with the dice; the turn passes to the next player."""
         if self.over:
             raise GameError("the game is over")
-        if box not in rules.BOX_INDEX:
-            raise GameError(f"unknown box {box!r}; boxes: {' '.join(self.rules.boxes)}")
+        if box not in self.rules.boxes:
+            known = box in rules.BOX_NAMES_EN  # a box of another sheet (one_pair in Penta, penta in Yatzy)
+            what = f"{self.rules.title} has no box" if known else "unknown box"
+            raise GameError(f"{what} {box!r}; boxes: {' '.join(self.rules.boxes)}")
         if self.dice is None:
             raise GameError("roll the dice first")
         player = self.player
@@ -403,7 +405,8 @@ class Game:
             raise GameError(f"the joker does not allow {self.rules.box_name(box)} now; allowed: {allowed}")
         points = legal[box]
         before = player.sheet.upper_total
-        upper_bonus = rules.upper_bonus_earned(self.rules, before, points) if rules.BOX_INDEX[box] < 6 else 0
+        upper = (self.rules.upper_mask >> self.rules.box_index[box]) & 1
+        upper_bonus = rules.upper_bonus_earned(self.rules, before, points) if upper else 0
         self._remember()
         self._record(self.dice, Score(box), None, auto)
         player.sheet = player.sheet.with_score(box, points, bonus)
@@ -537,7 +540,7 @@ class Game:
                     "computer": p.computer,
                     "strategy": p.strategy if p.computer else None,
                     "turns": p.turns,
-                    "sheet": p.sheet.as_dict(),
+                    "sheet": p.sheet.as_dict(self.rules),
                     "totals": p.sheet.totals(self.rules),
                 }
                 for p in self.players
@@ -576,7 +579,7 @@ class Game:
             "format": SAVE_FORMAT,
             "rules": self.rules.name,
             "players": [
-                {"name": p.name, "computer": p.computer, "turns": p.turns, "sheet": p.sheet.as_dict()}
+                {"name": p.name, "computer": p.computer, "turns": p.turns, "sheet": p.sheet.as_dict(self.rules)}
                 | ({"strategy": p.strategy} if p.computer else {})
                 for p in self.players
             ],
@@ -597,7 +600,7 @@ class Game:
             return text
         head = text.removesuffix('"history": []\n}')
         assert head != text  # the last key: its text ends the save
-        steps = ",\n  ".join(json.dumps(step.as_json()) for step in self.history)
+        steps = ",\n  ".join(json.dumps(step.as_json(self.rules)) for step in self.history)
         return f'{head}"history": [\n  {steps}\n ]\n}}'
 
     @classmethod
@@ -797,7 +800,7 @@ class Game:
         for key, value in points.items():
             _whole(value, f"{what}: sheet {_short(key)}", -(2**63), 2**63 - 1)
         try:
-            sheet = Sheet.from_mapping(points).validate(rs)
+            sheet = Sheet.from_mapping(points, rs).validate(rs)
         except SheetError as e:
             raise GameError(f"{what}: {e}") from None
         text = _field(data, "move", what)
@@ -835,14 +838,14 @@ class Game:
 
 def _legal(rs: rules.RuleSet, dice: Sequence[int], sheet: Sheet) -> tuple[dict[str, int], int]:
     """The boxes of ``sheet`` that may take ``dice`` with their points, and the Penta bonus they earn."""
-    return rules.legal_scores(rs, dice, rules.boxes_of(sheet.open_mask(rs)), sheet.penta_scored(rs))
+    return rules.legal_scores(rs, dice, rs.boxes_of(sheet.open_mask(rs)), sheet.penta_scored(rs))
 
 
 def _turns_of(rs: rules.RuleSet, sheet: Sheet) -> int:
     """The turns played to fill ``sheet``: one a box, and in Kiriki one more for each five of a kind added."""
     extra = 0
-    if rs.penta_repeat and sheet.boxes.get("penta", 0) > 0:
-        extra = sheet.boxes["penta"] // rs.penta_points - 1
+    if rs.penta_repeat and rs.penta_id is not None and sheet.boxes.get(rs.penta_id, 0) > 0:
+        extra = sheet.boxes[rs.penta_id] // rs.penta_points - 1
     return len(sheet.boxes) + extra
 
 
@@ -893,7 +896,7 @@ def _load_player(rs: rules.RuleSet, data: object) -> Player:
         raise GameError(f"player {name!r}: the sheet must be an object of box: points pairs")
     for key, value in points.items():
         _whole(value, f"player {name!r}: {_short(key)}", -(2**63), 2**63 - 1)
-    sheet = Sheet.from_mapping(points).validate(rs, finished_ok=True)
+    sheet = Sheet.from_mapping(points, rs).validate(rs, finished_ok=True)
     turns = _whole(_field(data, "turns", f"player {name!r}"), f"player {name!r}: turns", 0, MAX_TURNS)
     if turns != _turns_of(rs, sheet):
         raise GameError(f"player {name!r} has {len(sheet.boxes)} boxes filled after {turns} turns")

@@ -7,40 +7,40 @@ again), so that a game's dice depend on its seed and its number only: the same g
 games it is played in and whatever the number of threads, drawn as they are needed (no dice held in memory).
 :func:`pentadice.simulator.simulate.game_dice` computes the same dice in NumPy, to replay a game.
 
-The games are played in step, turn by turn: the games whose sheets have the same open boxes (and Penta flag)
-share one computation of the turn's values for all 64 upper subtotals (the solver's wide kernels, the same
-compiled code), and each game reads the lane of its own subtotal. No kernel is ``parallel=True`` (its
-compilation costs seconds): the simulator plays each turn of a chunk in Python threads, each thread a share
-of the turn's groups (:func:`play_turn`).
+The games are played in step, turn by turn: the games whose sheets have the same open boxes (and Penta flag,
+where the sheet has a Penta box) share one computation of the turn's values for all the rule set's lanes of
+upper subtotals (the solver's wide kernels for ``RuleSet.lanes``, the same compiled code), and each game reads
+the lane of its own subtotal. A state's key is ``open_mask * n_flags + flag`` (:func:`n_keys`): ``n_flags`` is
+2 with a Penta box, else 1. Sizes (boxes, successor rows, lanes) come from the rule set's parameters and the
+arrays, never from constants. No kernel is ``parallel=True`` (its compilation costs seconds): the simulator
+plays each turn of a chunk in Python threads, each thread a share of the turn's groups (:func:`play_turn`).
 Everything the games call is the solver's compiled code or in this file: a first ``simulate`` after a
-``solve`` compiles only :func:`group_games` and :func:`play_turn`, and the greedy strategy or another rule
-set nothing more.
+``solve`` compiles only :func:`group_games` and the ``play_turn`` of the rule set's lanes.
 """
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
-from pentadice import rules, turn
+from pentadice import rules
 from pentadice.compiled import jit
-from pentadice.solver.kernels import LANES, drop_stale_cache, wide
-
-wide_successor_rows = wide.successor_rows
-wide_hand_values = wide.hand_values
-wide_keep_values = wide.keep_values
-wide_best_subkeeps = wide.best_subkeeps
-aligned_rows = wide.aligned_rows
-wide_score_options = wide.score_options  # the same code whatever the lanes: the solver's compiled copy
+from pentadice.solver import kernels
+from pentadice.solver.kernels import drop_stale_cache
 
 P_ROLLS = rules.P_ROLLS
-P_BOXES = rules.P_BOXES
 P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
-N_BOXES = rules.N_BOXES
-PENTA = rules.PENTA
-N_ROWS = turn.N_ROWS
-ROW_LOWER = turn.ROW_LOWER
-ROW_PENTA = turn.ROW_PENTA
-N_KEYS = 2 << N_BOXES  # (open_mask, penta_scored) as open_mask * 2 + penta_scored
+P_N_BOXES = rules.P_N_BOXES
+P_N_ROWS = rules.P_N_ROWS
+P_PENTA_BOX = rules.P_PENTA_BOX
+P_BOX_DATA = rules.P_BOX_DATA
+BOX_FIELDS = rules.BOX_FIELDS
+F_KIND = rules.F_KIND
+F_A = rules.F_A
+F_ROW = rules.F_ROW
+K_FACE = rules.K_FACE
+K_PENTA = rules.K_PENTA
 SHARED_GROUP = 2048  # games of one state from which the threads share the group (each computes its values)
 
 # The dice generator: counter (g * GAME_STRIDE + (t * 4 + r) * 8 + i) spread by GOLDEN, mixed by SplitMix64.
@@ -51,6 +51,11 @@ MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 MIX2 = np.uint64(0x94D049BB133111EB)
 FAIR_LIMIT = np.uint64(2**64 - 2**64 % 6)  # draws at or above it would favour faces 1 to 4: drawn again
 SIX = np.uint64(6)
+
+
+def n_keys(rs: rules.RuleSet) -> int:
+    """The number of state keys ``open_mask * rs.n_flags + flag`` of a rule set (the grouping's buckets)."""
+    return rs.n_flags << rs.n_boxes
 
 
 @jit
@@ -68,22 +73,22 @@ def die(key, game, t, roll, i):
 
 
 @jit
-def group_games(masks, penta_scored_flags, order, starts):
-    """Group the games by state (a counting sort on ``masks * 2 + penta_scored_flags``): the games of key ``k``
-    are ``order[starts[k - 1]:starts[k]]``, the finished ones (keys 0 and 1) first. Returns how many games
-    are still playing."""
+def group_games(masks, penta_scored_flags, n_flags, order, starts):
+    """Group the games by state (a counting sort on the key ``masks * n_flags + penta_scored_flags``, ``starts``
+    holding :func:`n_keys` + 1 entries): the games of key ``k`` are ``order[starts[k - 1]:starts[k]]``, the
+    finished ones (keys below ``n_flags``) first. Returns how many games are still playing."""
     n_games = masks.shape[0]
     for k in range(starts.shape[0]):
         starts[k] = 0
     for g in range(n_games):
-        starts[masks[g] * 2 + penta_scored_flags[g] + 1] += 1
-    for k in range(N_KEYS):
+        starts[masks[g] * n_flags + penta_scored_flags[g] + 1] += 1
+    for k in range(starts.shape[0] - 1):
         starts[k + 1] += starts[k]
     for g in range(n_games):
-        k = masks[g] * 2 + penta_scored_flags[g]
+        k = masks[g] * n_flags + penta_scored_flags[g]
         order[starts[k]] = g
         starts[k] += 1
-    return n_games - starts[1]
+    return n_games - starts[n_flags - 1]
 
 
 @jit(nogil=True)
@@ -112,7 +117,16 @@ def final_hand(L, n_dice, n_rolls, size, add, subkeeps, key, game, t, sub):
     return hand
 
 
-@jit(nogil=True)
+# The names play_turn calls, rebound in each compiled copy to the rule set's lanes (see play_turn_for).
+W = kernels.LANES
+wide_successor_rows = kernels.wide.successor_rows
+wide_hand_values = kernels.wide.hand_values
+wide_keep_values = kernels.wide.keep_values
+wide_best_subkeeps = kernels.wide.best_subkeeps
+wide_score_options = kernels.wide.score_options
+aligned_rows = kernels.wide.aligned_rows
+
+
 def play_turn(
     V, p, n_dice, counts, scores, size, add, subs, subkeeps, key, first, t,
     masks, penta_scored_flags, subtotals, order, starts, part, parts, scores_out, bonus_out,
@@ -121,26 +135,31 @@ def play_turn(
     of ``key``): the groups numbered ``part``, ``part + parts``, ... of the turn (each thread its own share of
     the groups, every group's turn values computed once), and a share of the games of each group of at least
     :data:`SHARED_GROUP` games (its values computed by every thread). Releases the GIL (compiled with nogil).
+    Plain Python compiled once per lane count (:func:`play_turn_for`): ``V`` has ``W`` lanes (the table's
+    subtotals padded to the rule set's lanes).
 
     For a group, ``L[0, h, u]`` is the value of hand ``h`` after the last roll and ``L[r, k, u]`` (``r >= 1``)
     that of keeping multiset ``k`` with ``r`` rerolls left, for every subtotal lane ``u``; each game then keeps
     what the values of its lane say is best, and fills the best box: its points plus the successor row's value
-    (the solver's sums, so the same bits as the advisor's values). Box scores go into ``scores_out[g]`` and
-    Penta bonus points are added to ``bonus_out[g]``. One function, not one per step: each level of compiled
-    calls costs compile time on a first run.
+    (the solver's sums, so the same bits as the advisor's values). Box scores go into ``scores_out[g]`` (one
+    column per box of the sheet) and Penta bonus points are added to ``bonus_out[g]``. One function, not one
+    per step: each level of compiled calls costs compile time on a first run.
     """
     n_hands = scores.shape[0]
     n_keeps = counts.shape[0]
     n_rolls = p[P_ROLLS]
+    n_boxes = p[P_N_BOXES]
+    penta_box = p[P_PENTA_BOX]
+    n_flags = 2 if penta_box >= 0 else 1
     cap = p[P_UPPER_THRESHOLD]
     K = aligned_rows(n_keeps)
     B = aligned_rows(n_keeps)
-    L = np.empty((n_rolls, n_keeps, LANES))
-    rows = aligned_rows(N_ROWS)
-    points = np.empty(N_BOXES, dtype=np.int64)
-    lo = starts[1]
+    L = np.empty((n_rolls, n_keeps, W))
+    rows = aligned_rows(p[P_N_ROWS])
+    points = np.empty(n_boxes, dtype=np.int64)
+    lo = starts[n_flags - 1]
     group = -1
-    for k in range(2, N_KEYS):
+    for k in range(n_flags, starts.shape[0] - 1):
         hi = starts[k]
         if hi == lo:
             continue
@@ -153,19 +172,20 @@ def play_turn(
             if group % parts != part:
                 lo = hi
                 continue
-        open_mask, penta_scored = k >> 1, k & 1
+        open_mask = k // n_flags
+        penta_scored = k - open_mask * n_flags
         # The group's turn values, every lane (the solver's code).
         wide_successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows)
         wide_hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points)
         for h in range(n_hands):  # written out: slice assignment compiles Numba's shape-error message
-            for u in range(LANES):
+            for u in range(W):
                 L[0, h, u] = K[h, u]
         for r in range(1, n_rolls):
             wide_keep_values(add, n_hands, K)
             if r < n_rolls - 1:  # the first roll's decision needs keep values only, not the hands' best keeps
                 wide_best_subkeeps(subs, n_hands, K, B)
             for j in range(n_hands, n_keeps):
-                for u in range(LANES):
+                for u in range(W):
                     L[r, j, u] = K[j, u]
         for i in range(first_game, last_game):
             g = order[i]
@@ -177,32 +197,62 @@ def play_turn(
             bonus = wide_score_options(p, counts[hand], open_mask, penta_scored, points)
             box = -1
             best = 0.0
-            for b in range(N_BOXES):
+            for b in range(n_boxes):
                 pts = points[b]
                 if pts < 0:
                     continue
-                if b < 6:
-                    row = b * 6 + pts // (b + 1)
-                elif b < PENTA:
-                    row = ROW_LOWER + b - 6
-                else:
-                    row = ROW_PENTA + (1 if pts > 0 else 0)
+                o = P_BOX_DATA + BOX_FIELDS * b
+                kind = p[o + F_KIND]
+                row = p[o + F_ROW]
+                if kind == K_FACE:
+                    row += pts // p[o + F_A]
+                elif kind == K_PENTA and pts > 0:
+                    row += 1
                 value = rows[row, sub] + float(pts + bonus)
                 if box < 0 or value > best:
                     box = b
                     best = value
             pts = points[box]
             bonus_out[g] += bonus
-            if box == PENTA:
+            if box == penta_box:
                 penta_scored_flags[g] = 1 if pts > 0 else 0
             if (open_mask >> box) & 1 == 1:
                 scores_out[g, box] = pts
             else:  # Kiriki: five of a kind added to the Penta box, filling nothing
                 scores_out[g, box] += pts
-            if box < 6:
+            if p[P_BOX_DATA + BOX_FIELDS * box + F_KIND] == K_FACE:
                 subtotals[g] = min(sub + pts, cap)
             masks[g] = open_mask & ~(1 << box)
         lo = hi
 
 
-drop_stale_cache([die, group_games, play_turn])
+_PLAY_TURN: dict[int, object] = {}
+
+
+def play_turn_for(lanes: int):
+    """:func:`play_turn` compiled for ``lanes`` lanes (``RuleSet.lanes``), calling the solver's turn functions
+    compiled for those lanes (:func:`pentadice.solver.kernels.wide_for`); made once per lane count."""
+    if lanes not in _PLAY_TURN:
+        w = kernels.wide_for(lanes)
+        scope = dict(play_turn.__globals__)
+        scope.update(
+            W=lanes,
+            wide_successor_rows=w.successor_rows,
+            wide_hand_values=w.hand_values,
+            wide_keep_values=w.keep_values,
+            wide_best_subkeeps=w.best_subkeeps,
+            wide_score_options=w.score_options,
+            aligned_rows=w.aligned_rows,
+        )
+        fn = play_turn
+        clone = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
+        clone.__qualname__ = f"{fn.__qualname__}_w{lanes}"  # one cache entry per lane count
+        clone.__module__ = fn.__module__
+        clone.__doc__ = fn.__doc__
+        compiled = jit(clone, nogil=True)
+        drop_stale_cache([compiled])
+        _PLAY_TURN[lanes] = compiled
+    return _PLAY_TURN[lanes]
+
+
+drop_stale_cache([die, group_games, final_hand])

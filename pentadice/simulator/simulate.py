@@ -51,12 +51,23 @@ class Simulation:
 
 
 def strategy_values(strategy: str, tbl: table.Table) -> np.ndarray:
-    """The value table a strategy plays by."""
-    if strategy == "optimal":
-        return np.asarray(tbl.values)
+    """The value table a strategy plays by, as the compiled games read it: a writable C array of float64 with
+    the rule set's lanes (``RuleSet.lanes``: the table's subtotals 0..threshold, then copies of the last one in
+    the lanes past it, which the turn code computes and nobody reads)."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; strategies: {', '.join(STRATEGIES)}")
+    rs = tbl.rules
+    shape = (rs.n_flags, 1 << rs.n_boxes, rs.lanes)
     if strategy == "greedy":
-        return np.zeros_like(tbl.values)
-    raise ValueError(f"unknown strategy {strategy!r}; strategies: {', '.join(STRATEGIES)}")
+        return np.zeros(shape)
+    values = np.asarray(tbl.values)
+    if values.shape != rs.table_shape:
+        raise ValueError(f"a table of {rs.name} is shaped {rs.table_shape}, not {values.shape}")
+    V = np.empty(shape)
+    top = rs.upper_threshold + 1
+    V[:, :, :top] = values
+    V[:, :, top:] = values[:, :, top - 1 : top]
+    return V
 
 
 def fresh_seed() -> int:
@@ -69,7 +80,7 @@ def seed_key(seed: int) -> np.uint64:
     return np.random.SeedSequence(seed).generate_state(1, np.uint64)[0]
 
 
-def game_dice(seed: int, game: int, turns: int, rolls: int = 3, dice: int = 5) -> np.ndarray:
+def game_dice(seed: int, game: int, turns: int, rolls: int, dice: int) -> np.ndarray:
     """The dice of game number ``game`` of a run of ``seed``: ``out[t, r, i]`` is die ``i`` of roll ``r`` of turn
     ``t`` (a reroll of k dice uses ``out[t, r, :k]``), as the compiled games draw them (NumPy, to replay one)."""
     from pentadice.simulator import games as kernel
@@ -104,9 +115,10 @@ def play_chunks(
         raise ValueError(f"the number of games must be at least 1, not {games}")
     chunk = chunk or CHUNK
     rs = tbl.rules
-    # A writable C array, as the solver's: the 64-lane turn code is then the solver's compiled code, not a second
-    # compilation for a read-only table.
-    V = np.ascontiguousarray(strategy_values(strategy, tbl), dtype=np.float64).copy()
+    # A writable C array with the rule set's lanes, as the solver's: the turn code is then the solver's compiled
+    # code, not a second compilation for a read-only table.
+    V = strategy_values(strategy, tbl)
+    play_turn = kernel.play_turn_for(rs.lanes)
     args = turn_inputs(rs).games()
     key = seed_key(seed)
     parts = threads()
@@ -114,22 +126,22 @@ def play_chunks(
     try:
         for lo in range(0, games, chunk):
             n = min(games, lo + chunk) - lo
-            scores = np.full((n, rules.N_BOXES), -1, dtype=np.int16)
+            scores = np.full((n, rs.n_boxes), -1, dtype=np.int16)
             bonus = np.zeros(n, dtype=np.int64)
             masks = np.full(n, rs.box_mask, dtype=np.int64)
             penta_scored = np.zeros(n, dtype=np.int64)
             subtotals = np.zeros(n, dtype=np.int64)
             order = np.empty(n, dtype=np.int64)
-            starts = np.empty(kernel.N_KEYS + 1, dtype=np.int64)
+            starts = np.empty(kernel.n_keys(rs) + 1, dtype=np.int64)
             state = (masks, penta_scored, subtotals, order, starts)
             for t in range(kernel.MAX_TURNS):
-                if kernel.group_games(masks, penta_scored, order, starts) == 0:
+                if kernel.group_games(masks, penta_scored, rs.n_flags, order, starts) == 0:
                     break
                 if pool is None:
-                    kernel.play_turn(V, *args, key, lo, t, *state, 0, 1, scores, bonus)
+                    play_turn(V, *args, key, lo, t, *state, 0, 1, scores, bonus)
                 else:  # each thread a share of the turn's groups; the next turn waits for them all
                     shares = [
-                        pool.submit(kernel.play_turn, V, *args, key, lo, t, *state, part, parts, scores, bonus)
+                        pool.submit(play_turn, V, *args, key, lo, t, *state, part, parts, scores, bonus)
                         for part in range(parts)
                     ]
                     for share in shares:
@@ -171,32 +183,36 @@ def threads() -> int:
     return numba.get_num_threads()
 
 
-def compile_seconds() -> float:
-    """Compile (or load from cache) the simulator's kernels; returns the seconds it took."""
+def compile_seconds(rs: rules.RuleSet = rules.PENTA_RULES) -> float:
+    """Compile (or load from cache) the simulator's kernels for ``rs``'s lanes; returns the seconds it took."""
     from pentadice.simulator import games as kernel
 
-    rs = rules.PENTA_RULES
     start = time.perf_counter()
     no_games = np.zeros(0, dtype=np.int64)
-    starts = np.zeros(kernel.N_KEYS + 1, dtype=np.int64)
+    starts = np.zeros(2, dtype=np.int64)  # one key: no game reaches the turn's loop over the keys
     state = (no_games, no_games, no_games, no_games, starts)
-    kernel.group_games(no_games, no_games, no_games, starts)
-    scores = np.empty((0, rules.N_BOXES), np.int16)
-    kernel.play_turn(np.zeros(table.SHAPE), *turn_inputs(rs).games(), seed_key(0), 0, 0, *state, 0, 1, scores, no_games)
+    kernel.group_games(no_games, no_games, rs.n_flags, no_games, starts)
+    scores = np.empty((0, rs.n_boxes), np.int16)
+    V = np.zeros((rs.n_flags, 1 << min(rs.n_boxes, 1), rs.lanes))  # the lanes matter, not the size
+    play_turn = kernel.play_turn_for(rs.lanes)
+    play_turn(V, *turn_inputs(rs).games(), seed_key(0), 0, 0, *state, 0, 1, scores, no_games)
     return time.perf_counter() - start
 
 
-def needs_compiling() -> bool:
-    """Whether the simulator's kernel is not in Numba's cache yet (a first run): compiling takes seconds."""
+def needs_compiling(rs: rules.RuleSet = rules.PENTA_RULES) -> bool:
+    """Whether the simulator's kernel for ``rs``'s lanes is not in Numba's cache yet (a first run): compiling
+    takes seconds."""
     from pentadice.compiled import cached
     from pentadice.simulator import games as kernel
 
-    return not cached(kernel.play_turn)
+    return not cached(kernel.play_turn_for(rs.lanes))
 
 
 def final_scores(rs: rules.RuleSet, scores: np.ndarray, bonus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(totals, upper_bonus)`` of games from their box scores (-1 for a box the game lacks) and bonuses."""
-    upper = np.clip(scores[:, :6], 0, None).sum(axis=1)
+    """``(totals, upper_bonus)`` of games from their box scores (one column per box of the sheet, -1 for a box
+    the game lacks) and bonuses."""
+    upper_columns = [b for b in range(rs.n_boxes) if (rs.upper_mask >> b) & 1]
+    upper = np.clip(scores[:, upper_columns], 0, None).sum(axis=1)
     upper_bonus = np.where(upper >= rs.upper_threshold, rs.upper_bonus, 0)
     return np.clip(scores, 0, None).sum(axis=1) + upper_bonus + bonus, upper_bonus
 
@@ -220,9 +236,9 @@ class Tally:
         self.games += len(totals)
         self.score_counts = _add_counts(self.score_counts, np.bincount(totals))
         self.upper_bonus_games += int((upper_bonus > 0).sum())
-        penta = scores[:, rules.PENTA]
+        penta = scores[:, rs.box_index[rs.all_alike_box]]  # the Penta box, or the sheet's box of all dice alike
         self.penta_games += int((penta > 0).sum())
-        n_bonus = bonus // rs.penta_bonus if rs.penta_bonus else np.zeros(len(bonus), dtype=np.int64)
+        n_bonus = bonus // rs.penta_bonus if rs.penta_bonus and rs.penta_box >= 0 else np.zeros(len(bonus), np.int64)
         self.bonus_counts = _add_counts(self.bonus_counts, np.bincount(n_bonus))
         if rs.penta_repeat:
             extra = np.clip(penta.astype(np.int64) // rs.penta_points - 1, 0, None)
@@ -250,11 +266,15 @@ class Tally:
             # Scores that exist: the smallest score reached by at least q % of the games (the inverted CDF).
             "percentiles": {str(q): percentile(q) for q in (1, 5, 10, 25, 50, 75, 90, 95, 99)},
             "upper_bonus_rate": self.upper_bonus_games / n,
-            "penta_rate": self.penta_games / n,
-            "penta_bonus_distribution": {str(k): int(c) for k, c in enumerate(self.bonus_counts) if c},
+            # Games with points in the box of all dice alike (the Penta box; Yatzy's, Maxi Yatzy's).
+            "all_alike_box": self.rules.all_alike_box,
+            "all_alike_rate": self.penta_games / n,
             "seconds": seconds,
             "games_per_second": n / seconds if seconds > 0 else float("inf"),
         }
+        if self.rules.penta_box >= 0:  # a sheet with a Penta box (the bonus and joker's box)
+            stats["penta_rate"] = self.penta_games / n
+            stats["penta_bonus_distribution"] = {str(k): int(c) for k, c in enumerate(self.bonus_counts) if c}
         if self.rules.penta_repeat:  # only Kiriki gives extra turns
             stats["extra_turns_distribution"] = {str(k): int(c) for k, c in enumerate(self.extra_counts) if c}
         return stats
@@ -295,7 +315,7 @@ def _histogram(score_counts: np.ndarray, bins: int) -> list[tuple[int, int, int]
 
 
 def arrow_table(sim: Simulation):
-    """One row per game: final score, each box's score, upper bonus, Penta bonus."""
+    """One row per game: final score, each box's score, upper bonus, Penta bonus (with a Penta box)."""
     return games_table(sim.rules, sim.scores, sim.penta_bonus, 0).replace_schema_metadata(
         games_metadata(sim.rules, sim.strategy, sim.seed)
     )
@@ -306,15 +326,17 @@ def games_metadata(rs: rules.RuleSet, strategy: str, seed: int) -> dict[str, str
 
 
 def games_table(rs: rules.RuleSet, scores: np.ndarray, bonus: np.ndarray, first: int):
-    """Rows of games ``first`` on: game number, final score, each box, upper bonus, Penta bonus."""
+    """Rows of games ``first`` on: game number, final score, each box, upper bonus, Penta bonus (a sheet with a
+    Penta box only)."""
     import pyarrow as pa
 
     totals, upper_bonus = final_scores(rs, scores, bonus)
     columns = {"game": pa.array(np.arange(first, first + len(bonus), dtype=np.int64)), "total": pa.array(totals)}
     for b in rs.boxes:
-        columns[b] = pa.array(scores[:, rules.BOX_INDEX[b]])
+        columns[b] = pa.array(scores[:, rs.box_index[b]])
     columns["upper_bonus"] = pa.array(upper_bonus.astype(np.int16))
-    columns["penta_bonus"] = pa.array(bonus.astype(np.int16))  # at most 100 a turn: fits like the boxes
+    if rs.penta_box >= 0:
+        columns["penta_bonus"] = pa.array(bonus.astype(np.int16))  # at most 100 a turn: fits like the boxes
     return pa.table(columns)
 
 
@@ -368,7 +390,7 @@ def run(
 
 
 def _no_games(rs: rules.RuleSet) -> tuple[np.ndarray, np.ndarray]:
-    return np.zeros((0, rules.N_BOXES), dtype=np.int16), np.zeros(0, dtype=np.int64)
+    return np.zeros((0, rs.n_boxes), dtype=np.int16), np.zeros(0, dtype=np.int64)
 
 
 def is_games_file(path) -> bool:

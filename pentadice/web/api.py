@@ -283,7 +283,7 @@ def create_app(
         async with held.lock:
             sheets = [p.sheet for p in held.game.players]  # sheets are replaced, never edited: a snapshot
         out = await run_in_threadpool(_chances_answer, held.advisor.rules, held.advisor.values, sheets)
-        return answer({"sheets": [s.as_dict() for s in sheets], **out})
+        return answer({"sheets": [s.as_dict(held.game.rules) for s in sheets], **out})
 
     @app.post(
         "/api/games/{game_id}/roll",
@@ -562,7 +562,8 @@ def _review(game: Game, advisor) -> dict:
 
 def _rules_of(rs: rules.RuleSet) -> dict:
     boxes = [
-        {"id": b, "name": rs.box_name(b), "section": "upper" if rules.BOX_INDEX[b] < 6 else "lower"} for b in rs.boxes
+        {"id": b, "name": rs.box_name(b), "section": "upper" if (rs.upper_mask >> rs.box_index[b]) & 1 else "lower"}
+        for b in rs.boxes
     ]
     return {
         "name": rs.name,

@@ -11,7 +11,7 @@
   const N_ = (msgid) => msgid; // marks a message for the catalogue (make messages); t() translates it where shown
   const FACE_WORDS = ["", N_("one"), N_("two"), N_("three"), N_("four"), N_("five"), N_("six")];
   const REVIEW_COLUMNS = [N_("Player"), N_("Turn"), N_("Dice"), N_("Chosen"), N_("Best"), N_("Loss")];
-  const BOX_KEYS = "abcdefghijklm"; // box shortcuts, in sheet order
+  const BOX_KEYS = "abcdefghijklmnopqstu"; // box shortcuts, in sheet order (no r: it rolls); 20 for Maxi Yatzy
   const EXPERT = 0.2; // mean loss per decision below which play is expert
 
   const S = {
@@ -78,6 +78,12 @@
     return t(box ? box.name : id);
   }
 
+  /** How many dice the rule set rolls (5; 6 in Maxi Yatzy). */
+  function diceCount() {
+    const rs = currentRules();
+    return (rs && rs.dice) || 5;
+  }
+
   /** The bonus row's name: "Penta bonus", "Yahtzee bonus" (the rule set's name of the five-of-a-kind box). */
   function pentaBonusName() {
     const name = boxName("penta");
@@ -104,7 +110,7 @@
     if (!o) return "";
     if (o.action === "keep") {
       if (!o.keep.length) return t("Reroll all the dice");
-      const n = 5 - o.keep.length;
+      const n = diceCount() - o.keep.length;
       return n === 1
         ? t("Keep {dice} and reroll one die", { dice: diceText(o.keep) })
         : t("Keep {dice} and reroll {n} dice", { dice: diceText(o.keep), n });
@@ -417,7 +423,8 @@
     const g = S.game;
     const box = $("dice");
     box.replaceChildren();
-    const dice = g.dice || [0, 0, 0, 0, 0];
+    const dice = g.dice || new Array(diceCount()).fill(0);
+    box.classList.toggle("many", dice.length > 5); // six dice: smaller, to fit a phone's width
     const adv = hintsOn() && humanTurn() ? advice() : null;
     const keep = adv && adv.best && adv.best.action === "keep" ? indicesOf(g.dice || [], adv.best.keep) : new Set();
     const canHold = humanTurn() && g.dice && g.rolls_left > 0 && !S.busy;
@@ -483,9 +490,9 @@
   function padNeeded() {
     const g = S.game;
     if (!g || !g.coach || !humanTurn()) return 0;
-    if (!g.dice) return 5;
+    if (!g.dice) return diceCount();
     if (g.rolls_left <= 0) return 0;
-    return 5 - S.held.size;
+    return diceCount() - S.held.size;
   }
 
   function renderActions() {
@@ -696,9 +703,11 @@
         tr.append(td);
       }
       body.append(tr);
-      if (box.id === "sixes") {
+      const next = rs.boxes[bi + 1];
+      if (box.section === "upper" && (!next || next.section !== "upper")) {
+        // After the upper section's last box: its sum and bonus, at the rule set's threshold (63; 75 in Maxi Yatzy).
         sumRow(t("Upper section"), "upper", "upper");
-        sumRow(t("Upper bonus (63+)"), "upper_bonus", "bonus");
+        sumRow(t("Upper bonus ({points}+)", { points: rs.upper_threshold }), "upper_bonus", "bonus");
       }
     });
     sumRow(t("Lower section"), "lower", "lower");
@@ -713,7 +722,7 @@
     if (!humanTurn() || !g.dice || g.rolls_left <= 0 || S.busy) return;
     if (S.held.has(i)) S.held.delete(i);
     else S.held.add(i);
-    if (g.coach) S.pad = S.pad.slice(0, 5 - S.held.size);
+    if (g.coach) S.pad = S.pad.slice(0, diceCount() - S.held.size);
     render();
     const d = $("dice").children[i];
     if (d) d.focus();
@@ -1299,7 +1308,7 @@
     } else if ((k === "r" || k === "R") && !ev.shiftKey) {
       if (!g.coach) roll();
       ev.preventDefault();
-    } else if (k >= "1" && k <= "5") {
+    } else if (k >= "1" && k <= "6" && g.dice && Number(k) <= g.dice.length) {
       toggleHold(Number(k) - 1);
       ev.preventDefault();
     } else if (k === "B" && ev.shiftKey) {

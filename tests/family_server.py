@@ -1,0 +1,45 @@
+"""``python tests/family_server.py PORT``: the real application (page and API) serving Yatzy (its solved
+table) and a 6-dice game under the name ``maxi-yatzy`` (Maxi Yatzy's sheet cut to nine boxes, threshold 75:
+solved here in seconds, where the real table takes minutes and 640 MB), for the browser tests."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from pentadice import rules, table
+from pentadice.advisor import Advisor
+from pentadice.solver import induction
+
+SIX_BOXES = ("ones", "twos", "threes", "fours", "fives", "sixes", "three_pairs", "tower", "maxi_yatzy")
+
+
+def six_dice_game() -> rules.RuleSet:
+    """Maxi Yatzy's rules (6 dice, threshold 75) on nine of its boxes."""
+    sheet = tuple(b for b in rules.MAXI_YATZY_SHEET if b.id in SIX_BOXES)
+    return rules.get_rules("maxi-yatzy").reduced(sheet=sheet, boxes=())
+
+
+def advisor(rs: rules.RuleSet, directory: Path | None = None) -> Advisor:
+    """The advisor of ``rs``, solved here and saved in ``directory`` (a temporary one if None), as served."""
+    directory = Path(tempfile.mkdtemp(prefix="pentadice-family-")) if directory is None else directory
+    values = induction.solve(rs).values
+    table.save(rs, values, directory)
+    table.build_moments(rs, directory, values)  # the spread the advice shows, built before the first request
+    return Advisor(table.load(rs, directory))
+
+
+def main() -> None:
+    from pentadice.web import server  # the web extra: only the server needs it
+    from pentadice.web.advising import warm_up
+    from pentadice.web.api import create_app
+
+    port = int(sys.argv[1])
+    advisors = {"yatzy": advisor(rules.get_rules("yatzy")), "maxi-yatzy": advisor(six_dice_game())}
+    warm_up(advisors.values())  # as `pentadice serve` does: the first request loads no compiled code
+    server.run(create_app(advisors), server.bind("127.0.0.1", port))
+
+
+if __name__ == "__main__":
+    main()
