@@ -30,8 +30,9 @@ $(DATA)/penta.json: $(INSTALLED) $(SOLVER_SOURCES)
 test: install  ## the whole test suite, slow tests included
 	$(BIN)/python -m pytest
 
+# BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's).
 bench: install  ## every figure of the README's speed table (fresh processes, empty caches for first runs, medians)
-	$(BIN)/python benchmarks/bench_all.py
+	$(BIN)/python benchmarks/bench_all.py $(BENCH_ARGS)
 
 bench-serve: install  ## load benchmark of `pentadice serve` with wrk (Debian's wrk: installed here when missing)
 	@command -v wrk >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -17,10 +17,10 @@ import time
 
 import numpy as np
 
-from pentadice import paths
+from pentadice import paths, rules
 from pentadice.advisor import Advisor
 from pentadice.advisor import batch as batch_kernel
-from pentadice.sheet import Sheet
+from pentadice.sheet import Sheet, possible_points
 
 
 def median_time(fn, runs: int) -> float:
@@ -33,23 +33,25 @@ def median_time(fn, runs: int) -> float:
 
 
 def random_situations(advisor: Advisor, n: int, seed: int = 1) -> list:
+    """``n`` mid-game situations of the advisor's rule set: three boxes filled with points they can hold."""
+    rs = advisor.rules
     rng = np.random.default_rng(seed)
+    possible = {b: sorted(p) for b, p in possible_points(rs).items()}
     out = []
     for _ in range(n):
-        boxes = rng.choice(["ones", "twos", "threes", "chance", "full_house", "penta"], size=3, replace=False)
-        sheet = Sheet(
-            {str(b): {"ones": 2, "twos": 4, "threes": 9, "chance": 22, "full_house": 25, "penta": 50}[b] for b in boxes}
-        )
-        out.append(advisor.situation([int(x) for x in rng.integers(1, 7, 5)], int(rng.integers(0, 3)), sheet))
+        boxes = rng.choice(list(rs.boxes), size=3, replace=False)
+        sheet = Sheet({str(b): int(rng.choice(possible[str(b)])) for b in boxes})
+        out.append(advisor.situation([int(x) for x in rng.integers(1, 7, rs.dice)], int(rng.integers(0, 3)), sheet))
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--rules", default="penta", choices=list(rules.REGISTRY), help="the rule set advised")
     args = parser.parse_args()
     data = str(paths.data_dir())
-    advisor = Advisor.load("penta", data)
+    advisor = Advisor.load(args.rules, data)
     situations = random_situations(advisor, 10_000)
 
     advisor.advise(situations[0])  # compile or load the cache
@@ -65,14 +67,14 @@ def main() -> None:
     print(f"batch of {len(situations):,}, as Advice objects:                        {full * 1e6:.1f} us per situation")
 
     exe = os.path.join(os.path.dirname(sys.executable), "pentadice")
-    cmd = [exe, "advise", "1", "1", "3", "4", "6", "--data", data]
+    cmd = [exe, "advise", *"1 1 3 4 6 6"[: 2 * advisor.rules.dice - 1].split(), "--rules", args.rules, "--data", data]
     subprocess.run(cmd, capture_output=True, check=True)
     wall = median_time(lambda: subprocess.run(cmd, capture_output=True, check=True), args.runs)
-    print(f"`pentadice advise 1 1 3 4 6`, wall, warm table:               {wall:.3f} s")
+    print(f"`pentadice {' '.join(cmd[1:-2])}`, wall, warm table:               {wall:.3f} s")
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
         for s in situations:
             fh.write(json.dumps({"dice": list(s.dice), "rolls_left": s.rolls_left, "sheet": s.sheet.as_dict()}) + "\n")
-    batch_cmd = [exe, "advise", "--batch", fh.name, "--data", data]
+    batch_cmd = [exe, "advise", "--batch", fh.name, "--rules", args.rules, "--data", data]
     batch_wall = median_time(lambda: subprocess.run(batch_cmd, capture_output=True, check=True), 3)
     os.unlink(fh.name)
     print(f"`pentadice advise --batch` of {len(situations):,} lines, wall:             {batch_wall:.2f} s")

@@ -2,9 +2,10 @@
 an empty Numba cache (a fresh ``NUMBA_CACHE_DIR``), medians of several runs, and the reference yatzy-solver
 measured in the same run. Prints one summary table at the end (Markdown, for the README); asserts nothing.
 
-Run with ``make bench`` (about six minutes on two cores, the million-line batch included; ``--batch-lines N``
-for a smaller one). The machine's load is printed with the table:
-figures taken on a busy machine are slower, the cold ones most of all.
+Run with ``make bench`` (about nine minutes on two cores, the million-line batch and the Maxi Yatzy solve
+included; ``--batch-lines N`` for a smaller batch, ``--no-maxi``, ``--no-targets`` and ``--win-games 0`` to skip
+the long rows, ``--family-only`` for the Yatzy family's rows alone). The machine's load is printed with the
+table: figures taken on a busy machine are slower, the cold ones most of all.
 """
 
 from __future__ import annotations
@@ -120,12 +121,223 @@ def first_answer(args: list[str], path: Path) -> float:
     return seconds
 
 
+def run_to_file(args: list[str], env: dict | None = None) -> tuple[float, int, str]:
+    """Wall seconds, peak resident KB and stdout of one command (``os.wait4``: this child's own peak, not the
+    largest of every child so far as ``RUSAGE_CHILDREN`` gives)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen([*PENTADICE, *args], env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}): {err.read().strip()[-2000:]}")
+        return wall, usage.ru_maxrss, out.read()
+
+
+def compile_for(name: str) -> None:
+    """Fill Numba's cache with the solver kernel for a rule set's lanes (Maxi Yatzy's 80), in a child process,
+    so that the solve measured after it is warm, as a user's second solve is."""
+    code = (
+        "from pentadice import rules\nfrom pentadice.solver import induction\n"
+        f"induction.compile_kernels_for(rules.get_rules({name!r}))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def peer_build_seconds(ys, variant: str, runs: int) -> float:
+    """Median seconds of the peer's in-memory build of ``variant`` (all cores, f64 values)."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        ys.Solver.build(ys.Variant(variant))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def extras(summaries: list[dict]) -> str:
+    """The write and second-moment seconds of ``solve --json`` summaries (medians), as a row shows them."""
+    parts = [f"write {statistics.median(s['write_seconds'] for s in summaries):.2f} s"]
+    moments = [s["moments_seconds"] for s in summaries if s.get("moments_seconds") is not None]
+    if moments:
+        parts.append(f"SDs {statistics.median(moments):.2f} s")
+    return ", ".join(parts)
+
+
+def family(args: argparse.Namespace, work: Path, ys) -> None:
+    """The Yatzy family's rows (issue 15): Scandinavian Yatzy's solve warm beside the peer's build of the same
+    game, and Maxi Yatzy's solve (one run: a minute or two) with its peak memory."""
+    data = work / "family"
+    d = ["--data", str(data)]
+    print("the Yatzy family (issue 15):", flush=True)
+    solve = ["solve", "--rules", "yatzy", "--json", *d]
+    run(solve)  # the cache of this checkout, filled; the table written once
+    warm = []
+    for _ in range(args.runs):
+        wall, out_ = run(solve)
+        warm.append(json.loads(out_) | {"wall": wall})
+    value = warm[0]["expected_score"]
+    passes = statistics.median(s["seconds"] for s in warm)
+    wall = statistics.median(s["wall"] for s in warm)
+    theirs = peer_build_seconds(ys, "yatzy-scandinavian", max(3, args.runs // 2)) if ys is not None else None
+    ref = f" (yatzy-solver `yatzy-scandinavian` {theirs:.2f} s: {theirs / passes:.1f}x)" if theirs else ""
+    row(
+        f"value pass of `solve --rules yatzy`, {warm[0]['threads']} threads, warm",
+        f"{passes:.3f} s{ref}, expected score {value:.10f}",
+        "<= 1 s (yatzy-solver 8.5 s here); 248.4399894 published",
+    )
+    ref = f"; yatzy-solver {theirs:.2f} s: {theirs / wall:.1f}x" if theirs else ""
+    row(
+        "`pentadice solve --rules yatzy`, whole process, warm",
+        f"{wall:.2f} s ({extras(warm)}{ref})",
+        "the value pass, the write and the SDs",
+    )
+    if not args.maxi:
+        return
+    compile_for("maxi-yatzy")
+    wall, peak, out_ = run_to_file(["solve", "--rules", "maxi-yatzy", "--json", *d])
+    summary = json.loads(out_)
+    size = sum(f.stat().st_size for f in data.glob("maxi-yatzy*"))
+    notes = extras([summary])
+    if summary.get("moments_seconds") is None:
+        notes += "; no SDs: `solve --moments` adds them"
+    if summary["compile_seconds"] > 1:  # the cache was not warm after all: say so rather than hide it
+        notes += f"; JIT compile {summary['compile_seconds']:.1f} s"
+    row(
+        "`pentadice solve --rules maxi-yatzy` (one run)",
+        f"value pass {summary['seconds']:.1f} s, whole process {wall:.1f} s ({notes}), "
+        f"peak {peak / 1024**2:.2f} GB, {size / 1e6:.0f} MB on disk, expected score {summary['expected_score']:.4f}",
+        "<= 110 s, <= 4 GB; 383.3054 (published, float32)",
+    )
+
+
 def peer():
     try:
         import yatzy_solver as ys
     except ImportError:
         return None
     return ys
+
+
+def main_rows(args: argparse.Namespace, work: Path, ys) -> None:
+    """Every row of the speed table but the Yatzy family's (which it calls in their place)."""
+    data = work / "data"
+    out = work / "out"
+    d = ["--data", str(data)]
+    print("solving the penta and kiriki tables (warm cache)...", flush=True)
+    run(["solve", *d, "--json"])
+    run(["solve", "--rules", "kiriki", *d, "--json"])
+
+    print("first runs, empty Numba cache:", flush=True)
+    solve = ["solve", "--out", str(out), "--json"]
+    row("first `pentadice solve` (empty cache)", f"{cold(solve, args.cold_runs):.1f} s", "<= 4 s")
+    simulate = ["simulate", "-n", "2000", "--seed", "1", "--json", *d]
+    row("first `pentadice simulate -n 2000` (empty cache)", f"{cold(simulate, args.cold_runs):.1f} s", "<= 5 s")
+    greedy = [*simulate, "--strategy", "greedy"]
+    after = cold(greedy, args.cold_runs, before=[simulate])
+    row("then `simulate --strategy greedy` (same cache)", f"{after:.1f} s", "<= 5 s, nothing compiled again")
+    kiriki = [*simulate, "--rules", "kiriki"]
+    after = cold(kiriki, args.cold_runs, before=[simulate])
+    row("then `simulate --rules kiriki` (same cache)", f"{after:.1f} s", "<= 5 s, nothing compiled again")
+
+    print("warm:", flush=True)
+    run(solve)  # the cache of this checkout, filled
+    warm = [run(solve) for _ in range(args.runs)]
+    wall = statistics.median(w for w, _ in warm)
+    write = statistics.median(json.loads(out_)["write_seconds"] for _, out_ in warm)
+    row("`pentadice solve`, whole process", f"{wall:.2f} s (write {write:.2f} s)", "<= 0.8 s")
+    code = (
+        "import json, time\nfrom pentadice import rules, solver\nrs = rules.get_rules('penta')\n"
+        "solver.solve(rs)\nprint(json.dumps([solver.solve(rs).solve_seconds for _ in range(%d)]))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code % args.runs], capture_output=True, text=True, check=True)
+    mine = statistics.median(json.loads(proc.stdout))
+    theirs = peer_build_seconds(ys, "american", max(3, args.runs // 2)) if ys is not None else None
+    ref = f" (yatzy-solver {theirs:.2f} s: {theirs / mine:.1f}x)" if theirs else ""
+    row("solve itself (kernel, in-process)", f"{mine:.3f} s{ref}", "<= 0.25 s")
+
+    run(["simulate", "-n", "1000", "--seed", "1", *d, "--json"])
+    many = ["simulate", "-n", str(args.games), "--json", *d]
+    rates = [json.loads(run([*many, "--seed", str(i)])[1])["games_per_second"] for i in range(3)]
+    rate = statistics.median(rates)
+    ref = ""
+    if ys is not None:
+        solved = ys.Solver.build(ys.Variant("american"))
+        n = args.games // 4
+        times = []
+        for i in range(3):
+            start = time.perf_counter()
+            solved.simulate(n, seed=i)
+            times.append(time.perf_counter() - start)
+        theirs = n / statistics.median(times)
+        ref = f" (yatzy-solver {theirs:,.0f}/s: {rate / theirs:.1f}x)"
+    row("`pentadice simulate`, optimal, warm", f"{rate:,.0f} games/s{ref}", ">= 250,000 games/s")
+
+    # Memory independent of the number of games: the peak of a run ten times longer is the same.
+    peaks = {n: wall_and_peak(["simulate", "-n", str(n), "--seed", "1", "--json", *d])[1] for n in (200_000, 2_000_000)}
+    row(
+        "`pentadice simulate -n N` without `--out`, peak memory",
+        ", ".join(f"{n:,} games: {peak / 1024:.0f} MB" for n, peak in peaks.items()),
+        "independent of N",
+    )
+
+    lines = work / "situations.jsonl"
+    batch_lines(lines, args.batch_lines)
+    batch = ["advise", "--batch", "-", *d]
+    with open(lines, "rb") as fh:
+        wall, peak = wall_and_peak(batch, stdin=fh)
+    first = statistics.median(first_answer(batch, lines) for _ in range(3))
+    million = ""
+    if args.batch_lines < 1_000_000:
+        million = f" (1,000,000 lines at this rate: {wall * 1e6 / args.batch_lines:.0f} s)"
+    row(
+        f"`advise --batch` of {args.batch_lines:,} lines",
+        f"{wall:.1f} s{million}, {peak / 1024:.0f} MB peak, first answer after {first:.2f} s",
+        "1,000,000 lines <= 60 s, <= 300 MB, first answer <= 1 s",
+    )
+
+    advise = ["advise", "1", "1", "3", "4", "6", *d]
+    run(advise)
+    wall, _ = median(lambda: run(advise)[0], max(args.runs, 7))
+    row("`pentadice advise 1 1 3 4 6`, whole process", f"{wall:.3f} s", "<= 0.15 s")
+
+    if args.family:
+        family(args, work, ys)
+
+    print("playing to win (issue 14):", flush=True)
+    moments = statistics.median(json.loads(out_)["moments_seconds"] for _, out_ in warm)
+    row("second-moment pass of `solve` (the SDs), 2 threads", f"{moments:.2f} s", "solved with the values")
+    dist = ["distribution", "--json", *d]
+    run(dist)
+    wall, _ = median(lambda: run(dist)[0], 3)
+    row("`pentadice distribution` from the start, whole process", f"{wall:.1f} s", "<= 10 s")
+    if args.targets:
+        wall, peak = wall_and_peak(["solve", "--targets", "--json", *d])
+        size = sum(f.stat().st_size for f in data.glob("penta.targets*"))
+        row(
+            "`pentadice solve --targets` (Penta)",
+            f"{wall:.0f} s, peak {peak / 1024**2:.2f} GB, {size / 1e6:.0f} MB on disk",
+            "<= 10 min, <= 8 GB, <= 1 GB on disk",
+        )
+        target = ["advise", "1", "1", "3", "4", "6", "--target", "300", *d]
+        run(target)
+        wall, _ = median(lambda: run(target)[0], 3)
+        row("`pentadice advise 1 1 3 4 6 --target 300`, whole process", f"{wall:.2f} s", "")
+    if args.win_games:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import bench_win
+
+        figures = bench_win.bench(args.win_games, args.win_games * 3 // 10)
+        row("win tables (theta utility tables), built", f"{figures['build_seconds']:.1f} s", "")
+        for players, goal in (("win,optimal", "> 51 % over >= 1,000,000 games"), ("win,optimal,optimal", "")):
+            r = figures[players]
+            row(
+                f"`simulate --players {players}`, {r['games']:,} games: win's rate",
+                f"{bench_win.line(r, 'win')} ({r['games'] / r['seconds']:,.0f} games/s)",
+                goal,
+            )
 
 
 def main() -> None:
@@ -136,6 +348,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1_000_000, help="games of each warm simulation")
     parser.add_argument("--no-targets", dest="targets", action="store_false", help="skip the target table (minutes)")
     parser.add_argument("--win-games", type=int, default=1_000_000, help="head-to-head games of win (0: none)")
+    parser.add_argument("--no-family", dest="family", action="store_false", help="skip Yatzy and Maxi Yatzy")
+    parser.add_argument("--no-maxi", dest="maxi", action="store_false", help="skip the Maxi Yatzy solve (1-2 min)")
+    parser.add_argument("--family-only", action="store_true", help="only the Yatzy family's rows (issue 15)")
     args = parser.parse_args()
     # As a user runs them: Python's compiled modules (.pyc) written and used (start-up costs tens of ms more
     # without them).
@@ -146,127 +361,10 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="pentadice-bench-"))
     try:
-        data = work / "data"
-        out = work / "out"
-        d = ["--data", str(data)]
-        print("solving the penta and kiriki tables (warm cache)...", flush=True)
-        run(["solve", *d, "--json"])
-        run(["solve", "--rules", "kiriki", *d, "--json"])
-
-        print("first runs, empty Numba cache:", flush=True)
-        solve = ["solve", "--out", str(out), "--json"]
-        row("first `pentadice solve` (empty cache)", f"{cold(solve, args.cold_runs):.1f} s", "<= 4 s")
-        simulate = ["simulate", "-n", "2000", "--seed", "1", "--json", *d]
-        row("first `pentadice simulate -n 2000` (empty cache)", f"{cold(simulate, args.cold_runs):.1f} s", "<= 5 s")
-        greedy = [*simulate, "--strategy", "greedy"]
-        after = cold(greedy, args.cold_runs, before=[simulate])
-        row("then `simulate --strategy greedy` (same cache)", f"{after:.1f} s", "<= 5 s, nothing compiled again")
-        kiriki = [*simulate, "--rules", "kiriki"]
-        after = cold(kiriki, args.cold_runs, before=[simulate])
-        row("then `simulate --rules kiriki` (same cache)", f"{after:.1f} s", "<= 5 s, nothing compiled again")
-
-        print("warm:", flush=True)
-        run(solve)  # the cache of this checkout, filled
-        warm = [run(solve) for _ in range(args.runs)]
-        wall = statistics.median(w for w, _ in warm)
-        write = statistics.median(json.loads(out_)["write_seconds"] for _, out_ in warm)
-        row("`pentadice solve`, whole process", f"{wall:.2f} s (write {write:.2f} s)", "<= 0.8 s")
-        code = (
-            "import json, time\nfrom pentadice import rules, solver\nrs = rules.get_rules('penta')\n"
-            "solver.solve(rs)\nprint(json.dumps([solver.solve(rs).solve_seconds for _ in range(%d)]))"
-        )
-        proc = subprocess.run([sys.executable, "-c", code % args.runs], capture_output=True, text=True, check=True)
-        mine = statistics.median(json.loads(proc.stdout))
-        theirs = None
-        if ys is not None:
-            times = []
-            for _ in range(max(3, args.runs // 2)):
-                start = time.perf_counter()
-                ys.Solver.build(ys.Variant("american"))
-                times.append(time.perf_counter() - start)
-            theirs = statistics.median(times)
-        ref = f" (yatzy-solver {theirs:.2f} s: {theirs / mine:.1f}x)" if theirs else ""
-        row("solve itself (kernel, in-process)", f"{mine:.3f} s{ref}", "<= 0.25 s")
-
-        run(["simulate", "-n", "1000", "--seed", "1", *d, "--json"])
-        many = ["simulate", "-n", str(args.games), "--json", *d]
-        rates = [json.loads(run([*many, "--seed", str(i)])[1])["games_per_second"] for i in range(3)]
-        rate = statistics.median(rates)
-        ref = ""
-        if ys is not None:
-            solved = ys.Solver.build(ys.Variant("american"))
-            n = args.games // 4
-            times = []
-            for i in range(3):
-                start = time.perf_counter()
-                solved.simulate(n, seed=i)
-                times.append(time.perf_counter() - start)
-            theirs = n / statistics.median(times)
-            ref = f" (yatzy-solver {theirs:,.0f}/s: {rate / theirs:.1f}x)"
-        row("`pentadice simulate`, optimal, warm", f"{rate:,.0f} games/s{ref}", ">= 250,000 games/s")
-
-        # Memory independent of the number of games: the peak of a run ten times longer is the same.
-        peaks = {
-            n: wall_and_peak(["simulate", "-n", str(n), "--seed", "1", "--json", *d])[1] for n in (200_000, 2_000_000)
-        }
-        row(
-            "`pentadice simulate -n N` without `--out`, peak memory",
-            ", ".join(f"{n:,} games: {peak / 1024:.0f} MB" for n, peak in peaks.items()),
-            "independent of N",
-        )
-
-        lines = work / "situations.jsonl"
-        batch_lines(lines, args.batch_lines)
-        batch = ["advise", "--batch", "-", *d]
-        with open(lines, "rb") as fh:
-            wall, peak = wall_and_peak(batch, stdin=fh)
-        first = statistics.median(first_answer(batch, lines) for _ in range(3))
-        million = ""
-        if args.batch_lines < 1_000_000:
-            million = f" (1,000,000 lines at this rate: {wall * 1e6 / args.batch_lines:.0f} s)"
-        row(
-            f"`advise --batch` of {args.batch_lines:,} lines",
-            f"{wall:.1f} s{million}, {peak / 1024:.0f} MB peak, first answer after {first:.2f} s",
-            "1,000,000 lines <= 60 s, <= 300 MB, first answer <= 1 s",
-        )
-
-        advise = ["advise", "1", "1", "3", "4", "6", *d]
-        run(advise)
-        wall, _ = median(lambda: run(advise)[0], max(args.runs, 7))
-        row("`pentadice advise 1 1 3 4 6`, whole process", f"{wall:.3f} s", "<= 0.15 s")
-
-        print("playing to win (issue 14):", flush=True)
-        moments = statistics.median(json.loads(out_)["moments_seconds"] for _, out_ in warm)
-        row("second-moment pass of `solve` (the SDs), 2 threads", f"{moments:.2f} s", "solved with the values")
-        dist = ["distribution", "--json", *d]
-        run(dist)
-        wall, _ = median(lambda: run(dist)[0], 3)
-        row("`pentadice distribution` from the start, whole process", f"{wall:.1f} s", "<= 10 s")
-        if args.targets:
-            wall, peak = wall_and_peak(["solve", "--targets", "--json", *d])
-            size = sum(f.stat().st_size for f in data.glob("penta.targets*"))
-            row(
-                "`pentadice solve --targets` (Penta)",
-                f"{wall:.0f} s, peak {peak / 1024**2:.2f} GB, {size / 1e6:.0f} MB on disk",
-                "<= 10 min, <= 8 GB, <= 1 GB on disk",
-            )
-            target = ["advise", "1", "1", "3", "4", "6", "--target", "300", *d]
-            run(target)
-            wall, _ = median(lambda: run(target)[0], 3)
-            row("`pentadice advise 1 1 3 4 6 --target 300`, whole process", f"{wall:.2f} s", "")
-        if args.win_games:
-            sys.path.insert(0, str(Path(__file__).parent))
-            import bench_win
-
-            figures = bench_win.bench(args.win_games, args.win_games * 3 // 10)
-            row("win tables (theta utility tables), built", f"{figures['build_seconds']:.1f} s", "")
-            for players, goal in (("win,optimal", "> 51 % over >= 1,000,000 games"), ("win,optimal,optimal", "")):
-                r = figures[players]
-                row(
-                    f"`simulate --players {players}`, {r['games']:,} games: win's rate",
-                    f"{bench_win.line(r, 'win')} ({r['games'] / r['seconds']:,.0f} games/s)",
-                    goal,
-                )
+        if args.family_only:
+            family(args, work, ys)
+        else:
+            main_rows(args, work, ys)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

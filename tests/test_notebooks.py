@@ -12,7 +12,25 @@ FIGURES = {
     "optimal_vs_greedy.ipynb": ["optimal_vs_greedy.png", "greedy_losses.png"],
     "decisions.ipynb": ["habit_costs.png"],
     "distribution.ipynb": ["score_distribution.png"],
+    "family.ipynb": ["family_distribution.png"],
 }
+FAMILY = ("penta", "yahtzee", "yatzy", "maxi-yatzy")  # the games family.ipynb compares
+
+
+@pytest.fixture(scope="session")
+def family_table_dir(tmp_path_factory):
+    """A table directory holding the tables family.ipynb reads, saved from the session's solves (tests/conftest.py
+    caches them): Maxi Yatzy's solve (a minute or two) is then shared with the tests that need it rather than
+    done again in the notebook."""
+    from conftest import solved
+
+    from pentadice import table
+
+    directory = tmp_path_factory.mktemp("family-tables")
+    for name in FAMILY:
+        solution = solved(name)
+        table.save(solution.rules, solution.values, directory)
+    return directory
 
 
 def test_every_notebook_is_checked():
@@ -21,11 +39,12 @@ def test_every_notebook_is_checked():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs_and_saves_its_figures(path, tmp_path, monkeypatch, penta_table_dir):
+def test_notebook_runs_and_saves_its_figures(path, tmp_path, monkeypatch, request):
     import nbformat
 
+    data = request.getfixturevalue("family_table_dir" if path.name == "family.ipynb" else "penta_table_dir")
     monkeypatch.setenv("PENTADICE_FIGURES", str(tmp_path))
-    monkeypatch.setenv("PENTADICE_DATA", str(penta_table_dir))
+    monkeypatch.setenv("PENTADICE_DATA", str(data))
     monkeypatch.setenv("PENTADICE_NOTEBOOK_GAMES", "2000")
     monkeypatch.setenv("PENTADICE_NOTEBOOK_DECISION_GAMES", "10")
     nb = nbformat.read(path, as_version=4)
