@@ -56,7 +56,15 @@ LANG_OPTION = click.option(
 @click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 @click.option("--targets", is_flag=True, help="Build the target-score table (for advise --target) instead.")
-def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool, targets: bool) -> None:
+@click.option(
+    "--moments/--no-moments",
+    "with_moments",
+    default=None,
+    help="Also compute the second moments (the SDs advise shows) [default: yes, but for maxi-yatzy: most of an hour].",
+)
+def solve(
+    rules_name: str, data: str | None, threads: int | None, as_json: bool, targets: bool, with_moments: bool | None
+) -> None:
     """Solve a rule set exactly and write its table (NumPy .npy, Parquet, JSON metadata).
 
     The table directory is given by --data (--out is the same option).
@@ -94,9 +102,11 @@ def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool,
         try:  # the second moments (the SD of every option), one more pass over the states
             from pentadice.solver import moments
 
-            if moments.needs_compiling():  # a first run: say why nothing moves for a few seconds more
-                click.echo(moments.COMPILING_MESSAGE, err=True)
-            spread = table.build_moments(rs, directory, solution.values, solution.threads)
+            spread = None  # not computed: Maxi Yatzy's pass takes most of an hour (moments.automatic), unless asked
+            if moments.automatic(rs) if with_moments is None else with_moments:
+                if moments.needs_compiling(rs):  # a first run: say why nothing moves for a few seconds more
+                    click.echo(moments.COMPILING_MESSAGE, err=True)
+                spread = table.build_moments(rs, directory, solution.values, solution.threads, force=True)
         except KeyboardInterrupt:
             raise exits.Interrupted(f"the {rs.name} table was written whole; its second moments were not") from None
     except table.TableError as e:
@@ -115,29 +125,36 @@ def solve(rules_name: str, data: str | None, threads: int | None, as_json: bool,
         "compile_seconds": solution.compile_seconds,
         "write_seconds": write_seconds,
         "threads": solution.threads,
-        "files": {**files.as_dict(), "m2": spread["file"]},
-        "sd": spread["sd"],
-        "moments_seconds": spread["seconds"],
-        "moments_compile_seconds": spread["compile_seconds"],
+        "files": {**files.as_dict(), "m2": spread and spread["file"]},
+        "sd": spread and spread["sd"],
+        "moments_seconds": spread and spread["seconds"],
+        "moments_compile_seconds": spread and spread["compile_seconds"],
     }
     if as_json:
         click.echo(json.dumps(summary))
         return
     click.echo(f"Rules:           {rs.name} ({rs.title})")
     click.echo(f"Expected score:  {solution.expected_score:.10f} at game start, optimal play")
-    click.echo(f"Spread:          SD {spread['sd']:.2f} of the final score at game start, optimal play")
+    if spread is not None:
+        click.echo(f"Spread:          SD {spread['sd']:.2f} of the final score at game start, optimal play")
+    else:
+        from pentadice.solver import moments
+
+        click.echo(f"Spread:          {moments.on_demand_message(rs)}")
     click.echo(f"States solved:   {solution.states_solved:,}")
     threads_text = f"{solution.threads} thread{'s' if solution.threads != 1 else ''}"
     click.echo(f"Solve:           {solution.solve_seconds:.3f} s on {threads_text}")
     click.echo(f"JIT compile:     {solution.compile_seconds:.3f} s (Numba; loaded from cache after the first run)")
     click.echo(f"Write:           {write_seconds:.3f} s")
-    click.echo(
-        f"Second moments:  {spread['seconds']:.3f} s (JIT compile {spread['compile_seconds']:.3f} s), for the SDs"
-    )
+    if spread is not None:
+        click.echo(
+            f"Second moments:  {spread['seconds']:.3f} s (JIT compile {spread['compile_seconds']:.3f} s), for the SDs"
+        )
     click.echo(f"Files:           {files.values}")
     click.echo(f"                 {files.parquet}")
     click.echo(f"                 {files.meta}")
-    click.echo(f"                 {spread['file']}")
+    if spread is not None:
+        click.echo(f"                 {spread['file']}")
 
 
 BOX_NAMES_HELP = (
@@ -186,8 +203,9 @@ BOX_NAMES_HELP = (
 def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, batch, data, target) -> None:
     """Which dice to keep or which box to fill, and what every option is worth.
 
-    DICE are the five dice showing: `pentadice advise 1 1 3 4 6`, `pentadice advise 13346`, or on standard
-    input (`echo 1 1 3 4 6 | pentadice advise`). Alone, they are the first roll of a new game.
+    DICE are the dice showing, five (six under --rules maxi-yatzy): `pentadice advise 1 1 3 4 6`, `pentadice
+    advise 13346`, or on standard input (`echo 1 1 3 4 6 | pentadice advise`). Alone, they are the first roll
+    of a new game.
     """
     from pentadice.advisor import Situation
     from pentadice.sheet import Sheet
@@ -292,9 +310,13 @@ def _load_spread(advisor) -> None:
     """Every option's SD from the second moments solved with the table; a table without them (solved on demand,
     or by an earlier version) has them computed now, once, and saved beside it. Damaged ones end the command."""
     from pentadice import table
+    from pentadice.solver import moments
 
     if not advisor.table.files.moments.exists() and sys.stderr is not None and sys.stderr.isatty():
-        click.echo(f"Computing the {advisor.rules.name} table's second moments (the SDs; once)...", err=True)
+        if moments.automatic(advisor.rules):
+            click.echo(f"Computing the {advisor.rules.name} table's second moments (the SDs; once)...", err=True)
+        else:  # too long to compute unasked (Maxi Yatzy): no SD column, and how to have one
+            click.echo(f"No SD column: {moments.on_demand_message(advisor.rules)}", err=True)
     try:
         advisor.load_spread()
     except table.TableError as e:
@@ -683,9 +705,12 @@ def distribution(dice, rolls_left, sheet_text, sheet_file, rules_name, as_json, 
     if target_score is not None:
         _target_table(rs, data)  # missing or damaged: say so before any work
     values = _load_advisor(rules_name, data, compiled=False).table.values
-    if dist.needs_compiling():  # a first run: say why nothing moves for a few seconds
+    if dist.needs_compiling(rs):  # a first run: say why nothing moves for a few seconds
         click.echo(dist.COMPILING_MESSAGE, err=True)
-    result = dist.final_distribution(rs, values, sheet, dice_list, rolls_left)
+    try:
+        result = dist.final_distribution(rs, values, sheet, dice_list, rolls_left)
+    except dist.DistributionTooLarge as e:  # Maxi Yatzy from its first turns: refused as Kiriki is, with the sizes
+        raise click.UsageError(str(e)) from None
     report = dist.report(rs, result, sheet, dice_list, rolls_left)
     if target_score is not None:
         report.update(_p_target_max(rs, data, sheet, dice_list, rolls_left, target_score))
@@ -826,7 +851,11 @@ def verify(rules_name: str, data: str | None) -> None:
     click.echo(f"  {files.parquet.name:<24}{meta['parquet_checksum']} (of the file: compare with sha256sum)")
     click.echo(f"  {files.meta.name:<24}agrees with the values (expected score {meta['expected_score']:.10f})")
     if spread is None:
-        click.echo(f"  {files.moments.name:<24}missing: the second moments (SDs) are computed when first needed")
+        from pentadice.solver import moments
+
+        why = "the second moments (SDs) are computed when first needed"
+        why = why if moments.automatic(rs) else moments.on_demand_message(rs)
+        click.echo(f"  {files.moments.name:<24}missing: {why}")
     else:
         click.echo(f"  {files.moments.name:<24}{spread['checksum']} (second moments, SD {spread['sd_at_start']:.4f})")
     if target_table is None:

@@ -7,7 +7,9 @@ table's expected score. Results from a state between turns are cached in the pro
 the values array and the state), since live win chances ask again and again.
 
 Kiriki is refused: a five of a kind added to a filled Kiriki box repeats the turn, so the number of turns, and
-the score, have no bound; see :data:`KIRIKI_REFUSAL`.
+the score, have no bound; see :data:`KIRIKI_REFUSAL`. So is a situation whose probability vectors would not fit
+in :data:`MEMORY_LIMIT` (Maxi Yatzy from its first turns: a million states between turns of 80 subtotals, each
+with hundreds of scores); see :class:`DistributionTooLarge`.
 """
 
 from __future__ import annotations
@@ -36,12 +38,27 @@ KIRIKI_REFUSAL = (
     "the exact score distribution is not available under {title}: a five of a kind added to a filled {box} box "
     "repeats the turn, so the number of turns and the score have no bound (not implemented)"
 )
-CHUNK = 64  # states whose turn outcomes are held at once (memory: CHUNK x 13 x 2 x points x 64 float64)
+CHUNK = 64  # states whose turn outcomes are held at once (memory: CHUNK x boxes x 2 x points x lanes float64)
 CACHE_SIZE = 256
+# The most memory the process may take for a distribution (the value table and its padded copy, the probability
+# vectors of two layers at once, the per-slot bookkeeping, a chunk's turn outcomes, and the process itself):
+# beyond it the distribution is refused rather than the machine driven into swap.
+MEMORY_LIMIT = 4 * 1024**3
+# The process beside the forward pass's arrays: Python, NumPy, Numba and the compiled code (0.35 GB measured).
+PROCESS_MEMORY = 400 * 1024**2
+TOO_LARGE = (
+    "the exact score distribution of {title} from this sheet is not computed: it needs about {need:.1f} GB "
+    "({states:,} states between turns x up to {lanes} upper subtotals x up to {points:,} scores), more than the "
+    "{limit:.0f} GB allowed; it is computed once fewer boxes are open"
+)
 
 
 class DistributionError(ValueError):
     """A situation whose distribution cannot be computed (Kiriki), or a table that does not fit the rules."""
+
+
+class DistributionTooLarge(DistributionError):
+    """A situation whose forward pass would need more than :data:`MEMORY_LIMIT` (the message gives the sizes)."""
 
 
 @dataclass(frozen=True)
@@ -165,20 +182,22 @@ def final_distribution(
 COMPILING_MESSAGE = "Compiling the distribution kernels (first run only, a few seconds)..."
 
 
-def needs_compiling() -> bool:
-    """Whether the forward kernels are not in Numba's cache yet (a first run: compiling takes seconds)."""
+def needs_compiling(rs: rules.RuleSet | None = None) -> bool:
+    """Whether the forward kernels (for ``rs``'s lanes; default 64) are not in Numba's cache yet (a first run:
+    compiling takes seconds)."""
     from pentadice.compiled import cached
     from pentadice.solver import forward
 
-    return not all(cached(f) for f in forward.COMPILED)
+    build = forward.compiled(forward.LANES if rs is None else rs.lanes)
+    return not all(cached(f) for f in vars(build).values())
 
 
-def compile_kernels() -> float:
-    """Compile (or load from Numba's cache) the forward kernels, on a one-box game; returns the seconds taken."""
+def compile_kernels(rs: rules.RuleSet = rules.PENTA_RULES) -> float:
+    """Compile (or load from Numba's cache) the forward kernels for ``rs``'s lanes, on a one-box game; returns
+    the seconds taken."""
     start = time.perf_counter()
-    rs = rules.PENTA_RULES
-    V = _padded(np.zeros((2, 1 << rules.N_BOXES, 64)), rs)
-    _propagate(rs, V, 1, 1 << rules.BOX_INDEX["chance"], 63, -1, -1, 1)
+    V = _padded(np.zeros(rs.table_shape), rs)
+    _propagate(rs, V, rs.n_flags - 1, 1 << rs.box_index["chance"], rs.upper_threshold, -1, -1, 1)
     return time.perf_counter() - start
 
 
@@ -190,6 +209,7 @@ def check_rules(rs: rules.RuleSet) -> None:
 
 _cache: OrderedDict = OrderedDict()
 _cache_lock = threading.Lock()
+_refused: dict = {}  # (rules, state, subtotal) -> the message of a refusal (DistributionTooLarge)
 
 
 def _cached(rs: rules.RuleSet, V: np.ndarray, values: np.ndarray, ps: int, mask: int, u0: int, threads) -> Distribution:
@@ -209,15 +229,15 @@ def _cached(rs: rules.RuleSet, V: np.ndarray, values: np.ndarray, ps: int, mask:
 
 
 def _padded(values: np.ndarray, rs: rules.RuleSet) -> np.ndarray:
-    """The values as the 64-lane kernels read them: ``(2, 8192, 64)`` float64 (a reduced game's table has only
+    """The values as the kernels read them: ``(n_flags, 2 ** n_boxes, rs.lanes)`` float64 (a table has
     ``threshold + 1`` lanes; the lanes added are NaN and never read for a reachable state)."""
-    shape = (2, 1 << rules.N_BOXES)
-    if values.shape[:2] != shape or values.shape[2] not in (rs.upper_threshold + 1, 64):
-        raise DistributionError(f"a value table of {rs.name} is shaped (2, 8192, 64), not {values.shape}")
-    if values.shape[2] == 64:
+    shape = rs.table_shape
+    if values.shape[:2] != shape[:2] or values.shape[2] not in (shape[2], rs.lanes):
+        raise DistributionError(f"a value table of {rs.name} is shaped {shape}, not {values.shape}")
+    if values.shape[2] == rs.lanes:
         V = np.ascontiguousarray(np.asarray(values), dtype=np.float64).view()
     else:
-        V = np.full((*shape, 64), np.nan)
+        V = np.full((*shape[:2], rs.lanes), np.nan)
         V[:, :, : values.shape[2]] = values
     V.setflags(write=False)  # read-only, as a loaded table is: one compiled version of the kernels for both
     return V
@@ -226,9 +246,9 @@ def _padded(values: np.ndarray, rs: rules.RuleSet) -> np.ndarray:
 @functools.cache
 def _max_points(rs: rules.RuleSet) -> np.ndarray:
     """The most points each box can hold (0 for boxes the game lacks)."""
-    out = np.zeros(rules.N_BOXES, dtype=np.int64)
+    out = np.zeros(rs.n_boxes, dtype=np.int64)
     for box, pts in sheet_module.possible_points(rs).items():
-        out[rules.BOX_INDEX[box]] = max(pts)
+        out[rs.box_index[box]] = max(pts)
     return out
 
 
@@ -245,7 +265,9 @@ def _propagate(
     ``hand >= 0``), by forward propagation layer by layer."""
     from pentadice.solver import forward as fw
 
-    n = rules.N_BOXES
+    n = rs.n_boxes
+    L = rs.lanes
+    n_sids = rs.n_flags << n
     inputs = turn_inputs(rs)
     t = inputs.tables
     p = inputs.p
@@ -253,63 +275,91 @@ def _propagate(
     max_points = _max_points(rs)
     n_points = int(max(max_points.max(), rs.dice * 6)) + 1
     start_sid = (ps << n) | mask
-    hi = np.empty(2 << n, dtype=np.int64)
-    lane_bits = np.empty(2 << n, dtype=np.uint64)
-    fw.plan(p, rs.dice, max_points, start_sid, u0, hi, lane_bits)
+    refused = _refused.get((rs, start_sid, u0))
+    if refused is not None:
+        raise DistributionTooLarge(refused)
+    build = fw.compiled(L)
+    hi = np.empty(n_sids, dtype=np.int64)
+    bits = np.empty((n_sids, L), dtype=np.uint8)
+    build.plan_slots(p, rs.dice, max_points, start_sid, u0, hi, bits)
+    bits = bits.view(bool)
     width = hi + 1
-    # Lanes of each slot as a boolean matrix, and each state's layer (open boxes).
-    bits = ((lane_bits[:, None] >> np.arange(64, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(bool)
-    sids = np.arange(2 << n)
-    open_count = np.array([bin(m).count("1") for m in range(1 << n)] * 2)
-    row_off = np.full((2 << n, 64), -1, dtype=np.int64)
-    rlo = np.full((2 << n, 64), np.iinfo(np.int64).max // 4, dtype=np.int64)
-    rhi = np.full((2 << n, 64), -1, dtype=np.int64)
-    part = ((sids * 2654435761) >> 7) % n_threads
-    part = part.astype(np.int64)
-    k0 = bin(mask).count("1")
-    layer_sids = {}
+    # The states reached, each with a row of the slots' arrays (``slot_of``), by layer (open boxes); the slots'
+    # sizes: refused before anything large is allocated.
+    reached = np.flatnonzero(hi >= 0)
+    n_reached = len(reached)
+    slot_of = np.full(n_sids, -1, dtype=np.int64)
+    slot_of[reached] = np.arange(n_reached)
+    slot_of.setflags(write=False)
+    bits = bits[reached]
+    width = width[reached]
+    open_count = np.bitwise_count(reached & ((1 << n) - 1))
+    k0 = mask.bit_count()
+    layers = {k: np.flatnonzero(open_count == k) for k in range(k0, -1, -1)}  # slots of each layer
+    totals = {k: int(bits[r].sum(axis=1) @ width[r]) + 1 for k, r in layers.items()}  # each layer's vectors
+    chunk_rows = min(CHUNK, max((len(r) for k, r in layers.items() if k > 0), default=1))
+    out_shape = (chunk_rows, n, 2, n_points, L)
+    padded = 0 if rs.upper_threshold + 1 == L else n_sids * L  # the value table's copy with the lanes added
+    need = PROCESS_MEMORY + 8 * (
+        max(totals[k] + totals.get(k - 1, 0) for k in totals)  # two layers' vectors at once
+        + math.prod(rs.table_shape)  # the value table itself (read whole)
+        + padded
+        + 3 * n_reached * L  # row offsets, lowest and highest score held, per slot
+        + math.prod(out_shape) * (L + 1) // L  # a chunk's outcomes and their list
+    )
+    if need > MEMORY_LIMIT:
+        message = TOO_LARGE.format(
+            title=rs.title,
+            need=need / 1024**3,
+            states=n_reached,
+            lanes=rs.upper_threshold + 1,
+            points=int(width.max()),
+            limit=MEMORY_LIMIT / 1024**3,
+        )
+        _refused[(rs, start_sid, u0)] = message
+        raise DistributionTooLarge(message)
+    row_off = np.full((n_reached, L), -1, dtype=np.int64)
+    rlo = np.full((n_reached, L), np.iinfo(np.int64).max // 4, dtype=np.int64)
+    rhi = np.full((n_reached, L), -1, dtype=np.int64)
+    part = (((reached * 2654435761) >> 7) % n_threads).astype(np.int64)
     pools = {}
-    for k in range(k0, -1, -1):
-        in_layer = sids[(open_count == k) & (lane_bits != 0)]
-        layer_sids[k] = in_layer
-    for k in range(k0, -1, -1):
-        # Row offsets of the layer's slots in one flat pool.
-        members = layer_sids[k]
-        counts = bits[members].sum(axis=1) * width[members]
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1])) if len(members) else np.zeros(0, dtype=np.int64)
-        for s, base in zip(members, starts, strict=True):
-            lanes_here = np.flatnonzero(bits[s])
-            row_off[s, lanes_here] = base + np.arange(len(lanes_here)) * width[s]
-    pools[k0] = np.zeros(int(row_off[layer_sids[k0]].max()) + int(width[layer_sids[k0]].max()) + 1)
-    pools[k0][row_off[start_sid, u0]] = 1.0
-    rlo[start_sid, u0] = 0
-    rhi[start_sid, u0] = 0
+    for r in layers.values():
+        # Row offsets of the layer's slots in one flat pool: the states in order, each one's lanes in order.
+        sizes = bits[r] * width[r, None]
+        flat = sizes.ravel()
+        starts = (np.cumsum(flat) - flat).reshape(sizes.shape)
+        row_off[r] = np.where(bits[r], starts, -1)
+    s0 = slot_of[start_sid]
+    pools[k0] = np.zeros(totals[k0])
+    pools[k0][row_off[s0, u0]] = 1.0
+    rlo[s0, u0] = 0
+    rhi[s0, u0] = 0
 
     errors = np.zeros(1, dtype=np.int64)
-    out = np.zeros((CHUNK, n, 2, n_points, 64))
-    tlist = np.zeros((CHUNK, n * 2 * n_points), dtype=np.int64)
-    ntouch = np.zeros(CHUNK, dtype=np.int64)
+    out = np.zeros(out_shape)
+    tlist = np.zeros((chunk_rows, n * 2 * n_points), dtype=np.int64)
+    ntouch = np.zeros(chunk_rows, dtype=np.int64)
     pool = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
     try:
         for k in range(k0, 0, -1):
-            nxt = layer_sids[k - 1]
-            size = int(row_off[nxt].max() + width[nxt].max() + 1) if len(nxt) else 1
-            pools[k - 1] = np.zeros(size)
+            pools[k - 1] = np.zeros(totals[k - 1])
             src, dst = pools[k], pools[k - 1]
-            members = layer_sids[k]
-            for c0 in range(0, len(members), CHUNK):
-                chunk = np.ascontiguousarray(members[c0 : c0 + CHUNK])
+            members = reached[layers[k]]  # the layer's state ids
+            for c0 in range(0, len(members), chunk_rows):
+                chunk = np.ascontiguousarray(members[c0 : c0 + chunk_rows])
                 m = len(chunk)
                 mid = hand if (hand >= 0 and k == k0) else -1
 
                 def outcomes(lo: int, hi_: int, chunk=chunk, mid=mid) -> None:
-                    fw.chunk_outcomes(
+                    build.turn_outcomes(
                         V, p, rs.dice, t.counts, inputs.scores, t.add, t.subs, t.weight, t.subkeeps, chunk,
-                        lo, hi_, rlo, rhi, mid, stage, out, tlist, ntouch, errors,
+                        lo, hi_, rlo, rhi, slot_of, mid, stage, out, tlist, ntouch, errors,
                     )  # fmt: skip
 
                 def push(me: int, chunk=chunk, m=m, src=src, dst=dst) -> None:
-                    fw.chunk_push(p, chunk, m, out, tlist, ntouch, src, dst, row_off, width, rlo, rhi, part, me, errors)
+                    build.push_outcomes(
+                        p, chunk, m, out, tlist, ntouch, src, dst, row_off, width, rlo, rhi, part, slot_of, me, errors
+                    )
 
                 if pool is None or m == 1:
                     outcomes(0, m)
@@ -330,10 +380,10 @@ def _propagate(
         if pool is not None:
             pool.shutdown(wait=True)
     # The end of the game: final = points gained = u - u0 + y.
-    top = int(hi[layer_sids[0]].max()) + 64 if len(layer_sids[0]) else 1
-    gained = np.zeros(top + 64 + 1)
+    top = int(width[layers[0]].max()) - 1 + L if len(layers[0]) else 1
+    gained = np.zeros(top + L + 1)
     last = pools[0]
-    for s in layer_sids[0]:
+    for s in layers[0]:
         for u in np.flatnonzero(bits[s]):
             if rhi[s, u] < rlo[s, u]:
                 continue

@@ -4,6 +4,7 @@ that carries a whole distribution on reduced games, invariants on the full game,
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import json
 import math
@@ -12,6 +13,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from moments_reference import completions
 from reference import brute_force
 
 from pentadice import distribution, rules, solver
@@ -39,6 +41,19 @@ GAMES = {
     "penta, 4 dice, 1 roll": rules.get_rules("penta").reduced(
         dice=4, rolls=1, boxes=("fours", "small_straight", "full_house", "penta"), upper_threshold=12
     ),
+    # The wider family: no Penta box (one flag), pairs, sums of alike dice, houses, straights of given faces.
+    "yatzy, 3 dice": rules.get_rules("yatzy").reduced(
+        dice=3, boxes=("threes", "one_pair", "three_of_a_kind", "yatzy"), upper_threshold=9
+    ),
+    "yatzy, 4 dice, 2 rolls": rules.get_rules("yatzy").reduced(
+        dice=4, rolls=2, boxes=("sixes", "two_pairs", "four_of_a_kind", "chance"), upper_threshold=18
+    ),
+    "maxi-yatzy, 6 dice, 2 rolls": rules.get_rules("maxi-yatzy").reduced(
+        dice=6, rolls=2, boxes=("twos", "three_pairs", "tower", "maxi_yatzy"), upper_threshold=6
+    ),
+    "maxi-yatzy, 6 dice, threshold above 64": rules.get_rules("maxi-yatzy").reduced(
+        dice=6, rolls=2, boxes=("fives", "sixes", "super_house"), upper_threshold=65
+    ),
 }
 
 
@@ -54,7 +69,8 @@ def brute_distribution(rs: rules.RuleSet):
     Every roll is one of the ``6**n`` equally likely ordered tuples; with rerolls left the player scores now or
     rerolls a non-empty set of positions. Each decision is the option of highest value (values within ``TIE``
     equal, then scoring first, boxes in sheet order, keeps with more dice first, then by their faces), the
-    values from ``reference.brute_force``. Shares nothing with the fast code but the rules module."""
+    values from ``reference.brute_force``. Shares nothing with the fast code but the rules module. A reroll of
+    ``m`` dice averages over the sorted outcomes, each weighted by the ordered ones that give it (six dice)."""
     V = brute_force(rs)
     n = rs.dice
     subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
@@ -63,37 +79,33 @@ def brute_distribution(rs: rules.RuleSet):
         @functools.cache
         def decide(dice: tuple[int, ...], rerolls: int) -> tuple[float, dict]:
             options = []  # (value, tie key, distribution of the points still to come)
-            legal, bonus = rules.legal_scores(rs, dice, rules.boxes_of(open_mask), bool(full))
+            legal, bonus = rules.legal_scores(rs, dice, rs.boxes_of(open_mask), bool(full))
             for box, pts in legal.items():
-                b = rules.BOX_INDEX[box]
-                added = pts if b < 6 else 0
+                b = rs.box_index[box]
+                added = pts if (rs.upper_mask >> b) & 1 else 0
                 nxt = (
                     open_mask & ~(1 << b),
                     min(sub + added, rs.upper_threshold),
-                    full if b != rules.PENTA else int(pts > 0),
+                    full if b != rs.penta_box else int(pts > 0),
                 )
                 gain = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
                 options.append((gain + V(*nxt), (0, b, ()), (R(*nxt), gain)))
             if rerolls > 0:
-                seen = set()
-                for positions in subsets:
-                    kept = tuple(sorted(d for i, d in enumerate(dice) if i not in positions))
-                    if kept in seen:
-                        continue
-                    seen.add(kept)
-                    value, dist = 0.0, {}
-                    outcomes = list(itertools.product(range(1, 7), repeat=len(positions)))
-                    for faces in outcomes:
-                        new = list(dice)
-                        for pos, face in zip(positions, faces, strict=True):
-                            new[pos] = face
-                        v, d = decide(tuple(sorted(new)), rerolls - 1)
-                        value += v / len(outcomes)
-                        add(dist, d, 0, 1 / len(outcomes))
+                for kept in {tuple(sorted(d for i, d in enumerate(dice) if i not in ps)) for ps in subsets}:
+                    value, dist = reroll(kept, rerolls - 1)
                     options.append((value, (1, -len(kept), kept), (dist, 0)))
             top = max(o[0] for o in options)
             value, _, (dist, shift) = min((o for o in options if o[0] >= top - TIE), key=lambda o: o[1])
             return value, {x + shift: p for x, p in dist.items()}
+
+        @functools.cache
+        def reroll(kept: tuple[int, ...], rerolls: int) -> tuple[float, dict]:
+            value, dist = 0.0, {}
+            for faces, p in completions(n - len(kept)):
+                v, d = decide(tuple(sorted(kept + faces)), rerolls)
+                value += p * v
+                add(dist, d, 0, p)
+            return value, dist
 
         return decide
 
@@ -103,8 +115,8 @@ def brute_distribution(rs: rules.RuleSet):
             return {0: 1.0}
         decide = best(open_mask, sub, full)
         out: dict = {}
-        for t in itertools.product(range(1, 7), repeat=n):
-            add(out, decide(tuple(sorted(t)), rs.rolls - 1)[1], 0, 1 / 6**n)
+        for faces, p in completions(n):  # the first roll: every ordered tuple, grouped by its sorted faces
+            add(out, decide(faces, rs.rolls - 1)[1], 0, p)
         return out
 
     def turn_from(open_mask: int, sub: int, full: int, dice: tuple[int, ...], rerolls: int) -> dict:
@@ -144,23 +156,25 @@ def test_matches_brute_force_from_a_sheet_and_mid_turn(name):
     rs = GAMES[name]
     R, turn_from = brute_distribution(rs)
     values = solved(name)
-    # The first box filled with a five of a kind's points where it can: the Penta box at 50, bonuses after.
+    # The first box filled with a five of a kind's points where it can: the Penta box at 50, bonuses after;
+    # without a Penta box, the first box sacrificed.
     first = "penta" if "penta" in rs.boxes else rs.boxes[0]
     sheet = Sheet({first: rs.penta_points})
     mask = sheet.open_mask(rs)
+    full = int(sheet.penta_scored(rs))
     fast = distribution.final_distribution(rs, values, sheet)
-    assert_same(fast, R(mask, 0, 1), sheet.score(rs))
-    assert fast.mean() == pytest.approx(sheet.score(rs) + float(values[1, mask, 0]), abs=1e-9)
+    assert_same(fast, R(mask, 0, full), sheet.score(rs))
+    assert fast.mean() == pytest.approx(sheet.score(rs) + float(values[full, mask, 0]), abs=1e-9)
     for dice in [(6,) * rs.dice, tuple(range(1, rs.dice + 1)), (2,) * (rs.dice - 1) + (5,)]:
         for rerolls in range(rs.rolls):
             fast = distribution.final_distribution(rs, values, sheet, dice, rerolls)
-            assert_same(fast, turn_from(mask, 0, 1, dice, rerolls), sheet.score(rs))
+            assert_same(fast, turn_from(mask, 0, full, dice, rerolls), sheet.score(rs))
 
 
 def test_kiriki_is_refused_with_the_reason():
     rs = rules.get_rules("kiriki").reduced(dice=2, boxes=("ones", "chance", "penta"), upper_threshold=2)
     with pytest.raises(distribution.DistributionError, match="repeats the turn"):
-        distribution.final_distribution(rs, np.zeros((2, 8192, 3)))
+        distribution.final_distribution(rs, np.zeros(rs.table_shape))
 
 
 def test_sd_equals_the_second_moment_table():
@@ -171,6 +185,62 @@ def test_sd_equals_the_second_moment_table():
         m2 = moments.second_moments(rs, values)
         fast = distribution.final_distribution(rs, values)
         assert fast.sd() == pytest.approx(moments.start_sd(rs, values, m2), abs=1e-9)
+
+
+def test_too_large_is_refused_with_the_sizes(monkeypatch):
+    """A forward pass that would not fit in the memory allowed is refused before it allocates, naming the sizes;
+    the same state asked again is refused at once (remembered), and states with fewer boxes open still work."""
+    name = "yatzy, 3 dice"
+    rs, values = GAMES[name], solved(name)
+    # The table and its copy padded to the lanes, then a state's turn outcomes (boxes x Penta bonus or not x 51
+    # points x lanes): the start's six states of a layer do not fit, one box open (one state) does; the process
+    # itself left out.
+    lanes = rs.lanes
+    table = 8 * math.prod(rs.table_shape) + 8 * (1 << rs.n_boxes) * lanes
+    outcomes = 8 * rs.n_boxes * 2 * 51 * (lanes + 1)
+    monkeypatch.setattr(distribution, "MEMORY_LIMIT", table + int(3.5 * outcomes))
+    monkeypatch.setattr(distribution, "PROCESS_MEMORY", 0)
+    monkeypatch.setattr(distribution, "_refused", {})
+    monkeypatch.setattr(distribution, "_cache", distribution.OrderedDict())  # not the result of an earlier test
+    too_large = r"Yatzy \(Scandinavian\) from this sheet is not computed: it needs about .* GB \(16 states"
+    with pytest.raises(distribution.DistributionTooLarge, match=too_large):
+        distribution.final_distribution(rs, values)
+    assert len(distribution._refused) == 1
+    with pytest.raises(distribution.DistributionError, match="GB allowed"):
+        distribution.final_distribution(rs, values, dice=(1, 2, 2), rolls_left=1)  # the same state
+    sheet = Sheet({"threes": 6, "one_pair": 0, "three_of_a_kind": 0})
+    dist = distribution.final_distribution(rs, values, sheet)  # one box open: small
+    assert dist.mean() == pytest.approx(sheet.score(rs) + float(values[0, sheet.open_mask(rs), 6]), abs=1e-9)
+
+
+@pytest.mark.slow
+def test_maxi_yatzy_from_the_start_is_refused():
+    """Maxi Yatzy from its first turn: a million states between turns, 76 subtotals, hundreds of scores each,
+    tens of GB: refused with the reason (its value table is never read before the refusal: zeros serve)."""
+    rs = rules.get_rules("maxi-yatzy")
+    with pytest.raises(distribution.DistributionTooLarge) as e:
+        distribution.final_distribution(rs, np.zeros(rs.table_shape), threads=1)
+    message = str(e.value)
+    assert "1,048,576 states between turns x up to 76 upper subtotals" in message
+    assert float(message.split("about ")[1].split(" GB")[0]) > 10
+
+
+def test_yatzy_full_game_from_the_start():
+    """Scandinavian Yatzy: the exact distribution's mean is the table's 248.4399894, its SD the second-moment
+    table's (two independent passes), and the probabilities add up to 1."""
+    from conftest import solved as solved_full
+
+    from pentadice.solver import moments
+
+    sol = solved_full("yatzy")
+    rs, values = sol.rules, sol.values
+    dist = distribution.final_distribution(rs, values, threads=2)
+    assert dist.mean() == pytest.approx(sol.expected_score, abs=1e-9)
+    assert dist.mean() == pytest.approx(248.4399894, abs=1e-7)
+    check_invariants(dist, dist.min_score)
+    m2 = moments.second_moments(rs, values, threads=2)
+    assert dist.sd() == pytest.approx(moments.start_sd(rs, values, m2), abs=1e-9)
+    assert dist.max_score <= 374  # 15 boxes at their most: 5 + 10 + ... + 30, 12, 22, 18, 24, 15, 20, 28, 30, 50, 50
 
 
 def check_invariants(dist: distribution.Distribution, floor: int) -> None:
@@ -195,6 +265,16 @@ def test_full_game_from_the_start(penta_solution):
     # Scores a Penta game cannot end on: the upper bonus alone is 35, a Penta bonus 100; odd scores exist.
     assert 0 < dist.sd() < dist.mean()
     assert dist.max_score > 1000  # twelve +100 bonuses are possible, however unlikely
+
+
+def test_full_game_is_the_same_bits_as_before(penta_solution):
+    """Penta's distribution from the start, as the code before the sheets became data (commit 097e0e9) gave it:
+    the same probabilities to the bit (their SHA-256), from score 10."""
+    rs, values = penta_solution.rules, penta_solution.values
+    dist = distribution.final_distribution(rs, values)  # cached by the test above when it ran
+    assert dist.offset == 10 and len(dist.probs) == 1566
+    digest = hashlib.sha256(np.ascontiguousarray(dist.probs).data).hexdigest()
+    assert digest == "4c73c7ae6b65895d976cfa362bcfd00a52e626271865fbbb923473b7cbb9d247"
 
 
 def test_full_game_sd_equals_the_second_moment_table(penta_solution):
@@ -328,7 +408,19 @@ def test_kiriki_refused_by_the_command(tmp_path):
     from pentadice import table
 
     rs = rules.get_rules("kiriki")
-    table.save(rs, np.zeros(table.SHAPE), tmp_path)  # never read: the refusal comes first
+    table.save(rs, np.zeros(rs.table_shape), tmp_path)  # never read: the refusal comes first
     result = CliRunner().invoke(main, ["distribution", "--rules", "kiriki", "--data", str(tmp_path)])
     assert result.exit_code == 2 and "repeats the turn" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_too_large_refused_by_the_command(run, monkeypatch):
+    """The command refuses a distribution too large for the memory allowed as it refuses Kiriki: exit 2, the
+    reason with the sizes, no traceback."""
+    monkeypatch.setattr(distribution, "MEMORY_LIMIT", 1)
+    monkeypatch.setattr(distribution, "_refused", {})
+    monkeypatch.setattr(distribution, "_cache", distribution.OrderedDict())
+    result = run("--sheet", SHEET)
+    assert result.exit_code == 2, result.output
+    assert "states between turns x up to 64 upper subtotals" in result.output and "GB allowed" in result.output
     assert "Traceback" not in result.output

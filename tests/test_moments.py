@@ -1,6 +1,7 @@
 """The second-moment table (the spread of the final score) against a brute force and invariants."""
 
 import functools
+import hashlib
 import itertools
 import json
 import math
@@ -42,6 +43,19 @@ GAMES = {
     "penta, 4 dice, 1 roll": rules.get_rules("penta").reduced(
         dice=4, rolls=1, boxes=("fours", "small_straight", "full_house", "penta"), upper_threshold=12
     ),
+    # The wider family: no Penta box (one flag), pairs, sums of alike dice, houses, straights of given faces.
+    "yatzy, 3 dice": rules.get_rules("yatzy").reduced(
+        dice=3, boxes=("threes", "one_pair", "three_of_a_kind", "yatzy"), upper_threshold=9
+    ),
+    "yatzy, 4 dice, 2 rolls": rules.get_rules("yatzy").reduced(
+        dice=4, rolls=2, boxes=("sixes", "two_pairs", "four_of_a_kind", "chance"), upper_threshold=18
+    ),
+    "maxi-yatzy, 6 dice, 2 rolls": rules.get_rules("maxi-yatzy").reduced(
+        dice=6, rolls=2, boxes=("twos", "three_pairs", "tower", "maxi_yatzy"), upper_threshold=6
+    ),
+    "maxi-yatzy, 6 dice, threshold above 64": rules.get_rules("maxi-yatzy").reduced(
+        dice=6, rolls=2, boxes=("fives", "sixes", "super_house"), upper_threshold=65
+    ),
 }
 
 
@@ -50,14 +64,16 @@ def test_second_moment_matches_brute_force_on_every_state(name):
     rs = GAMES[name]
     values = solver.solve(rs).values
     m2 = moments.second_moments(rs, values)
-    _, slow = brute_moments(rs)
+    slow_value, slow = brute_moments(rs)
     states = np.argwhere(~np.isnan(values))
     assert len(states) > 20
     assert np.array_equal(np.isnan(m2), np.isnan(values))  # NaN exactly where a state cannot occur
     for full, mask, sub in states:
         assert m2[full, mask, sub] == pytest.approx(slow(int(mask), int(sub), int(full)), rel=1e-9, abs=1e-9), (
-            f"state open={rules.boxes_of(int(mask))} subtotal={sub} penta_scored={full}"
+            f"state open={rs.boxes_of(int(mask))} subtotal={sub} penta_scored={full}"
         )
+    # The mean under the same policy is the value table.
+    assert values[0, rs.box_mask, 0] == pytest.approx(slow_value(rs.box_mask, 0, 0), abs=1e-9)
 
 
 @functools.cache
@@ -73,7 +89,7 @@ def one_state(rs, values, m2, penta_scored, mask, sub):
     """Value and E[R^2] of one state by the plain-Python, one-lane turn (the advisor's path), from the tables'
     entries of the states after it (and, in Kiriki, of the state itself: the fixed point must hold)."""
     t = turn_inputs(rs)
-    work = moments.new_work(t.n_keeps, 1)
+    work = moments.new_work(moments.work_rows(rs), 1)
     moments.turn_moments(values, m2, t.p, rs.dice, t.tables.counts, t.scores, t.tables.add, t.tables.subs, mask,
                          penta_scored, sub, 1, rs.rolls - 1, *work)  # fmt: skip
     w = t.tables.weight
@@ -115,7 +131,7 @@ def test_blocks_of_lanes_give_the_bits_of_the_plain_loops(name):
     # order decides between them).
     picks += [tuple(s) for s in reachable[np.bitwise_count(reachable[:, 1]) == 2]]
     if name == "kiriki":  # states that can come back to themselves carry the chance of coming back
-        held = reachable[(reachable[:, 0] == 1) & ((reachable[:, 1] >> rules.PENTA) & 1 == 0)]
+        held = reachable[(reachable[:, 0] == 1) & ((reachable[:, 1] >> rs.penta_box) & 1 == 0)]
         picks += [tuple(s) for s in held[rng.choice(len(held), 4, replace=False)]]
     repeating = 0
     for full_flag, mask in picks:
@@ -123,11 +139,11 @@ def test_blocks_of_lanes_give_the_bits_of_the_plain_loops(name):
         repeating += rep
         runs = {}
         for lanes in (64, 63):  # 64: the blocks; 63 lanes, then the last one: the plain loops
-            work = k.new_work(len(counts), moments.LANES_PER_PASS)
+            work = k.new_work(moments.work_rows(rs), moments.LANES_PER_PASS)
             k.turn_moments(V, M, p, n_dice, counts, scores, add, subs, np.int64(mask), np.int64(full_flag),
                            np.int64(0), np.int64(lanes), np.int64(rs.rolls - 1), *work)  # fmt: skip
             if lanes < 64:
-                rest = k.new_work(len(counts), moments.LANES_PER_PASS)
+                rest = k.new_work(moments.work_rows(rs), moments.LANES_PER_PASS)
                 k.turn_moments(V, M, p, n_dice, counts, scores, add, subs, np.int64(mask), np.int64(full_flag),
                                np.int64(lanes), np.int64(1), np.int64(rs.rolls - 1), *rest)  # fmt: skip
                 for a, b in zip(work, rest, strict=True):
@@ -136,12 +152,12 @@ def test_blocks_of_lanes_give_the_bits_of_the_plain_loops(name):
         for blocked, plain, what in zip(runs[64], runs[63], ("value", "second moment", "return chance"), strict=True):
             if what == "return chance" and not rep:
                 continue  # not carried where a turn cannot come back
-            assert np.array_equal(blocked, plain, equal_nan=True), f"{what}: state {rules.boxes_of(int(mask))}"
+            assert np.array_equal(blocked, plain, equal_nan=True), f"{what}: state {rs.boxes_of(int(mask))}"
     if name == "kiriki":
         assert repeating > 0
 
 
-@pytest.mark.parametrize("name", ["penta", "yahtzee", "kiriki"])
+@pytest.mark.parametrize("name", ["penta", "yahtzee", "kiriki", "yatzy"])
 def test_first_moment_is_the_value_table_and_variances_are_not_negative(name):
     rs, values, m2, timings = full(name)
     # The pass recomputes the values with the value kernel's operations: the same bits (Kiriki's fixed points to
@@ -161,6 +177,43 @@ def test_published_yahtzee_sd():
     rs, values, m2, _ = full("yahtzee")
     assert values[0, rs.box_mask, 0] == pytest.approx(254.5896, abs=1e-4)
     assert moments.start_sd(rs, values, m2) == pytest.approx(59.6117, abs=5e-4)
+
+
+# SHA-256 of ``moments.second_moments(rs, solved(name).values)`` (C order, float64, NaN where no state), taken from
+# the code before the sheets became data (commit 097e0e9): the pass made generic must keep these bits.
+CHECKSUMS = {
+    "penta": "d42c3af086ebe31b5579f44633effd34d43840b42e5eeca8b47af043f9390519",
+    "yahtzee": "5c2eaeb1101f7439dbef501bce90279b06c594fbc11b694a0e374ff20207e335",
+    "kiriki": "c2a2c107854a75b5decef38809df6b7925e53da7cceaff173725104c6bdb726c",
+}
+
+
+@pytest.mark.parametrize("name", list(CHECKSUMS))
+def test_second_moments_are_the_same_bits_as_before(name):
+    _, _, m2, _ = full(name)
+    assert m2.shape == (2, 8192, 64) and m2.dtype == np.float64
+    assert hashlib.sha256(np.ascontiguousarray(m2).data).hexdigest() == CHECKSUMS[name]
+
+
+def test_yatzy_sd_at_the_start():
+    """Scandinavian Yatzy under the advisor's policy: mean 248.4399894 (the published optimum) and SD 38.4964
+    (the exact distribution's, an independent forward pass: tests/test_distribution.py)."""
+    rs, values, m2, _ = full("yatzy")
+    assert values.shape == rs.table_shape == (1, 1 << 15, 64)
+    assert values[0, rs.box_mask, 0] == pytest.approx(248.4399894, abs=1e-7)
+    assert moments.start_sd(rs, values, m2) == pytest.approx(38.4964, abs=1e-4)
+
+
+def test_maxi_yatzy_is_built_only_on_request():
+    """Maxi Yatzy's pass (a million states of 924 keeps) is too long to run unasked: refused with the reason
+    and the command that builds it; forced on a reduced game it runs (the 80-lane build)."""
+    rs = rules.get_rules("maxi-yatzy")
+    assert not moments.automatic(rs)
+    assert all(moments.automatic(rules.get_rules(n)) for n in rules.REGISTRY if n != "maxi-yatzy")
+    with pytest.raises(moments.MomentsOnDemand, match=r"solve --rules maxi-yatzy --moments") as e:
+        moments.second_moments(rs, np.zeros(rs.table_shape))
+    assert isinstance(e.value, NotImplementedError)  # what the advisor treats as "no SDs for this rule set"
+    assert "1,048,575 states" in str(e.value)
 
 
 def test_chance_alone_has_the_sd_of_the_best_strategy_for_a_sum():
@@ -193,8 +246,9 @@ def test_box_option_sd_is_the_next_states_spread(spread_advisor):
     V, M = advisor.values, advisor.moments
     open_mask, sub = sheet.open_mask(rs), sheet.upper_subtotal(rs)
     for o in advice.options:
-        b = rules.BOX_INDEX[o.box]
-        nxt = (0, open_mask & ~(1 << b), min(sub + (o.points if b < 6 else 0), rs.upper_threshold))
+        b = rs.box_index[o.box]
+        added = o.points if (rs.upper_mask >> b) & 1 else 0
+        nxt = (0, open_mask & ~(1 << b), min(sub + added, rs.upper_threshold))
         assert o.sd == pytest.approx(math.sqrt(M[nxt] - V[nxt] ** 2), rel=1e-12)
         assert o.sd >= 0
 

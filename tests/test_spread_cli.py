@@ -51,3 +51,29 @@ def test_where_lists_what_lies_beside_a_table(tmp_path):
     assert run("solve", "--rules", "yahtzee+no-bonus", "--data", tmp_path, "--json").exit_code == 0
     listed = run("where", "--data", tmp_path)
     assert "yahtzee+no-bonus      solved: expected score 245.8707745141 (+ SDs 8 MB)" in listed.output
+
+
+def test_second_moments_too_long_to_run_unasked_are_built_only_on_request(tmp_path, monkeypatch):
+    """Maxi Yatzy's second-moment pass takes most of an hour: `solve` leaves it out and says how to build it,
+    `advise` gives no SDs rather than starting it, and `solve --moments` builds it. Here every rule set is made
+    such a one (solving Maxi Yatzy itself takes minutes)."""
+    from pentadice.solver import moments
+
+    monkeypatch.setattr(moments, "AUTOMATIC_WORK", 0)
+    name = "yahtzee+no-bonus"
+    result = run("solve", "--rules", name, "--data", tmp_path, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output.splitlines()[-1])
+    assert summary["sd"] is None and summary["files"]["m2"] is None
+    assert not (tmp_path / f"{name}.m2.npy").exists()
+    human = run("solve", "--rules", name, "--data", tmp_path)
+    assert human.exit_code == 0 and f"solve --rules {name} --moments" in human.output, human.output
+    advice = run("advise", "1", "2", "3", "4", "5", "--rules", name, "--data", tmp_path, "--json")
+    assert advice.exit_code == 0, advice.output
+    assert all(o.get("sd") is None for o in json.loads(advice.stdout)["options"])
+    assert not (tmp_path / f"{name}.m2.npy").exists()  # nothing started behind the user's back
+    forced = run("solve", "--rules", name, "--data", tmp_path, "--json", "--moments")
+    assert forced.exit_code == 0, forced.output
+    assert json.loads(forced.output.splitlines()[-1])["sd"] > 0
+    advice = run("advise", "1", "2", "3", "4", "5", "--rules", name, "--data", tmp_path, "--json")
+    assert all(o["sd"] > 0 for o in json.loads(advice.stdout)["options"])

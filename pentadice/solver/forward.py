@@ -1,14 +1,16 @@
 """Forward propagation of the final score's exact distribution under the advisor's policy.
 
-A slot is a state between turns ``(penta_scored, open_mask)`` (its id ``sid = penta_scored << 13 | open_mask``)
-and a lane ``u`` (the capped upper subtotal). Each slot holds a vector of probabilities over ``y``, the points
+A slot is a state between turns ``(penta_scored, open_mask)`` (its id ``sid = penta_scored << n_boxes |
+open_mask``; ``penta_scored`` is always 0 on a sheet without a Penta box) and a lane ``u`` (the capped upper
+subtotal). Each slot holds a vector of probabilities over ``y``, the points
 gained since the start *minus* the upper points that went into the lane (``u - u0``): while the subtotal is
 under the threshold the upper points are the lane itself, so ``y`` is only lower-box points, Penta bonuses,
 the upper bonus and upper points above the threshold, and the vectors stay narrow. The final score is
 ``score_so_far - u0 + u + y``.
 
 States are processed layer by layer (all states with ``k`` open boxes, then ``k - 1``): for each state the
-turn is run forward under the policy, for all 64 lanes at once, giving the chance of each outcome (box, its
+turn is run forward under the policy, for all the rule set's lanes at once (``RuleSet.lanes``: 64, or 80 for
+Maxi Yatzy's threshold of 75), giving the chance of each outcome (box, its
 points, Penta bonus or not) per lane (:func:`chunk_outcomes`); then each outcome's mass is pushed into the
 successor slot, shifted by the points it adds (:func:`chunk_push`). A layer's states are handled in chunks:
 threads compute the outcomes of a chunk's states, then push them, each thread owning a share of the
@@ -22,126 +24,153 @@ else the best keep, ties to the smallest keep number (more dice first, then by f
 best value inside it (``k`` itself if it is, else the smallest of its sub-keeps' answers that reach it), in
 branch-free lane loops beside the solver's ``best_subkeeps``.
 
+Sizes come from the rule set's parameters and the arrays' shapes (boxes, successor rows, the keeps one die
+smaller), as in :mod:`pentadice.turn`; the kernels are compiled once per lane count (:func:`compiled`), and the
+public functions below pick the build from the value table's lanes.
+
 Kiriki's self-returning states are not handled (the caller refuses Kiriki).
 """
 
 from __future__ import annotations
 
+import functools
+import types
+
 import numpy as np
 
-from pentadice.compiled import jit
-from pentadice.rules import N_BOXES, P_PENTA_BONUS, P_ROLLS, P_UPPER_BONUS, P_UPPER_THRESHOLD, PENTA
-from pentadice.solver import kernels
-from pentadice.turn import N_ROWS, ROW_LOWER, ROW_PENTA
+from pentadice.rules import (
+    BOX_FIELDS,
+    F_A,
+    F_KIND,
+    F_ROW,
+    K_FACE,
+    K_PENTA,
+    P_BOX_DATA,
+    P_N_BOXES,
+    P_N_ROWS,
+    P_PENTA_BONUS,
+    P_PENTA_BOX,
+    P_ROLLS,
+    P_UPPER_BONUS,
+    P_UPPER_THRESHOLD,
+    score_options,
+    upper_bonus,
+)
+from pentadice.turn import best_subkeeps, hand_values, keep_values, successor_rows
 
-LANES = kernels.LANES
-MASKS = 1 << N_BOXES
-
-# The 64-lane turn functions, compiled once and shared with the solver (callees of the kernels below).
-successor_rows = kernels.wide.successor_rows
-hand_values = kernels.wide.hand_values
-keep_values = kernels.wide.keep_values
-best_subkeeps = kernels.wide.best_subkeeps
-score_options = kernels.wide.score_options
-upper_bonus = kernels.wide.upper_bonus
+# Lanes: ``compiled(lanes)`` rebinds W to the rule set's lane count (a constant there); the turn functions called
+# are the solver's build for that lane count (``kernels.wide_for``), shared with it.
+W = 1
+LANES = 64  # Penta's, Yahtzee's and Yatzy's lanes (upper threshold 63)
 
 ERR_NO_BOX = 1  # no legal box reproduced the hand's best value (cannot happen with a consistent table)
 ERR_WIDTH = 2  # a shifted vector overran its slot (cannot happen: the plan bounds every slot)
 
 
-@jit(nogil=True)
-def plan(p, n_dice, max_points, start_sid, u0, hi, lanes):
-    """The slots reachable from ``start_sid`` at lane ``u0``: ``lanes[sid]`` a bit mask of lanes, ``hi[sid]``
-    the largest ``y`` any of them can hold (a bound from the rules, whatever the policy). States come in
-    decreasing mask order: every predecessor of a state has a larger mask."""
+def plan_slots(p, n_dice, max_points, start_sid, u0, hi, lanes):
+    """The slots reachable from ``start_sid`` at lane ``u0``: ``lanes[sid, u]`` 1 where lane ``u`` of state
+    ``sid`` can be reached, ``hi[sid]`` the largest ``y`` any of them can hold (a bound from the rules, whatever
+    the policy). States come in decreasing mask order: every predecessor of a state has a larger mask."""
     cap = p[P_UPPER_THRESHOLD]
     ub = p[P_UPPER_BONUS]
     pb = p[P_PENTA_BONUS]
-    for s in range(2 * MASKS):
+    n_boxes = p[P_N_BOXES]
+    penta = p[P_PENTA_BOX]
+    n_flags = hi.shape[0] >> n_boxes
+    n_masks = 1 << n_boxes
+    for s in range(hi.shape[0]):
         hi[s] = -1
-        lanes[s] = 0
+        for u in range(lanes.shape[1]):
+            lanes[s, u] = 0
     hi[start_sid] = 0
-    lanes[start_sid] = np.uint64(1) << np.uint64(u0)
-    start_mask = start_sid & (MASKS - 1)
+    lanes[start_sid, u0] = 1
+    start_mask = start_sid & (n_masks - 1)
     for mask in range(start_mask, -1, -1):
         if mask & ~start_mask:
             continue
-        for ps in range(2):
-            sid = (ps << N_BOXES) | mask
-            if lanes[sid] == 0:
+        for ps in range(n_flags):
+            sid = (ps << n_boxes) | mask
+            if hi[sid] < 0:
                 continue
-            bonus = pb if ps == 1 and (mask >> PENTA) & 1 == 0 else 0
-            for b in range(N_BOXES):
+            bonus = pb if ps == 1 and (mask >> penta) & 1 == 0 else 0
+            for b in range(n_boxes):
                 if (mask >> b) & 1 == 0:
                     continue
                 nxt = mask & ~(1 << b)
-                if b < 6:
-                    t = (ps << N_BOXES) | nxt
+                o = P_BOX_DATA + BOX_FIELDS * b
+                kind = p[o + F_KIND]
+                if kind == K_FACE:
+                    face = p[o + F_A]
+                    t = (ps << n_boxes) | nxt
                     for c in range(n_dice + 1):
-                        a = c * (b + 1)
+                        a = c * face
                         extra = bonus if c == n_dice else 0
                         for u in range(cap + 1):
-                            if (lanes[sid] >> np.uint64(u)) & np.uint64(1) == 0:
+                            if lanes[sid, u] == 0:
                                 continue
                             u2 = min(u + a, cap)
-                            lanes[t] |= np.uint64(1) << np.uint64(u2)
+                            lanes[t, u2] = 1
                             inc = extra + (ub if u < cap and u + a >= cap else 0) + (u + a - u2)
                             hi[t] = max(hi[t], hi[sid] + inc)
-                elif b < PENTA:
-                    t = (ps << N_BOXES) | nxt
-                    lanes[t] |= lanes[sid]
+                elif kind != K_PENTA:
+                    t = (ps << n_boxes) | nxt
+                    for u in range(cap + 1):
+                        lanes[t, u] |= lanes[sid, u]
                     hi[t] = max(hi[t], hi[sid] + max_points[b] + bonus)
                 else:
                     for f in range(2):
-                        t = (f << N_BOXES) | nxt
-                        lanes[t] |= lanes[sid]
+                        t = (f << n_boxes) | nxt
+                        for u in range(cap + 1):
+                            lanes[t, u] |= lanes[sid, u]
                         hi[t] = max(hi[t], hi[sid] + (max_points[b] if f == 1 else 0))
 
 
-@jit(nogil=True)
-def chunk_outcomes(
-    V, p, n_dice, counts, scores, add, subs, weight, subkeeps, sids, lo, hi, rlo, rhi, start_hand, start_stage,
-    out, tlist, ntouch, errors,
+def turn_outcomes(
+    V, p, n_dice, counts, scores, add, subs, weight, subkeeps, sids, lo, hi, rlo, rhi, slot_of, start_hand,
+    start_stage, out, tlist, ntouch, errors,
 ):  # fmt: skip
     """For chunk entries ``lo <= i < hi``: the turn of state ``sids[i]`` run forward under the policy, for its
-    lanes that hold mass. ``out[i, b, bonus, points, u]``: the chance that lane ``u``'s turn fills box ``b``
+    lanes that hold mass (``rlo[slot_of[sid]] <= rhi[slot_of[sid]]``: the slots' rows of the states reached).
+    ``out[i, b, bonus, points, u]``: the chance that lane ``u``'s turn fills box ``b``
     with ``points`` (and the Penta bonus when ``bonus`` is 1); ``tlist[i, :ntouch[i]]`` lists the entries
     ``(b * 2 + bonus) * n_points + points`` that are not zero. ``start_hand >= 0``: the chunk's first state
     starts mid-turn, with that hand showing and ``start_stage`` rerolls left."""
     n_hands = weight.shape[0]
     n_keeps = counts.shape[0]
     n_points = out.shape[3]
+    n_boxes = p[P_N_BOXES]
     R = p[P_ROLLS]
-    K = np.empty((n_keeps, LANES))
-    B = np.empty((n_keeps, LANES))
-    rows = np.empty((N_ROWS, LANES))
-    KV = np.empty((R, n_keeps, LANES))  # keep values with r rerolls left
-    BV = np.empty((R, n_keeps, LANES))  # the best keep inside each keep
-    BI = np.empty((R, n_keeps, LANES), dtype=np.int64)  # and which it is
-    S = np.empty((n_hands, LANES))  # the best box's value per hand
-    M = np.empty((n_keeps, LANES))  # mass on hands, then on keeps
-    points = np.empty(N_BOXES, dtype=np.int64)
+    K = np.empty((n_keeps, W))
+    B = np.empty((n_keeps, W))
+    rows = np.empty((p[P_N_ROWS], W))
+    KV = np.empty((R, n_keeps, W))  # keep values with r rerolls left
+    BV = np.empty((R, n_keeps, W))  # the best keep inside each keep
+    BI = np.empty((R, n_keeps, W), dtype=np.int64)  # and which it is
+    S = np.empty((n_hands, W))  # the best box's value per hand
+    M = np.empty((n_keeps, W))  # mass on hands, then on keeps
+    points = np.empty(n_boxes, dtype=np.int64)
     opt_n = np.empty(n_hands, dtype=np.int64)
-    opt_box = np.empty((n_hands, N_BOXES), dtype=np.int64)
-    opt_pts = np.empty((n_hands, N_BOXES), dtype=np.int64)
-    opt_row = np.empty((n_hands, N_BOXES), dtype=np.int64)
+    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_pts = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
     opt_bonus = np.empty(n_hands, dtype=np.int64)
-    flags = np.zeros(N_BOXES * 2 * n_points, dtype=np.bool_)
-    active = np.empty(LANES, dtype=np.bool_)
-    act = np.empty(LANES, dtype=np.int64)  # the active lanes
-    box_arg = np.empty((n_hands, LANES), dtype=np.int64)  # each hand's box (its option number) per lane
-    keep_arg = np.empty(LANES, dtype=np.int64)
-    tmp = np.empty(LANES, dtype=np.int64)
-    bk = np.empty(LANES)
+    flags = np.zeros(n_boxes * 2 * n_points, dtype=np.bool_)
+    active = np.empty(W, dtype=np.bool_)
+    act = np.empty(W, dtype=np.int64)  # the active lanes
+    box_arg = np.empty((n_hands, W), dtype=np.int64)  # each hand's box (its option number) per lane
+    keep_arg = np.empty(W, dtype=np.int64)
+    tmp = np.empty(W, dtype=np.int64)
+    bk = np.empty(W)
     total = float(6**n_dice)
     for i in range(lo, hi):
         sid = sids[i]
-        ps = sid >> N_BOXES
-        mask = sid & (MASKS - 1)
+        ps = sid >> n_boxes
+        mask = sid & ((1 << n_boxes) - 1)
+        slot = slot_of[sid]
         ntouch[i] = 0
         any_active = False
-        for u in range(LANES):
-            active[u] = rhi[sid, u] >= rlo[sid, u]
+        for u in range(W):
+            active[u] = rhi[slot, u] >= rlo[slot, u]
             any_active = any_active or active[u]
         if not any_active:
             continue
@@ -156,57 +185,63 @@ def chunk_outcomes(
             # BI[r, k]: the first keep (smallest number: the advisor's order) inside keep k worth BV[r, k]. Keep k
             # comes before every keep inside it, so it is its own answer when it is worth the best.
             last = n_keeps - 1  # the empty keep: nothing inside it but itself
-            for u in range(LANES):
+            for u in range(W):
                 BI[r, last, u] = last
             for k in range(last - 1, n_hands - 1, -1):  # branch-free lane loops, which vectorise
-                for u in range(LANES):
+                for u in range(W):
                     tmp[u] = n_keeps
                 for j in range(subs.shape[1]):
                     sk = subs[k, j]
-                    for u in range(LANES):
+                    for u in range(W):
                         c = BI[r, sk, u]
                         tmp[u] = c if (BV[r, sk, u] == BV[r, k, u]) & (c < tmp[u]) else tmp[u]
-                for u in range(LANES):
+                for u in range(W):
                     BI[r, k, u] = k if KV[r, k, u] == BV[r, k, u] else tmp[u]
         # Each hand's legal boxes, in sheet order, with their successor rows (as hand_values builds them).
         for h in range(n_hands):
-            if scores[h, N_BOXES] == 1:
-                bonus = 0
-                for b in range(N_BOXES):
-                    points[b] = scores[h, b] if (mask >> b) & 1 == 1 else -1
+            n = 0
+            bonus = 0
+            if scores[h, n_boxes] == 1:  # every open box, at its points and successor row from the score table
+                for b in range(n_boxes):
+                    if (mask >> b) & 1 == 1:
+                        opt_box[h, n] = b
+                        opt_pts[h, n] = scores[h, b]
+                        opt_row[h, n] = scores[h, n_boxes + 1 + b]
+                        n += 1
             else:
                 bonus = score_options(p, counts[h], mask, ps, points)
-            n = 0
-            for b in range(N_BOXES):
-                pts = points[b]
-                if pts < 0:
-                    continue
-                opt_box[h, n] = b
-                opt_pts[h, n] = pts
-                if b < 6:
-                    opt_row[h, n] = b * 6 + pts // (b + 1)
-                elif b < PENTA:
-                    opt_row[h, n] = ROW_LOWER + b - 6
-                else:
-                    opt_row[h, n] = ROW_PENTA + (1 if pts > 0 else 0)
-                n += 1
+                for b in range(n_boxes):
+                    pts = points[b]
+                    if pts < 0:
+                        continue
+                    opt_box[h, n] = b
+                    opt_pts[h, n] = pts
+                    o = P_BOX_DATA + BOX_FIELDS * b
+                    kind = p[o + F_KIND]
+                    if kind == K_FACE:
+                        opt_row[h, n] = p[o + F_ROW] + pts // p[o + F_A]
+                    elif kind != K_PENTA:
+                        opt_row[h, n] = p[o + F_ROW]
+                    else:
+                        opt_row[h, n] = p[o + F_ROW] + (1 if pts > 0 else 0)
+                    n += 1
             opt_n[h] = n
             opt_bonus[h] = bonus
         # Each hand's box after the last roll, per lane: the first best in sheet order (as hand_values finds it).
         for h in range(n_hands):
-            for u in range(LANES):
+            for u in range(W):
                 S[h, u] = -np.inf
                 box_arg[h, u] = -1
             for o in range(opt_n[h]):
                 row = opt_row[h, o]
                 gain = float(opt_pts[h, o] + opt_bonus[h])
-                for u in range(LANES):
+                for u in range(W):
                     x = rows[row, u] + gain
                     if x > S[h, u]:
                         S[h, u] = x
                         box_arg[h, u] = o
         n_act = 0
-        for u in range(LANES):
+        for u in range(W):
             if active[u]:
                 act[n_act] = u
                 n_act += 1
@@ -215,34 +250,34 @@ def chunk_outcomes(
         if start_hand >= 0 and i == 0:
             stage = start_stage
             for h in range(n_hands):
-                for u in range(LANES):
+                for u in range(W):
                     M[h, u] = 1.0 if (h == start_hand and active[u]) else 0.0
         else:
             for h in range(n_hands):
                 w = weight[h] / total
-                for u in range(LANES):
+                for u in range(W):
                     M[h, u] = w
         for r in range(stage, -1, -1):
             for k in range(n_hands, n_keeps):
-                for u in range(LANES):
+                for u in range(W):
                     M[k, u] = 0.0
             for h in range(n_hands):
                 if r > 0:  # the best proper keep: the best keep inside one of the keeps a die smaller
-                    for u in range(LANES):
+                    for u in range(W):
                         bk[u] = -np.inf
                     for j in range(subs.shape[1]):
                         s = subs[h, j]
-                        for u in range(LANES):
+                        for u in range(W):
                             x = BV[r, s, u]
                             bk[u] = x if x > bk[u] else bk[u]
-                    for u in range(LANES):
+                    for u in range(W):
                         tmp[u] = n_keeps
                     for j in range(subs.shape[1]):
                         sk = subs[h, j]
-                        for u in range(LANES):
+                        for u in range(W):
                             c = BI[r, sk, u]
                             tmp[u] = c if (BV[r, sk, u] == bk[u]) & (c < tmp[u]) else tmp[u]
-                    for u in range(LANES):
+                    for u in range(W):
                         keep_arg[u] = tmp[u] if bk[u] > S[h, u] else -1
                 for a in range(n_act):
                     u = act[a]
@@ -268,69 +303,136 @@ def chunk_outcomes(
                 break
             # Roll the dice not kept: each keep gains a die of each face with chance 1/6, the smallest first.
             for h in range(n_hands):
-                for u in range(LANES):
+                for u in range(W):
                     M[h, u] = 0.0
             for k in range(n_keeps - 1, n_hands - 1, -1):
-                for u in range(LANES):
+                for u in range(W):
                     M[k, u] *= 1.0 / 6.0
                 for f in range(6):
                     t = add[k, f]
-                    for u in range(LANES):
+                    for u in range(W):
                         M[t, u] += M[k, u]
         for t in range(ntouch[i]):
             flags[tlist[i, t]] = False
 
 
-@jit(nogil=True)
-def chunk_push(
-    p, sids, n_chunk, out, tlist, ntouch, src, dst, row_off, width, rlo, rhi, part, me, errors,
+def push_outcomes(
+    p, sids, n_chunk, out, tlist, ntouch, src, dst, row_off, width, rlo, rhi, part, slot_of, me, errors,
 ):  # fmt: skip
     """Push the outcomes of the chunk's states into their successors' vectors, for the successor states with
-    ``part[sid] == me`` only (so threads never share a slot); the entries pushed are set back to zero."""
+    ``part[slot] == me`` only (so threads never share a slot); the entries pushed are set back to zero. The slots'
+    arrays (``row_off``, ``width``, ``rlo``, ``rhi``, ``part``) have a row per state reached, ``slot_of[sid]``."""
     cap = p[P_UPPER_THRESHOLD]
     pb = p[P_PENTA_BONUS]
+    n_boxes = p[P_N_BOXES]
+    penta = p[P_PENTA_BOX]
     n_points = out.shape[3]
     for i in range(n_chunk):
         sid = sids[i]
-        ps = sid >> N_BOXES
-        mask = sid & (MASKS - 1)
+        ps = sid >> n_boxes
+        mask = sid & ((1 << n_boxes) - 1)
+        slot = slot_of[sid]
         for t in range(ntouch[i]):
             e = tlist[i, t]
             pts = e % n_points
             bf = (e // n_points) % 2
             b = e // (2 * n_points)
             nxt = mask & ~(1 << b)
-            nps = ps if b != PENTA else (1 if pts > 0 else 0)
-            nsid = (nps << N_BOXES) | nxt
-            if part[nsid] != me:
+            nps = ps if b != penta else (1 if pts > 0 else 0)
+            nslot = slot_of[(nps << n_boxes) | nxt]
+            if part[nslot] != me:
                 continue
-            base = bf * pb + (pts if b >= 6 else 0)
-            w2 = width[nsid]
-            for u in range(LANES):
+            upper = p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE
+            base = bf * pb + (0 if upper else pts)
+            w2 = width[nslot]
+            for u in range(W):
                 q = out[i, b, bf, pts, u]
                 if q == 0.0:
                     continue
                 out[i, b, bf, pts, u] = 0.0
-                if b < 6:
+                if upper:
                     u2 = min(u + pts, cap)
                     inc = base + upper_bonus(p, u, pts) + (u + pts - u2)
                 else:
                     u2 = u
                     inc = base
-                lo = rlo[sid, u]
-                hi = rhi[sid, u]
-                if hi + inc >= w2 or row_off[nsid, u2] < 0:
+                lo = rlo[slot, u]
+                hi = rhi[slot, u]
+                if hi + inc >= w2 or row_off[nslot, u2] < 0:
                     errors[0] = ERR_WIDTH
                     continue
-                so = row_off[sid, u]
-                do = row_off[nsid, u2] + inc
+                so = row_off[slot, u]
+                do = row_off[nslot, u2] + inc
                 for y in range(lo, hi + 1):
                     dst[do + y] += q * src[so + y]
-                if lo + inc < rlo[nsid, u2]:
-                    rlo[nsid, u2] = lo + inc
-                if hi + inc > rhi[nsid, u2]:
-                    rhi[nsid, u2] = hi + inc
+                if lo + inc < rlo[nslot, u2]:
+                    rlo[nslot, u2] = lo + inc
+                if hi + inc > rhi[nslot, u2]:
+                    rhi[nslot, u2] = hi + inc
 
 
-COMPILED = (plan, chunk_outcomes, chunk_push)
-kernels.drop_stale_cache(list(COMPILED))
+@functools.cache
+def compiled(lanes: int = LANES) -> types.SimpleNamespace:
+    """``plan_slots``, ``turn_outcomes`` and ``push_outcomes`` compiled for ``lanes`` lanes (Numba, cached on disk
+    per lane count), calling the solver's turn functions of that lane count."""
+    from pentadice.solver import kernels
+
+    scope = dict(vars(kernels.wide_for(lanes)))
+    out = {}
+    for fn in (plan_slots, turn_outcomes, push_outcomes):
+        out[fn.__name__] = kernels._compile(fn, scope, lanes)
+    kernels.drop_stale_cache(list(out.values()))
+    return types.SimpleNamespace(**out)
+
+
+def kernels_for(V: np.ndarray) -> types.SimpleNamespace:
+    """The build for a value table padded to its rule set's lanes (``distribution._padded``)."""
+    return compiled(V.shape[2])
+
+
+def plan(p, n_dice, max_points, start_sid, u0, hi, lanes) -> None:
+    """:func:`plan_slots` of the build for ``lanes.shape[1]`` lanes."""
+    compiled(lanes.shape[1]).plan_slots(p, n_dice, max_points, start_sid, u0, hi, lanes)
+
+
+def chunk_outcomes(
+    V, p, n_dice, counts, scores, add, subs, weight, subkeeps, sids, lo, hi, rlo, rhi, start_hand, start_stage,
+    out, tlist, ntouch, errors,
+):  # fmt: skip
+    """:func:`turn_outcomes` of the build for the value table's lanes (``V.shape[2]``), ``rlo`` and ``rhi`` with a
+    row per state id (every state's)."""
+    kernels_for(V).turn_outcomes(
+        V, p, n_dice, counts, scores, add, subs, weight, subkeeps, sids, lo, hi, rlo, rhi, _identity(rlo.shape[0]),
+        start_hand, start_stage, out, tlist, ntouch, errors,
+    )  # fmt: skip
+
+
+def chunk_push(p, sids, n_chunk, out, tlist, ntouch, src, dst, row_off, width, rlo, rhi, part, me, errors) -> None:
+    """:func:`push_outcomes` of the build for the outcomes' lanes (``out.shape[4]``), the slots' arrays with a
+    row per state id (every state's)."""
+    compiled(out.shape[4]).push_outcomes(
+        p,
+        sids,
+        n_chunk,
+        out,
+        tlist,
+        ntouch,
+        src,
+        dst,
+        row_off,
+        width,
+        rlo,
+        rhi,
+        part,
+        _identity(rlo.shape[0]),
+        me,
+        errors,
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _identity(n: int) -> np.ndarray:
+    """``slot_of`` where every state id has its own row: ``arange(n)`` (read-only, shared)."""
+    out = np.arange(n, dtype=np.int64)
+    out.setflags(write=False)
+    return out

@@ -19,8 +19,11 @@ table). Kiriki's self-returning states: the policy is fixed by the values, so th
 linear in itself, ``M2 = A + P * M2`` with ``P`` the chance of coming back; in those states only, the pass
 carries ``P`` as a third quantity and solves ``M2 = A / (1 - P)`` exactly.
 
-The functions below are plain Python that :func:`compiled` compiles (with the rules' compilable functions
-rebound to their compiled versions); the advisor runs :func:`turn_moments` on one lane as plain Python for a
+Sizes come from the rule set's parameters and the arrays' shapes (boxes, successor rows, dice, the keeps one
+die smaller: five or six), as in :mod:`pentadice.turn`, so every sheet runs the same code.
+
+The functions below are plain Python that :func:`compiled` compiles per lane count (with the rules' compilable
+functions rebound to their compiled versions); the advisor runs :func:`turn_moments` on one lane as plain Python for a
 single question, without Numba's start-up.
 """
 
@@ -36,21 +39,29 @@ import numpy as np
 
 from pentadice import rules, states
 from pentadice.rules import (
-    N_BOXES,
+    BOX_FIELDS,
+    F_A,
+    F_KIND,
+    F_ROW,
+    K_FACE,
+    K_PENTA,
+    P_BOX_DATA,
+    P_N_BOXES,
+    P_N_ROWS,
+    P_PENTA_BOX,
     P_ROLLS,
     P_UPPER_THRESHOLD,
-    PENTA,
     score_options,
     upper_bonus,
 )
-from pentadice.turn import N_ROWS, ROW_LOWER, ROW_PENTA, repeats
+from pentadice.turn import repeats
 from pentadice.turn_inputs import turn_inputs
 
-# Lanes of the compiled build (``compiled`` rebinds it to LANES_PER_PASS, a constant, so that the blocks of lanes
-# vectorise). All 64 subtotals of a state in one pass: 16 at a time (the scratch rows then stay in L2) measured
-# slower, the per-hand set-up being repeated for each group of lanes.
+# Lanes of the compiled build: ``compiled(lanes)`` rebinds ``W`` to the rule set's lane count (``RuleSet.lanes``,
+# a constant there), so that the blocks of lanes vectorise. All the subtotals of a state in one pass: 16 at a
+# time (the scratch rows then stay in L2) measured slower, the per-hand set-up being repeated for each group.
 W = 1
-LANES_PER_PASS = 64
+LANES_PER_PASS = 64  # Penta's and Yatzy's lanes (upper threshold 63); Maxi Yatzy's are 80
 MAX_VALUE_DIFFERENCE = 1e-9  # the recomputed values must agree with the table (they agree to the bit in practice)
 
 
@@ -100,28 +111,34 @@ def turn_moments(
             n_hands += 1
     n_keeps = counts.shape[0]
     cap = p[P_UPPER_THRESHOLD]
-    points = np.empty(N_BOXES, dtype=np.int64)
-    box_rows = np.empty(N_BOXES, dtype=np.int64)
-    box_add = np.empty(N_BOXES)
+    n_boxes = p[P_N_BOXES]
+    n_subs = subs.shape[1]  # the keeps one die smaller (5 entries with up to 5 dice, 6 with 6)
+    points = np.empty(n_boxes, dtype=np.int64)
+    box_rows = np.empty(n_boxes, dtype=np.int64)
+    box_add = np.empty(n_boxes)
     # All the lanes of the solver's build (W lanes, a constant there) in blocks of 8; fewer lanes (the advisor's
     # one, the last lanes of a reduced game) take the plain loops.
     blocked = W >= 8 and lanes == W
-    # Successor rows.
+    # Successor rows (as turn.successor_rows: each box's first row from the rule set's parameters).
     rep = repeats(p, open_mask, penta_scored)  # a turn can come back to this state: KP is carried
-    if rep:
-        r = ROW_PENTA + 1
+    if rep:  # the Penta box's second row: the state itself
+        r = p[P_BOX_DATA + BOX_FIELDS * p[P_PENTA_BOX] + F_ROW] + 1
         for u in range(lanes):
             rowsV[r, u] = V[penta_scored, open_mask, s0 + u]
             rowsM[r, u] = M[penta_scored, open_mask, s0 + u]
             rowsP[r, u] = 1.0
-    for b in range(N_BOXES):
+    for b in range(n_boxes):
         if (open_mask >> b) & 1 == 0:
             continue
         nxt = open_mask & ~(1 << b)
-        if b < 6:
+        o = P_BOX_DATA + BOX_FIELDS * b
+        kind = p[o + F_KIND]
+        row = p[o + F_ROW]
+        if kind == K_FACE:
+            face = p[o + F_A]
             for c in range(n_dice + 1):
-                a = c * (b + 1)
-                r = b * 6 + c
+                a = c * face
+                r = row + c
                 for u in range(lanes):
                     s = min(s0 + u + a, cap)
                     ub = upper_bonus(p, s0 + u, a)
@@ -129,39 +146,42 @@ def turn_moments(
                     rowsV[r, u] = v + ub
                     rowsM[r, u] = M[penta_scored, nxt, s] + 2.0 * ub * v + float(ub * ub)
                     rowsP[r, u] = 0.0
-        elif b < PENTA:
-            r = ROW_LOWER + b - 6
+        elif kind != K_PENTA:
             for u in range(lanes):
-                rowsV[r, u] = V[penta_scored, nxt, s0 + u]
-                rowsM[r, u] = M[penta_scored, nxt, s0 + u]
-                rowsP[r, u] = 0.0
+                rowsV[row, u] = V[penta_scored, nxt, s0 + u]
+                rowsM[row, u] = M[penta_scored, nxt, s0 + u]
+                rowsP[row, u] = 0.0
         else:
             for f in range(2):
                 for u in range(lanes):
-                    rowsV[ROW_PENTA + f, u] = V[f, nxt, s0 + u]
-                    rowsM[ROW_PENTA + f, u] = M[f, nxt, s0 + u]
-                    rowsP[ROW_PENTA + f, u] = 0.0
+                    rowsV[row + f, u] = V[f, nxt, s0 + u]
+                    rowsM[row + f, u] = M[f, nxt, s0 + u]
+                    rowsP[row + f, u] = 0.0
     # After the last roll: the first best box in sheet order.
     for h in range(n_hands):
-        if scores[h, N_BOXES] == 1:
-            bonus = 0
-            for b in range(N_BOXES):
-                points[b] = scores[h, b] if (open_mask >> b) & 1 == 1 else -1
+        n_options = 0
+        if scores[h, n_boxes] == 1:  # every open box, at its points and successor row from the score table
+            for b in range(n_boxes):
+                if (open_mask >> b) & 1 == 1:
+                    box_rows[n_options] = scores[h, n_boxes + 1 + b]
+                    box_add[n_options] = float(scores[h, b])
+                    n_options += 1
         else:
             bonus = score_options(p, counts[h], open_mask, penta_scored, points)
-        n_options = 0
-        for b in range(N_BOXES):
-            pts = points[b]
-            if pts < 0:
-                continue
-            if b < 6:
-                box_rows[n_options] = b * 6 + pts // (b + 1)
-            elif b < PENTA:
-                box_rows[n_options] = ROW_LOWER + b - 6
-            else:
-                box_rows[n_options] = ROW_PENTA + (1 if pts > 0 else 0)
-            box_add[n_options] = float(pts + bonus)
-            n_options += 1
+            for b in range(n_boxes):
+                pts = points[b]
+                if pts < 0:
+                    continue
+                o = P_BOX_DATA + BOX_FIELDS * b
+                kind = p[o + F_KIND]
+                if kind == K_FACE:
+                    box_rows[n_options] = p[o + F_ROW] + pts // p[o + F_A]
+                elif kind != K_PENTA:
+                    box_rows[n_options] = p[o + F_ROW]
+                else:
+                    box_rows[n_options] = p[o + F_ROW] + (1 if pts > 0 else 0)
+                box_add[n_options] = float(pts + bonus)
+                n_options += 1
         if blocked:  # blocks of 8 lanes, loads before stores: vector instructions
             for j in range(0, W, 8):
                 v0 = -np.inf
@@ -483,7 +503,7 @@ def turn_moments(
                     i5 = kf
                     i6 = kf
                     i7 = kf
-                    for t in range(5):
+                    for t in range(n_subs):
                         s = subs[k, t]
                         x = BV[s, j]
                         e = BI[s, j]
@@ -570,7 +590,7 @@ def turn_moments(
                     BV[k, u] = KV[k, u]
                     BI[k, u] = kf
                     BM[k, u] = KM[k, u]
-                for t in range(5):
+                for t in range(n_subs):
                     s = subs[k, t]
                     for u in range(lanes):
                         x = BV[s, u]
@@ -611,7 +631,7 @@ def turn_moments(
                     m5 = BM[s, j + 5]
                     m6 = BM[s, j + 6]
                     m7 = BM[s, j + 7]
-                    for t in range(1, 5):
+                    for t in range(1, n_subs):
                         s = subs[h, t]
                         x = BV[s, j]
                         e = BI[s, j]
@@ -716,7 +736,7 @@ def turn_moments(
                     rowsV[0, u] = BV[s, u]
                     rowsV[1, u] = BI[s, u]
                     rowsM[0, u] = BM[s, u]
-                for t in range(1, 5):
+                for t in range(1, n_subs):
                     s = subs[h, t]
                     for u in range(lanes):
                         x = BV[s, u]
@@ -734,7 +754,7 @@ def turn_moments(
                 for u in range(lanes):
                     rowsV[0, u] = BV[s, u]
                     rowsV[1, u] = BI[s, u]
-                for t in range(1, 5):
+                for t in range(1, n_subs):
                     s = subs[h, t]
                     for u in range(lanes):
                         x = BV[s, u]
@@ -754,7 +774,7 @@ def solve_moments(V, M, C, p, n_dice, counts, scores, add, subs, weight, masks, 
     (a check against ``V``). A state that can come back to itself solves ``M2 = A + P * M2``."""
     n_keeps = counts.shape[0]
     L = V.shape[2]
-    KV, KM, KP, SV, SM, SP, BV, BI, BM, rowsV, rowsM, rowsP = new_work(n_keeps, W)
+    KV, KM, KP, SV, SM, SP, BV, BI, BM, rowsV, rowsM, rowsP = new_work(max(n_keeps, p[P_N_ROWS]), W)
     acc_v = np.empty(W)
     acc_m = np.empty(W)
     acc_p = np.empty(W)
@@ -789,9 +809,9 @@ def solve_moments(V, M, C, p, n_dice, counts, scores, add, subs, weight, masks, 
                 M[penta_scored, open_mask, s0 + u] = (acc_m[u] / total) / (1.0 - acc_p[u] / total)
 
 
-def new_work(n_keeps, lanes):
-    """The scratch arrays of :func:`turn_moments`, each (keeps or successor rows) x lanes, separately allocated."""
-    n = max(n_keeps, N_ROWS)
+def new_work(n, lanes):
+    """The scratch arrays of :func:`turn_moments`, each ``n`` x lanes (``n`` the more of the keeps and the
+    successor rows: :func:`work_rows`), separately allocated."""
     return (
         np.empty((n, lanes)),
         np.empty((n, lanes)),
@@ -808,10 +828,21 @@ def new_work(n_keeps, lanes):
     )
 
 
+def work_rows(rs: rules.RuleSet) -> int:
+    """The rows of :func:`new_work`'s arrays for ``rs``: its keeps or its successor rows, the more."""
+    return max(turn_inputs(rs).n_keeps, rs.n_rows)
+
+
+def lanes_for(rs: rules.RuleSet) -> int:
+    """The build :func:`second_moments` runs for ``rs``: 64 lanes (Penta's, Yatzy's and every reduced game with
+    a threshold under 64, which runs its lanes in the plain loops), else the rule set's own (80: Maxi Yatzy)."""
+    return LANES_PER_PASS if rs.upper_threshold < LANES_PER_PASS else rs.lanes
+
+
 @functools.cache
-def compiled():
-    """The compiled ``turn_moments`` and ``solve_moments`` (Numba, cached on disk; imported late: quick
-    commands do not pay Numba's start-up)."""
+def compiled(lanes: int = LANES_PER_PASS):
+    """The compiled ``turn_moments`` and ``solve_moments`` for ``lanes`` lanes (Numba, cached on disk, one
+    entry per lane count; imported late: quick commands do not pay Numba's start-up)."""
     import types
 
     from pentadice.solver import kernels
@@ -824,27 +855,79 @@ def compiled():
     out = {}
     for fn in (new_work, turn_moments, solve_moments):
         scope.update(out)
-        out[fn.__name__] = kernels._compile(fn, scope, LANES_PER_PASS)
+        out[fn.__name__] = kernels._compile(fn, scope, lanes)
     kernels.drop_stale_cache(list(out.values()))
     return types.SimpleNamespace(**out)
 
 
 PARTS_PER_THREAD = 4
+# The pass runs by itself (with every `solve`, and in `advise` when the file is missing) only where its work, the
+# states between turns times the keeps of a turn, is at most this: Yatzy's 32,767 states x 252 keeps (8.3M;
+# 5.5 s on one quiet core, Penta's 3.1M about 2 s). Maxi Yatzy's 1,048,575 x 924 (969M) takes about 0.8 ms a
+# state on one quiet core (2.5 ms loaded): 14 minutes, far past its value solve: built only on request
+# (`solve --moments`).
+AUTOMATIC_WORK = 1 << 24
+ON_DEMAND = (
+    "the second moments (SDs) of {title} are not computed by themselves: their pass over {states:,} states takes "
+    "about {minutes:.0f} minutes on one core; build them once with `pentadice solve --rules {name} --moments`"
+)
+SECONDS_PER_STATE_AND_KEEP = 0.85e-6  # one quiet core (measured: Maxi Yatzy 0.8 ms a state, 924 keeps)
+
+
+class MomentsOnDemand(NotImplementedError):
+    """The second moments of a rule set whose pass is too long to run unasked (:func:`automatic`): the message
+    says how long it would take and how to build them (``solve --moments``)."""
+
+
+def pass_states(rs: rules.RuleSet) -> int:
+    """The states between turns the pass computes (every mask of the game's boxes but the empty one, with each
+    Penta flag it can have)."""
+    return sum(len(masks) for masks, _ in states.layers(rs))
+
+
+def automatic(rs: rules.RuleSet) -> bool:
+    """Whether the second moments of ``rs`` are computed by themselves (see :data:`AUTOMATIC_WORK`): with every
+    ``solve`` and, when their file is missing, by ``advise``. Otherwise only :func:`second_moments` with
+    ``force`` (``solve --moments``) builds them."""
+    return pass_states(rs) * turn_inputs(rs).n_keeps <= AUTOMATIC_WORK
+
+
+def on_demand_message(rs: rules.RuleSet) -> str:
+    """Why the second moments of ``rs`` are not computed unasked, and the command that builds them."""
+    n = pass_states(rs)
+    minutes = n * turn_inputs(rs).n_keeps * SECONDS_PER_STATE_AND_KEEP / 60
+    return ON_DEMAND.format(title=rs.title, states=n, minutes=minutes, name=rs.name)
 
 
 def second_moments(
-    rs: rules.RuleSet, values: np.ndarray, threads: int = 1, check: bool = True, timings: dict | None = None
+    rs: rules.RuleSet,
+    values: np.ndarray,
+    threads: int = 1,
+    check: bool = True,
+    timings: dict | None = None,
+    force: bool = False,
 ) -> np.ndarray:
     """``M2[penta_scored, open_mask, subtotal] = E[R^2]`` for every state of ``rs`` (same shape as ``values``,
     NaN where ``values`` is NaN): ``R`` the points still to come under the advisor's policy.
 
     ``values`` is the solved value table of ``rs``. With ``check``, the values recomputed on the way must equal
     it (to ``MAX_VALUE_DIFFERENCE``; RuntimeError otherwise). ``timings``, if given, receives
-    ``compile_seconds``, ``seconds`` and ``max_value_difference`` (0.0: the values' bits).
+    ``compile_seconds``, ``seconds`` and ``max_value_difference`` (0.0: the values' bits). Where the pass is too
+    long to run unasked (:func:`automatic`: Maxi Yatzy), :class:`MomentsOnDemand` unless ``force``.
     """
     start = time.perf_counter()
-    k = compiled()
+    if not force and not automatic(rs):
+        raise MomentsOnDemand(on_demand_message(rs))
+    if values.shape != rs.table_shape:
+        raise ValueError(f"a value table of {rs.name} is shaped {rs.table_shape}, not {values.shape}")
+    lanes = lanes_for(rs)
+    k = compiled(lanes)
     V = np.ascontiguousarray(values, dtype=np.float64)
+    n_lanes = V.shape[2]
+    if LANES_PER_PASS < n_lanes < lanes:
+        # All the build's lanes in one pass (its blocks of lanes): the lanes past the threshold repeat the
+        # threshold's (a subtotal above it is capped to it, and earns no bonus), so they compute the same.
+        V = np.concatenate([V, np.repeat(V[:, :, -1:], lanes - n_lanes, axis=2)], axis=2)
     if not V.flags.writeable:
         V = V.copy()
     inputs = turn_inputs(rs).layer()
@@ -872,10 +955,14 @@ def second_moments(
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-    reachable = ~np.isnan(V)
-    M = np.where(reachable, M, np.nan)
-    diff = np.abs(np.where(reachable, C, 0.0) - np.where(reachable, V, 0.0))
-    worst = float(np.max(diff)) if diff.size else 0.0
+    # (In place where it can be: Maxi Yatzy's arrays are 0.6 GB each.)
+    V, C = V[:, :, :n_lanes], C[:, :, :n_lanes]
+    M = np.ascontiguousarray(M[:, :, :n_lanes])
+    unreachable = np.isnan(V)
+    M[unreachable] = np.nan
+    C -= V  # NaN where a state cannot occur
+    C = np.abs(C, out=C)
+    worst = float(np.nanmax(C)) if (~unreachable).any() else 0.0
     if check and not worst <= MAX_VALUE_DIFFERENCE:
         raise RuntimeError(f"the moment pass does not reproduce the values (worst difference {worst:.3g})")
     if timings is not None:
@@ -910,8 +997,8 @@ def keep_moments(
     t = turn_inputs(rs)
     tables = t.tables
     sub = min(sub, rs.upper_threshold)
-    work = new_work(tables.n_keeps, 1)
-    fn = compiled().turn_moments if compiled_code else turn_moments
+    work = new_work(work_rows(rs), 1)
+    fn = compiled(lanes_for(rs)).turn_moments if compiled_code else turn_moments
     V = np.asarray(values)
     M = np.asarray(m2)
     fn(V, M, t.p, rs.dice, tables.counts, t.scores, tables.add, tables.subs, open_mask, penta_scored, sub, 1,
@@ -922,8 +1009,9 @@ def keep_moments(
 COMPILING_MESSAGE = "Compiling the second-moment pass (first run only, about ten seconds)..."
 
 
-def needs_compiling() -> bool:
-    """Whether the second-moment kernel is not in Numba's cache yet (a first run: compiling takes seconds)."""
+def needs_compiling(rs: rules.RuleSet | None = None) -> bool:
+    """Whether the second-moment kernel (for ``rs``'s lanes; default 64) is not in Numba's cache yet (a first
+    run: compiling takes seconds)."""
     from pentadice.compiled import cached
 
-    return not cached(compiled().solve_moments)
+    return not cached(compiled(LANES_PER_PASS if rs is None else lanes_for(rs)).solve_moments)
