@@ -655,6 +655,7 @@ def score_table(rs: RuleSet) -> np.ndarray:
 @functools.cache
 def _score_table(rs: RuleSet) -> np.ndarray:
     from pentadice import dice
+    from pentadice.turn import successor_row  # the turn's row layout (turn.py imports this module)
 
     t = dice.tables(rs.dice)
     p = rs.params()
@@ -663,10 +664,8 @@ def _score_table(rs: RuleSet) -> np.ndarray:
     for h in range(t.n_hands):
         score_options(p, t.counts[h], rs.box_mask, 0, out[h, :n])
         out[h, n] = 0 if t.counts[h].max() == rs.dice and rs.penta_box >= 0 else 1
-        for b, box in enumerate(rs.sheet):
-            pts = max(int(out[h, b]), 0)
-            step = pts // box.a if box.kind == K_FACE else int(pts > 0) if box.kind == K_PENTA else 0
-            out[h, n + 1 + b] = p[P_BOX_DATA + BOX_FIELDS * b + F_ROW] + step
+        for b in range(n):
+            out[h, n + 1 + b] = successor_row(p, b, max(int(out[h, b]), 0))
     return out
 
 

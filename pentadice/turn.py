@@ -94,6 +94,19 @@ def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows):
                     rows[row + f, u] = V[f, nxt, s0 + u]
 
 
+def successor_row(p, b, pts):
+    """The successor row (see :func:`successor_rows`) of filling box ``b`` with ``pts`` points: an upper box's
+    row for its count of dice, the Penta box's at 0 or with points, any other box's one row. The rules' score
+    table holds it for the hands whose points do not depend on the state; every kernel asks here for the rest."""
+    o = P_BOX_DATA + BOX_FIELDS * b
+    kind = p[o + F_KIND]
+    if kind == K_FACE:
+        return p[o + F_ROW] + pts // p[o + F_A]
+    if kind == K_PENTA and pts > 0:
+        return p[o + F_ROW] + 1
+    return p[o + F_ROW]
+
+
 def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, points):
     """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box.
 
@@ -124,15 +137,8 @@ def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, poin
                 pts = points[b]
                 if pts < 0:
                     continue
-                # The successor row of the box (see successor_rows), then best = max(best, row + points) by lane.
-                o = P_BOX_DATA + BOX_FIELDS * b
-                kind = p[o + F_KIND]
-                if kind == K_FACE:
-                    box_rows[n_options] = p[o + F_ROW] + pts // p[o + F_A]
-                elif kind != K_PENTA:
-                    box_rows[n_options] = p[o + F_ROW]
-                else:
-                    box_rows[n_options] = p[o + F_ROW] + (1 if pts > 0 else 0)
+                # The successor row of the box, then best = max(best, row + points) lane by lane.
+                box_rows[n_options] = successor_row(p, b, pts)
                 box_points[n_options] = float(pts + bonus)
                 n_options += 1
         if W < HAND_BLOCK:

@@ -124,6 +124,7 @@ wide_hand_values = kernels.wide.hand_values
 wide_keep_values = kernels.wide.keep_values
 wide_best_subkeeps = kernels.wide.best_subkeeps
 wide_score_options = kernels.wide.score_options
+wide_successor_row = kernels.wide.successor_row
 aligned_rows = kernels.wide.aligned_rows
 
 
@@ -201,14 +202,7 @@ def play_turn(
                 pts = points[b]
                 if pts < 0:
                     continue
-                o = P_BOX_DATA + BOX_FIELDS * b
-                kind = p[o + F_KIND]
-                row = p[o + F_ROW]
-                if kind == K_FACE:
-                    row += pts // p[o + F_A]
-                elif kind == K_PENTA and pts > 0:
-                    row += 1
-                value = rows[row, sub] + float(pts + bonus)
+                value = rows[wide_successor_row(p, b, pts), sub] + float(pts + bonus)
                 if box < 0 or value > best:
                     box = b
                     best = value

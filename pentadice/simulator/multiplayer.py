@@ -48,6 +48,7 @@ final_hand = kernel.final_hand
 theta_turn_values = utility.wide.theta_turn_values  # rebound per lane count (play_groups_for)
 endgame_turn_values = utility.target.target_turn_values
 wide_score_options = turn_kernels.wide.score_options
+wide_successor_row = turn_kernels.wide.successor_row
 wide_upper_bonus = turn_kernels.wide.upper_bonus
 lt_mixture = lastturns.mixture
 lt_best_keep = lastturns.best_keep
@@ -150,13 +151,7 @@ def play_groups(
                 pts = points[b]
                 if pts < 0:
                     continue
-                o = P_BOX_DATA + BOX_FIELDS * b
-                kind = p[o + F_KIND]
-                row = p[o + F_ROW]
-                if kind == K_FACE:
-                    row += pts // p[o + F_A]
-                elif kind == K_PENTA and pts > 0:
-                    row += 1
+                row = wide_successor_row(p, b, pts)
                 gain = float(pts + bonus)
                 # theta 0: points plus the next state's value (the solver's sums); else utility times exp
                 value = rows[row, sub] + gain if theta == 0.0 else rows[row, sub] * math.exp(theta * gain)

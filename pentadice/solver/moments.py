@@ -54,7 +54,7 @@ from pentadice.rules import (
     score_options,
     upper_bonus,
 )
-from pentadice.turn import repeats
+from pentadice.turn import repeats, successor_row
 from pentadice.turn_inputs import turn_inputs
 
 # Lanes of the compiled build: ``compiled(lanes)`` rebinds ``W`` to the rule set's lane count (``RuleSet.lanes``,
@@ -172,14 +172,7 @@ def turn_moments(
                 pts = points[b]
                 if pts < 0:
                     continue
-                o = P_BOX_DATA + BOX_FIELDS * b
-                kind = p[o + F_KIND]
-                if kind == K_FACE:
-                    box_rows[n_options] = p[o + F_ROW] + pts // p[o + F_A]
-                elif kind != K_PENTA:
-                    box_rows[n_options] = p[o + F_ROW]
-                else:
-                    box_rows[n_options] = p[o + F_ROW] + (1 if pts > 0 else 0)
+                box_rows[n_options] = successor_row(p, b, pts)
                 box_add[n_options] = float(pts + bonus)
                 n_options += 1
         if blocked:  # blocks of 8 lanes, loads before stores: vector instructions
@@ -851,6 +844,7 @@ def compiled(lanes: int = LANES_PER_PASS):
         "score_options": kernels.narrow.score_options,
         "upper_bonus": kernels.narrow.upper_bonus,
         "repeats": kernels.narrow.repeats,
+        "successor_row": kernels.narrow.successor_row,
     }
     out = {}
     for fn in (new_work, turn_moments, solve_moments):

@@ -55,6 +55,7 @@ from pentadice.rules import (
     score_options,
     upper_bonus,
 )
+from pentadice.turn import successor_row
 
 EPS = 1e-10  # trailing lanes below this are cut to 0 (see the module's docstring)
 TILE = 128  # lanes computed together: a tile's rows of every keep (2 x 462 x 128 float64) stay in a core's L2 cache
@@ -125,14 +126,7 @@ def hand_targets(p, counts, scores, prev, cur, open_mask, flag, r_off, r_len, r_
             pts = points[bx]
             if pts < 0:
                 continue
-            o = P_BOX_DATA + BOX_FIELDS * bx
-            kind = p[o + F_KIND]
-            if kind == K_FACE:
-                r = p[o + F_ROW] + pts // p[o + F_A]
-            elif kind != K_PENTA:
-                r = p[o + F_ROW]
-            else:
-                r = p[o + F_ROW] + (1 if pts > 0 else 0)
+            r = successor_row(p, bx, pts)
             g = pts + bonus + r_ub[r]
             src = cur if r_self[r] == 1 else prev
             top = min(b, g + 1)  # t - g <= 0: the target is already met
@@ -352,7 +346,7 @@ def compiled() -> types.SimpleNamespace:
     from pentadice.compiled import jit
     from pentadice.solver.kernels import drop_stale_cache, narrow
 
-    done = {name: getattr(narrow, name) for name in ("score_options", "upper_bonus", "penta_filled")}
+    done = {name: getattr(narrow, name) for name in ("score_options", "upper_bonus", "penta_filled", "successor_row")}
     for fn in KERNELS:
         scope = dict(fn.__globals__)
         scope.update(done)

@@ -113,14 +113,7 @@ def theta_hand_values(p, hand_counts, scores, open_mask, penta_scored, theta, ro
             pts = points[b]
             if pts < 0:
                 continue
-            o = P_BOX_DATA + BOX_FIELDS * b
-            kind = p[o + F_KIND]
-            if kind == K_FACE:
-                box_rows[n_options] = p[o + F_ROW] + pts // p[o + F_A]
-            elif kind != K_PENTA:
-                box_rows[n_options] = p[o + F_ROW]
-            else:
-                box_rows[n_options] = p[o + F_ROW] + (1 if pts > 0 else 0)
+            box_rows[n_options] = successor_row(p, b, pts)  # noqa: F821 (the compiled turn function, rebound)
             box_factor[n_options] = math.exp(theta * float(pts + bonus))
             n_options += 1
         for u in range(W):
