@@ -636,6 +636,20 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_score
     return bonus
 
 
+def successor_row(p: np.ndarray, b: int, pts: int) -> int:
+    """The turn's successor row (see :func:`pentadice.turn.successor_rows`) of filling box ``b`` with ``pts``
+    points: an upper box's row for its count of dice, the Penta box's at 0 or with points, any other box's one
+    row (compilable). The score table holds it for the hands whose points do not depend on the state; every
+    kernel asks here for the rest."""
+    o = P_BOX_DATA + BOX_FIELDS * b
+    kind = p[o + F_KIND]
+    if kind == K_FACE:
+        return p[o + F_ROW] + pts // p[o + F_A]
+    if kind == K_PENTA and pts > 0:
+        return p[o + F_ROW] + 1
+    return p[o + F_ROW]
+
+
 def upper_bonus(p: np.ndarray, subtotal: int, added: int) -> int:
     """The upper bonus paid when ``added`` upper points take the upper subtotal to the threshold (compilable)."""
     if subtotal < p[P_UPPER_THRESHOLD] and subtotal + added >= p[P_UPPER_THRESHOLD]:
@@ -655,7 +669,6 @@ def score_table(rs: RuleSet) -> np.ndarray:
 @functools.cache
 def _score_table(rs: RuleSet) -> np.ndarray:
     from pentadice import dice
-    from pentadice.turn import successor_row  # the turn's row layout (turn.py imports this module)
 
     t = dice.tables(rs.dice)
     p = rs.params()
@@ -684,7 +697,7 @@ def dice_counts(dice: Iterable[int]) -> np.ndarray:
 
 
 # The functions above that Numba compiles (with the turn functions): they call only each other.
-COMPILED = (penta_filled, joker_applies, score_options, upper_bonus)
+COMPILED = (penta_filled, joker_applies, score_options, successor_row, upper_bonus)
 
 
 def legal_scores(

@@ -40,6 +40,7 @@ from pentadice.rules import (
     P_UPPER_THRESHOLD,
     penta_filled,
     score_options,
+    successor_row,
     upper_bonus,
 )
 
@@ -92,19 +93,6 @@ def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows):
             for f in range(2):
                 for u in range(W):
                     rows[row + f, u] = V[f, nxt, s0 + u]
-
-
-def successor_row(p, b, pts):
-    """The successor row (see :func:`successor_rows`) of filling box ``b`` with ``pts`` points: an upper box's
-    row for its count of dice, the Penta box's at 0 or with points, any other box's one row. The rules' score
-    table holds it for the hands whose points do not depend on the state; every kernel asks here for the rest."""
-    o = P_BOX_DATA + BOX_FIELDS * b
-    kind = p[o + F_KIND]
-    if kind == K_FACE:
-        return p[o + F_ROW] + pts // p[o + F_A]
-    if kind == K_PENTA and pts > 0:
-        return p[o + F_ROW] + 1
-    return p[o + F_ROW]
 
 
 def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, points):

@@ -52,9 +52,10 @@ from pentadice.rules import (
     P_ROLLS,
     P_UPPER_THRESHOLD,
     score_options,
+    successor_row,
     upper_bonus,
 )
-from pentadice.turn import repeats, successor_row
+from pentadice.turn import repeats
 from pentadice.turn_inputs import turn_inputs
 
 # Lanes of the compiled build: ``compiled(lanes)`` rebinds ``W`` to the rule set's lane count (``RuleSet.lanes``,

@@ -53,9 +53,9 @@ from pentadice.rules import (
     P_UPPER_THRESHOLD,
     penta_filled,
     score_options,
+    successor_row,
     upper_bonus,
 )
-from pentadice.turn import successor_row
 
 EPS = 1e-10  # trailing lanes below this are cut to 0 (see the module's docstring)
 TILE = 128  # lanes computed together: a tile's rows of every keep (2 x 462 x 128 float64) stay in a core's L2 cache
