@@ -162,6 +162,21 @@ def test_the_computer_plays_a_whole_game(advisors, which):
         assert t["upper_bonus"] == sum(s.scored.upper_bonus for s in scored if s.player == p.name)
 
 
+def test_a_review_lists_each_sheet_in_the_games_own_order(advisors):
+    """Yatzy's full house comes after its straights; on Penta's sheet it comes before them."""
+    from pentadice.play.review import review
+
+    advisor = advisors["yatzy"]
+    g = Game(YATZY, parse_players("cpu:A"), seed=3)  # its sheets hold a full house and a straight before a pair
+    g.advance(advisor, now=0.0)
+    data = review(g, advisor).as_dict()
+    sheets = [d["sheet"] for d in data["decisions"]]
+    penta_order = [b for b in rules.get_rules("penta").box_ids]
+    assert any(list(s) != [b for b in penta_order if b in s] for s in sheets if set(s) <= set(penta_order))
+    for sheet in sheets:
+        assert list(sheet) == [b for b in YATZY.box_ids if b in sheet]
+
+
 def test_words_for_six_dice_and_the_sheets_sections():
     assert words.dice_count(6) == "six dice"
     assert words.keep_text((), MAXI) == "Keep nothing and reroll all six dice"

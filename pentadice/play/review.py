@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pentadice import rules
 from pentadice.moves import Keep
 from pentadice.play.engine import Game, GameError, Step
 from pentadice.situation import Situation
@@ -30,7 +31,8 @@ class Decision:
     best: dict
     loss: float | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self, rs: rules.RuleSet | None = None) -> dict:
+        """The decision as JSON data, its sheet in the order of ``rs``'s boxes."""
         s = self.step
         return {
             "player": s.player,
@@ -38,7 +40,7 @@ class Decision:
             "turn": s.turn,
             "dice": list(s.dice),
             "rolls_left": s.rolls_left,
-            "sheet": s.sheet.as_dict(),
+            "sheet": s.sheet.as_dict(rs),
             "move": str(s.move),
             "auto": s.auto,
             "computer": s.computer,
@@ -82,7 +84,7 @@ class PlayerReview:
         """The turn of the first decision recorded (past 1 when the history began after the game did)."""
         return self.decisions[0].step.turn if self.decisions else None
 
-    def as_dict(self) -> dict:
+    def as_dict(self, rs: rules.RuleSet | None = None) -> dict:
         return {
             "name": self.name,
             "computer": self.computer,
@@ -90,7 +92,7 @@ class PlayerReview:
             "total_loss": self.total_loss,
             "mean_loss": self.mean_loss,
             "expert": self.expert,
-            "worst": [d.as_dict() for d in self.worst],
+            "worst": [d.as_dict(rs) for d in self.worst],
         }
 
 
@@ -103,11 +105,12 @@ class Review:
     decisions: tuple[Decision, ...]
 
     def as_dict(self) -> dict:
+        rs = rules.REGISTRY.get(self.rules)  # the sheets in the game's own box order
         return {
             "rules": self.rules,
             "expert_mean_loss": EXPERT_MEAN_LOSS,
-            "players": [p.as_dict() for p in self.players],
-            "decisions": [d.as_dict() for d in self.decisions],
+            "players": [p.as_dict(rs) for p in self.players],
+            "decisions": [d.as_dict(rs) for d in self.decisions],
         }
 
 
