@@ -69,23 +69,17 @@ def tables(penta_table_dir, tmp_path_factory) -> Path:
     return directory
 
 
-@pytest.fixture(scope="module")
-def server(tables, tmp_path_factory):
-    """``pentadice serve`` on a free port, with the Penta, Yahtzee and Kiriki tables; its base URL."""
-    port = _free_port()
-    log = tmp_path_factory.mktemp("serve") / "serve.log"
+def running(args: list[str], port: int, log: Path, seconds: float, what: str):
+    """Start the server ``args`` (logging to ``log``), wait until ``/api/health`` answers on ``port``, yield its
+    base URL, and stop it afterwards: the body of a server fixture (``yield from``)."""
     with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(tables)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + seconds
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"pentadice serve ended ({proc.returncode}):\n{log.read_text()}")
+                pytest.fail(f"{what} ended ({proc.returncode}):\n{log.read_text()}")
             try:
                 with urllib.request.urlopen(url + "/api/health", timeout=2) as r:
                     if r.status == 200:
@@ -93,7 +87,7 @@ def server(tables, tmp_path_factory):
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"pentadice serve did not answer in time:\n{log.read_text()}")
+                pytest.fail(f"{what} did not answer in time:\n{log.read_text()}")
             time.sleep(0.2)
         yield url
     finally:
@@ -103,6 +97,15 @@ def server(tables, tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tables, tmp_path_factory):
+    """``pentadice serve`` on a free port, with the Penta, Yahtzee and Kiriki tables; its base URL."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    args = [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(tables)]
+    yield from running(args, port, log, 120, "pentadice serve")
 
 
 @pytest.fixture(scope="module")

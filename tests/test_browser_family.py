@@ -7,48 +7,21 @@ the browser and the page helpers are those of ``tests/test_browser.py`` (skipped
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from test_browser import DESKTOP, PHONE, Page, _free_port, browser  # noqa: F401 (browser: a fixture)
+from test_browser import DESKTOP, PHONE, Page, _free_port, browser, running  # noqa: F401 (browser: a fixture)
 
 SERVER = Path(__file__).with_name("family_server.py")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """The family server on a free port; its base URL."""
+    """The family server on a free port; its base URL (two solves and the kernels' compile on a first run)."""
     port = _free_port()
     log = tmp_path_factory.mktemp("serve-family") / "serve.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, str(SERVER), str(port)], stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300  # two solves and the kernels' compile on a first run
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the family server ended ({proc.returncode}):\n{log.read_text()}")
-            try:
-                with urllib.request.urlopen(url + "/api/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the family server did not answer in time:\n{log.read_text()}")
-            time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    yield from running([sys.executable, str(SERVER), str(port)], port, log, 300, "the family server")
 
 
 def start(browser, server, rules: str, size=DESKTOP) -> Page:  # noqa: F811 (the fixture's value)
