@@ -420,7 +420,7 @@ def report(
     """The distribution as the JSON object of ``pentadice distribution --json``: ``rules``, ``sheet``,
     ``score_so_far``, (``dice``, ``rolls_left`` mid-turn), ``mean``, ``sd``, ``min``, ``max``, ``percentiles``
     (an object ``{"1": score, ...}``), ``tail`` (``[t, P(final >= t)]`` for every ``t`` from 0 to ``max``)."""
-    out: dict = {"rules": rs.name, "sheet": sheet.as_dict(), "score_so_far": sheet.score(rs)}
+    out: dict = {"rules": rs.name, "sheet": sheet.as_dict(rs), "score_so_far": sheet.score(rs)}
     if dice is not None:
         out["dice"] = sorted(dice)
         out["rolls_left"] = rolls_left
