@@ -340,6 +340,31 @@ def main_rows(args: argparse.Namespace, work: Path, ys) -> None:
             )
 
 
+def run_stamp() -> str:
+    """What a figure quoted from this run must cite: the day (UTC), pentadice's version and the commit measured
+    ("+changes" when the work tree differs from it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("pentadice")
+    except PackageNotFoundError:
+        release = "unknown"
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD") or "no commit"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        commit += "+changes"
+    day = time.strftime("%Y-%m-%d", time.gmtime())
+    return f"make bench, {day}, pentadice {release}, commit {commit}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5, help="runs of each warm figure")
@@ -356,7 +381,8 @@ def main() -> None:
     # without them).
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     load = os.getloadavg()
-    print(f"cores: {os.cpu_count()}, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
+    stamp = run_stamp()
+    print(f"{stamp}; cores: {os.cpu_count()}, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
     ys = peer()
 
     work = Path(tempfile.mkdtemp(prefix="pentadice-bench-"))
@@ -369,7 +395,8 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
     load = os.getloadavg()
-    print(f"\nSummary (medians; {os.cpu_count()} cores, load average at the end {load[0]:.2f} {load[1]:.2f}):\n")
+    ending = f"load average at the end {load[0]:.2f} {load[1]:.2f}"
+    print(f"\nSummary ({stamp}; medians; {os.cpu_count()} cores, {ending}):\n")
     print("| what the user runs | measured | goal |")
     print("| --- | --- | --- |")
     for what, figure, goal in ROWS:

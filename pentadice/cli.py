@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 import time
 
@@ -60,7 +61,7 @@ LANG_OPTION = click.option(
     "--moments/--no-moments",
     "with_moments",
     default=None,
-    help="Also compute the second moments (the SDs advise shows) [default: yes, but for maxi-yatzy: most of an hour].",
+    help="Also compute the second moments (the SDs advise shows) [default: yes, but for maxi-yatzy only when asked].",
 )
 def solve(
     rules_name: str, data: str | None, threads: int | None, as_json: bool, targets: bool, with_moments: bool | None
@@ -102,11 +103,12 @@ def solve(
         try:  # the second moments (the SD of every option), one more pass over the states
             from pentadice.solver import moments
 
-            spread = None  # not computed: Maxi Yatzy's pass takes most of an hour (moments.automatic), unless asked
+            spread = None  # not computed: Maxi Yatzy's pass is long (moments.automatic, 587 s measured), unless asked
             if moments.automatic(rs) if with_moments is None else with_moments:
                 if moments.needs_compiling(rs):  # a first run: say why nothing moves for a few seconds more
                     click.echo(moments.COMPILING_MESSAGE, err=True)
                 spread = table.build_moments(rs, directory, solution.values, solution.threads, force=True)
+                spread["metadata"] = str(table.TableFiles(directory, rs.name).moments_meta)  # written with it
         except KeyboardInterrupt:
             raise exits.Interrupted(f"the {rs.name} table was written whole; its second moments were not") from None
     except table.TableError as e:
@@ -125,7 +127,7 @@ def solve(
         "compile_seconds": solution.compile_seconds,
         "write_seconds": write_seconds,
         "threads": solution.threads,
-        "files": {**files.as_dict(), "m2": spread and spread["file"]},
+        "files": {**files.as_dict(), "m2": spread and spread["file"], "m2_metadata": spread and spread["metadata"]},
         "sd": spread and spread["sd"],
         "moments_seconds": spread and spread["seconds"],
         "moments_compile_seconds": spread and spread["compile_seconds"],
@@ -155,6 +157,13 @@ def solve(
     click.echo(f"                 {files.meta}")
     if spread is not None:
         click.echo(f"                 {spread['file']}")
+        click.echo(f"                 {spread['metadata']}")
+
+
+def _joined_sheets(given: tuple[str, ...]) -> str | None:
+    """``--sheet`` given more than once: the boxes of all of them, as one sheet (a box given twice is refused
+    by the sheet's parser, as within one ``--sheet``); None if not given."""
+    return " ".join(given) if given else None
 
 
 BOX_NAMES_HELP = (
@@ -176,8 +185,9 @@ BOX_NAMES_HELP = (
 @click.option(
     "--sheet",
     "sheet_text",
-    default=None,
-    help='Filled boxes, e.g. "ones=3 full house=25 penta=50 penta_bonus=100" (box names below).',
+    multiple=True,
+    callback=lambda ctx, param, value: _joined_sheets(value),
+    help='Filled boxes, e.g. "ones=3 full house=25 penta=50 penta_bonus=100" (box names below; repeatable).',
 )
 @click.option(
     "--sheet-file",
@@ -238,11 +248,12 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
     from pentadice.advisor.explain import explain
     from pentadice.words import advice_text
 
+    target_table = _target_table(rs, data) if target is not None else None  # refused or missing: before any solve
     advisor = _load_advisor(rules_name, data, compiled=False)
     _load_spread(advisor)
     advice = advisor.advise(situation)
-    if target is not None:
-        _advise_target(advice, rs, target, top, as_json, data)
+    if target_table is not None:
+        _advise_target(advice, rs, target_table, target, top, as_json)
         return
     why = explain(advisor, advice)
     if as_json:
@@ -312,7 +323,12 @@ def _load_spread(advisor) -> None:
     from pentadice import table
     from pentadice.solver import moments
 
-    if not advisor.table.files.moments.exists() and sys.stderr is not None and sys.stderr.isatty():
+    files = advisor.table.files
+    missing = not files.moments.exists()
+    unsaved = missing and moments.automatic(advisor.rules) and not os.access(files.directory, os.W_OK)
+    if unsaved:  # said whether or not at a terminal: a slowness of every run, and how to end it
+        click.echo(f"Note: {moments.unsaved_message(advisor.rules, files.directory)}.", err=True)
+    elif missing and sys.stderr is not None and sys.stderr.isatty():
         if moments.automatic(advisor.rules):
             click.echo(f"Computing the {advisor.rules.name} table's second moments (the SDs; once)...", err=True)
         else:  # too long to compute unasked (Maxi Yatzy): no SD column, and how to have one
@@ -323,6 +339,8 @@ def _load_spread(advisor) -> None:
         raise exits.Failure(str(e)) from None
     except KeyboardInterrupt:
         raise exits.Interrupted("stopped; no second moments were written") from None
+    if missing and not unsaved and advisor.spread and not files.moments.exists():  # the save failed after all
+        click.echo(f"Note: {moments.unsaved_message(advisor.rules, files.directory)}.", err=True)
 
 
 def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None) -> None:
@@ -417,9 +435,12 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, show_chances
 
     from click.core import ParameterSource
 
+    from pentadice import chunks
     from pentadice.inputs import clean
     from pentadice.play.engine import Game, GameError, parse_auto_commit, parse_players
     from pentadice.play.terminal import LineInput, TerminalGame, check_save_path, load_game
+
+    chunks.use_private_copies()  # a game lasts: its tables are held in memory, out of reach of changes on disk
 
     def given(name: str) -> bool:
         return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)
@@ -503,16 +524,20 @@ def review(save_file: str, as_json: bool, data: str | None) -> None:
     """How well a saved game was played: each decision against the best option and the expected points it
     lost, and for each player the total, the mean per decision (under 0.2: expert play) and the worst three.
 
-    SAVE.json is a game saved by `pentadice play --save` (or by the web page); its rule set is used.
+    SAVE.json is a game saved by `pentadice play --save` (or by the web page); its rule set is used. '-':
+    standard input.
     """
     from pentadice.inputs import clean
-    from pentadice.play.engine import GameError
+    from pentadice.play.engine import MAX_SAVE_BYTES, Game, GameError
     from pentadice.play.review import review as review_game
     from pentadice.play.review_text import review_lines
     from pentadice.play.terminal import load_game
 
     try:
-        game = load_game(paths.expand(save_file))
+        if save_file == "-":
+            game = Game.from_json(_read_stdin("the saved game", MAX_SAVE_BYTES))
+        else:
+            game = load_game(paths.expand(save_file))
     except paths.PathError as e:
         raise click.UsageError(str(e)) from None
     except GameError as e:  # one line, no usage banner: the file is at fault, not the command line
@@ -566,7 +591,7 @@ def simulate(ctx, games, seed, strategy, rules_name, as_json, out, players, data
     advisor = _load_advisor(rules_name, data, compiled=False)  # the simulator's own kernels play the games
     with interrupts.Held():
         if sim.needs_compiling(advisor.rules):  # a first run: say why nothing moves for a few seconds
-            click.echo("Compiling the simulator (first run only, a few seconds)...", err=True)
+            click.echo("Compiling the simulator (first run only)...", err=True)
         sim.compile_seconds(advisor.rules)
     seed = sim.fresh_seed() if seed is None else seed
     tally = sim.Tally(advisor.rules)
@@ -589,6 +614,8 @@ def simulate(ctx, games, seed, strategy, rules_name, as_json, out, players, data
             raise exits.Interrupted(f"{kept}; the games on {target.given} are cut short") from None
         raise exits.Interrupted(f"{kept}; no games were written, {out} is as it was") from None
     except OSError as e:
+        if target is not None and target.path is None:  # the games go to standard output: closed (quiet) or full
+            raise exits.stdout_failure(e) from None
         raise exits.Failure(f"cannot write {out}: {e.strerror or e}") from None
     try:
         summary(time.perf_counter() - start, out)
@@ -614,22 +641,68 @@ def _simulate_players(ctx, games, seed, rules_name, as_json, out, players, data)
     advisor = _load_advisor(rules_name, data, compiled=False)
     with interrupts.Held():
         if mp.needs_compiling(advisor.rules):
-            click.echo("Compiling the multiplayer simulator (first run only, a few seconds)...", err=True)
+            click.echo("Compiling the multiplayer simulator (first run only)...", err=True)
         mp.compile_seconds(advisor.rules)
+    directory = getattr(getattr(advisor.table, "files", None), "directory", None)
     if "win" in names:
-        click.echo("Building the win strategy's tables (one solve per theta, some seconds)...", err=True)
+        click.echo(_win_tables_message(advisor.rules, directory), err=True)
     seed = sim.fresh_seed() if seed is None else seed
     bar = _progress(label=f"Playing {games:,} games", length=games, enabled=not as_json)
     try:
         with bar:
             result = mp.simulate_players(advisor.table, names, games, seed, bar.update)
     except KeyboardInterrupt:
-        raise exits.Interrupted("stopped: no games are summed up") from None
+        kept = _win_tables_kept(advisor.rules, directory) if "win" in names else ""
+        raise exits.Interrupted(f"stopped: no games are summed up{kept}") from None
     if as_json:
         click.echo(json.dumps(result))
         return
     for line in mp.summary_lines(result, advisor.rules):
         click.echo(line)
+
+
+def _win_table_files(rs: rules.RuleSet, directory) -> tuple[list, int]:
+    """The win strategy's table files whole in ``directory`` (an array with its metadata beside it: they are
+    written atomically, metadata last), and how many it has when all are there (Kiriki has no end-game table)."""
+    from pentadice.strategy import win
+
+    kinds = [(win.THETA_KIND, None)]
+    if not rs.penta_repeat:
+        kinds.append((win.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES}))
+    if directory is None:
+        return [], len(kinds)
+    pairs = [win.saved_paths(rs, directory, kind, params) for kind, params in kinds]
+    return [npy for npy, meta in pairs if npy.is_file() and meta.is_file()], len(kinds)
+
+
+def _win_tables_message(rs: rules.RuleSet, directory) -> str:
+    """What happens before the games of ``simulate --players ...win...``: the tables read, or built (and
+    whether they are saved for later runs). No time is quoted: the summary gives the seconds it took."""
+    from pentadice.strategy import win
+
+    found, wanted = _win_table_files(rs, directory)
+    if directory is not None and len(found) == wanted:
+        return f"Reading the win strategy's tables from {directory} (built again if they are not this table's)..."
+    theta = directory is not None and win.saved_paths(rs, directory, win.THETA_KIND)[0] in found
+    what = (
+        "the end-game table (the theta tables read from the table directory)"
+        if theta
+        else ("a backward solve per theta" + ("" if wanted == 1 else ", then the end-game table"))
+    )
+    if directory is not None and os.access(directory, os.W_OK):
+        saved = f"saved in {directory} for later runs"
+    else:
+        saved = "not saved: the table directory cannot be written, so every run builds them"
+    return f"Building the win strategy's tables: {what}; {saved}..."
+
+
+def _win_tables_kept(rs: rules.RuleSet, directory) -> str:
+    """What an interrupted ``simulate --players ...win...`` leaves on disk of the win strategy's tables."""
+    found, _ = _win_table_files(rs, directory)
+    if not found:
+        return "; no table of the win strategy was saved"
+    sizes = ", ".join(f"{p.name} ({p.stat().st_size / 1e6:,.0f} MB)" for p in found)
+    return f"; the win strategy's tables saved in {directory} stay there, whole, for later runs: {sizes}"
 
 
 def _simulate_summary(tally, advisor, strategy, seed, as_json, target, seconds: float, written: str | None) -> None:
@@ -671,7 +744,13 @@ def _simulate_summary(tally, advisor, strategy, seed, as_json, target, seconds: 
 @click.option(
     "--rolls-left", type=click.IntRange(0, 2), default=None, help="Rerolls left with DICE showing [default: 2]."
 )
-@click.option("--sheet", "sheet_text", default=None, help='Filled boxes, e.g. "ones=3 full house=25" (names below).')
+@click.option(
+    "--sheet",
+    "sheet_text",
+    multiple=True,
+    callback=lambda ctx, param, value: _joined_sheets(value),
+    help='Filled boxes, e.g. "ones=3 full house=25" (names below; repeatable).',
+)
 @click.option("--sheet-file", metavar="FILE", default=None, help="The sheet as box=points text or JSON ('-': stdin).")
 @RULES_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -704,6 +783,10 @@ def distribution(dice, rolls_left, sheet_text, sheet_file, rules_name, as_json, 
     target, kind = _distribution_target(out_path)
     if target_score is not None:
         _target_table(rs, data)  # missing or damaged: say so before any work
+    try:  # too large (Maxi Yatzy from its first turns): refused before its value table is loaded or solved
+        dist.check_size(rs, sheet)
+    except dist.DistributionTooLarge as e:
+        raise click.UsageError(str(e)) from None
     values = _load_advisor(rules_name, data, compiled=False).table.values
     if dist.needs_compiling(rs):  # a first run: say why nothing moves for a few seconds
         click.echo(dist.COMPILING_MESSAGE, err=True)
@@ -878,10 +961,27 @@ def verify(rules_name: str, data: str | None) -> None:
 )
 @DATA_OPTION
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser once it is served.")
-def serve(host: str, port: int, rules_names: tuple[str, ...], data: str | None, open_browser: bool) -> None:
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Another name the page may be reached by (the Host a browser sends), repeatable; others are refused "
+    "[served: localhost, loopback addresses, the --host given and the network address printed].",
+)
+def serve(
+    host: str,
+    port: int,
+    rules_names: tuple[str, ...],
+    data: str | None,
+    open_browser: bool,
+    allow_hosts: tuple[str, ...],
+) -> None:
     """Serve the page (play, coach, review) and the JSON API (/openapi.json) over HTTP, until Ctrl-C."""
+    from pentadice import chunks
     from pentadice.web import server
 
+    chunks.use_private_copies()  # the server answers from tables in its own memory: nothing on disk changes them
     names = _served_rules(rules_names, data)
     try:
         sock = server.bind(host, port)  # a port in use is said before any table loads
@@ -889,11 +989,13 @@ def serve(host: str, port: int, rules_names: tuple[str, ...], data: str | None, 
         raise (click.UsageError if e.usage else exits.Failure)(str(e)) from None
     with sock:
         advisors = {name: _load_advisor(name, data) for name in names}
+        for advisor in advisors.values():
+            _load_spread(advisor)  # the second moments too: checked and held now, never read from disk mid-game
         from pentadice.web.advising import warm_up
         from pentadice.web.api import create_app
 
         warm_up(advisors.values())
-        app = create_app(advisors)
+        app = create_app(advisors, allowed_hosts=server.allowed_hosts(host, allow_hosts))
         sock.listen(2048)
         address = sock.getsockname()
         url = server.url_of(host, address[1])
@@ -1021,11 +1123,17 @@ def _solve_targets(rs, data: str | None, threads: int | None, as_json: bool) -> 
 
 
 def _target_table(rs, data: str | None):
-    """The target table of ``rs`` (exit 1 with how to build it when it is missing or damaged)."""
+    """The target table of ``rs`` (exit 1 with how to build it when it is missing or damaged, or saying that
+    it is being built)."""
     from pentadice import table, targets
 
+    directory = paths.data_dir(data)
     try:
-        return targets.load(rs, paths.data_dir(data))
+        return targets.load(rs, directory)
+    except targets.TargetsMissing as e:
+        if targets.build_in_progress(rs, directory):  # `solve --targets` holds its lock: not "run solve" again
+            raise exits.Failure(targets.building_message(rs, directory)) from None
+        raise exits.Failure(str(e)) from None
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
 
@@ -1040,11 +1148,11 @@ def _p_target_max(rs, data, sheet, dice, rolls_left, target: int) -> dict:
         raise exits.Failure(str(e)) from None
 
 
-def _advise_target(advice, rs, target: int, top: int | None, as_json: bool, data: str | None) -> None:
+def _advise_target(advice, rs, target_table, target: int, top: int | None, as_json: bool) -> None:
     """``advise --target T``: the options ranked by the chance of finishing with at least T points."""
     from pentadice import targets
 
-    probabilities = targets.option_probabilities(_target_table(rs, data), advice, target)
+    probabilities = targets.option_probabilities(target_table, advice, target)
     if as_json:
         click.echo(json.dumps(targets.advice_dict(advice, rs, probabilities, target, top)))
     else:

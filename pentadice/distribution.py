@@ -179,7 +179,7 @@ def final_distribution(
     return Distribution(gained.offset + so_far, gained.probs, time.perf_counter() - start)
 
 
-COMPILING_MESSAGE = "Compiling the distribution kernels (first run only, a few seconds)..."
+COMPILING_MESSAGE = "Compiling the distribution kernels (first run only)..."
 
 
 def needs_compiling(rs: rules.RuleSet | None = None) -> bool:
@@ -258,6 +258,79 @@ def _threads(threads: int | None) -> int:
     return max(1, threads or numba.get_num_threads())
 
 
+def _n_points(rs: rules.RuleSet) -> int:
+    """The number of point values a box can take (0 to the most any box holds)."""
+    return int(max(_max_points(rs).max(), rs.dice * 6)) + 1
+
+
+def check_size(rs: rules.RuleSet, sheet: Sheet | None = None) -> None:
+    """:class:`DistributionTooLarge` (with the sizes) if the distribution from ``sheet`` (between turns, or
+    mid-turn: the same states follow) would need more than :data:`MEMORY_LIMIT`, and :class:`DistributionError`
+    under Kiriki; nothing otherwise. Needs no value table: a front end asks this first, before loading or
+    solving one (Maxi Yatzy's is 608 MB, half a minute to solve) for an answer that is then refused."""
+    check_rules(rs)
+    sheet = sheet if sheet is not None else Sheet()
+    mask = sheet.open_mask(rs)
+    if mask:
+        _plan(rs, int(sheet.penta_scored(rs)), mask, sheet.upper_subtotal(rs))
+
+
+@functools.lru_cache(maxsize=1)  # the plan of the state last asked: check_size, then the pass, plan it once
+def _plan_cached(rs: rules.RuleSet, ps: int, mask: int, u0: int) -> tuple[np.ndarray, np.ndarray]:
+    from pentadice.solver import forward as fw
+
+    n_sids = rs.n_flags << rs.n_boxes
+    hi = np.empty(n_sids, dtype=np.int64)
+    bits = np.empty((n_sids, rs.lanes), dtype=np.uint8)
+    p = turn_inputs(rs).p
+    fw.compiled(rs.lanes).plan_slots(p, rs.dice, _max_points(rs), (ps << rs.n_boxes) | mask, u0, hi, bits)
+    hi.setflags(write=False)
+    bits = bits.view(bool)
+    bits.setflags(write=False)
+    return hi, bits
+
+
+def _plan(rs: rules.RuleSet, ps: int, mask: int, u0: int) -> tuple[np.ndarray, np.ndarray]:
+    """The slots reached from state ``(ps, mask)`` at subtotal ``u0``: each state's highest score gained
+    (``-1``: not reached) and its upper subtotals reached; :class:`DistributionTooLarge` (remembered) if the
+    forward pass from there would need more than :data:`MEMORY_LIMIT`."""
+    n, L = rs.n_boxes, rs.lanes
+    key = (rs, (ps << n) | mask, u0)
+    refused = _refused.get(key)
+    if refused is not None:
+        raise DistributionTooLarge(refused)
+    hi, bits = _plan_cached(rs, ps, mask, u0)
+    reached = np.flatnonzero(hi >= 0)
+    width = hi[reached] + 1
+    rbits = bits[reached]
+    open_count = np.bitwise_count(reached & ((1 << n) - 1))
+    layers = {k: np.flatnonzero(open_count == k) for k in range(mask.bit_count(), -1, -1)}
+    totals = {k: int(rbits[r].sum(axis=1) @ width[r]) + 1 for k, r in layers.items()}  # each layer's vectors
+    chunk_rows = min(CHUNK, max((len(r) for k, r in layers.items() if k > 0), default=1))
+    out_shape = (chunk_rows, n, 2, _n_points(rs), L)
+    padded = 0 if rs.upper_threshold + 1 == L else (rs.n_flags << n) * L  # the value table's copy, lanes added
+    need = PROCESS_MEMORY + 8 * (
+        max(totals[k] + totals.get(k - 1, 0) for k in totals)  # two layers' vectors at once
+        + math.prod(rs.table_shape)  # the value table itself (read whole)
+        + padded
+        + 3 * len(reached) * L  # row offsets, lowest and highest score held, per slot
+        + math.prod(out_shape) * (L + 1) // L  # a chunk's outcomes and their list
+    )
+    if need > MEMORY_LIMIT:
+        message = TOO_LARGE.format(
+            title=rs.title,
+            need=need / 1024**3,
+            states=len(reached),
+            lanes=rs.upper_threshold + 1,
+            points=int(width.max()),
+            limit=MEMORY_LIMIT / 1024**3,
+        )
+        _refused[key] = message
+        _plan_cached.cache_clear()  # a refused plan is not kept (Maxi Yatzy's takes over 100 MB)
+        raise DistributionTooLarge(message)
+    return hi, bits
+
+
 def _propagate(
     rs: rules.RuleSet, V: np.ndarray, ps: int, mask: int, u0: int, hand: int, stage: int, threads: int | None
 ) -> Distribution:
@@ -272,17 +345,10 @@ def _propagate(
     t = inputs.tables
     p = inputs.p
     n_threads = _threads(threads)
-    max_points = _max_points(rs)
-    n_points = int(max(max_points.max(), rs.dice * 6)) + 1
+    n_points = _n_points(rs)
     start_sid = (ps << n) | mask
-    refused = _refused.get((rs, start_sid, u0))
-    if refused is not None:
-        raise DistributionTooLarge(refused)
     build = fw.compiled(L)
-    hi = np.empty(n_sids, dtype=np.int64)
-    bits = np.empty((n_sids, L), dtype=np.uint8)
-    build.plan_slots(p, rs.dice, max_points, start_sid, u0, hi, bits)
-    bits = bits.view(bool)
+    hi, bits = _plan(rs, ps, mask, u0)
     width = hi + 1
     # The states reached, each with a row of the slots' arrays (``slot_of``), by layer (open boxes); the slots'
     # sizes: refused before anything large is allocated.
@@ -299,25 +365,6 @@ def _propagate(
     totals = {k: int(bits[r].sum(axis=1) @ width[r]) + 1 for k, r in layers.items()}  # each layer's vectors
     chunk_rows = min(CHUNK, max((len(r) for k, r in layers.items() if k > 0), default=1))
     out_shape = (chunk_rows, n, 2, n_points, L)
-    padded = 0 if rs.upper_threshold + 1 == L else n_sids * L  # the value table's copy with the lanes added
-    need = PROCESS_MEMORY + 8 * (
-        max(totals[k] + totals.get(k - 1, 0) for k in totals)  # two layers' vectors at once
-        + math.prod(rs.table_shape)  # the value table itself (read whole)
-        + padded
-        + 3 * n_reached * L  # row offsets, lowest and highest score held, per slot
-        + math.prod(out_shape) * (L + 1) // L  # a chunk's outcomes and their list
-    )
-    if need > MEMORY_LIMIT:
-        message = TOO_LARGE.format(
-            title=rs.title,
-            need=need / 1024**3,
-            states=n_reached,
-            lanes=rs.upper_threshold + 1,
-            points=int(width.max()),
-            limit=MEMORY_LIMIT / 1024**3,
-        )
-        _refused[(rs, start_sid, u0)] = message
-        raise DistributionTooLarge(message)
     row_off = np.full((n_reached, L), -1, dtype=np.int64)
     rlo = np.full((n_reached, L), np.iinfo(np.int64).max // 4, dtype=np.int64)
     rhi = np.full((n_reached, L), -1, dtype=np.int64)

@@ -64,6 +64,13 @@ def output_failure(e: OSError) -> Failure:
     return Failure(f"cannot write to standard output: {reason}")
 
 
+def stdout_failure(e: OSError) -> Failure:
+    """:func:`output_failure` for a command that writes its own output to standard output (``--out -``):
+    standard output is pointed at /dev/null first, so that nothing more is tried on the closed pipe."""
+    _quiet_stdout()
+    return output_failure(e)
+
+
 def _quiet_stdout() -> None:
     """After standard output failed, point it at /dev/null so that Python's own flush at exit stays quiet."""
     try:

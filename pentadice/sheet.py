@@ -76,7 +76,9 @@ class Sheet:
 
     @classmethod
     def read(cls, text: str, rs: rules.RuleSet | None = None) -> Sheet:
-        """A sheet file: a JSON object, or the ``box=points`` text of :meth:`parse`."""
+        """A sheet file: a JSON object, or the ``box=points`` text of :meth:`parse`. A leading byte-order mark
+        (some editors, Windows Notepad among them, begin a UTF-8 file with one) is dropped."""
+        text = text.removeprefix("\ufeff")
         return cls.from_json(text, rs) if text.lstrip().startswith(("{", "[")) else cls.parse(text, rs)
 
     @classmethod

@@ -9,7 +9,8 @@ For a rule set ``NAME`` the table directory holds
   ``open_boxes``, ``open_count``, ``upper_subtotal``, ``penta_50``, ``value``, with the metadata in the schema
   under ``pentadice``;
 - ``NAME.json``: the metadata: rule set and its definition, solver version, expected score at game start,
-  states, the SHA-256 of the values and the SHA-256 of the Parquet file.
+  states, the SHA-256 of the values and of the Parquet file, and the values file's record: the CRC-32 of each
+  64 KiB chunk (:mod:`pentadice.chunks`, the format of every stored table), checked whenever it is loaded.
 
 Each file is written to a temporary name and renamed into place (Ctrl-C and SIGTERM held back while the renames
 run); the metadata goes last, so a reader never pairs a new value file with old metadata without the checksum
@@ -35,22 +36,17 @@ from pathlib import Path
 
 import numpy as np
 
-from pentadice import __version__, atomic, inputs, rules
+from pentadice import __version__, atomic, chunks, inputs, rules
 from pentadice.atomic import write_temp
+from pentadice.chunks import Damaged, TableError, TableMissing
 from pentadice.interrupts import Held
 
+__all__ = ["Damaged", "Table", "TableError", "TableFiles", "TableMissing", "load", "load_or_solve", "save", "verify"]
+
 FORMAT = "pentadice-table"
-FORMAT_VERSION = 1
-META_LIMIT = 1 << 20  # bytes: the metadata is about 2 KB
+FORMAT_VERSION = 2  # 2: the values' chunk record (pentadice.chunks); 1 had only their SHA-256
+META_LIMIT = 1 << 23  # bytes: the metadata is a few KB, and a CRC per 64 KiB chunk (Maxi Yatzy's values: 130 KB)
 SOLVER_VERSION = f"pentadice {__version__}"
-
-
-class TableError(ValueError):
-    """A table that is missing, of another rule set, or damaged; or a table that cannot be written."""
-
-
-class TableMissing(TableError):
-    """No table of this rule set in the directory (yet)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -315,11 +311,15 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
     meta = metadata(rs, values)
     values_path, parquet_path, meta_path = _targets(files)
     temps: list[tuple[Path, Path]] = []
+    record: dict = {}
     try:
-        temps.append((write_temp(values_path, lambda fh: np.save(fh, values)), values_path))
+        temps.append(
+            (write_temp(values_path, lambda fh: record.update(chunks.save(fh, values, "values"))), values_path)
+        )
         parquet = write_temp(parquet_path, lambda fh: write_parquet(rs, values, meta, fh))
         temps.append((parquet, parquet_path))
-        text = json.dumps({**meta, "parquet_checksum": file_checksum(parquet)}, indent=2).encode()
+        meta = {**meta, "parquet_checksum": file_checksum(parquet), "array": record}
+        text = json.dumps(meta, indent=2).encode()
         temps.append((write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
         with Held(committed=True):  # the renames go through even if Ctrl-C comes now: no mixed set of files
             for tmp, final in temps:
@@ -338,8 +338,8 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Table:
-    """A loaded table: ``values[penta_scored, open_mask, upper_subtotal]`` (memory-mapped; ``penta_50`` on
-    disk) and its metadata."""
+    """A loaded table: ``values[penta_scored, open_mask, upper_subtotal]`` (memory-mapped, or a private copy:
+    see :mod:`pentadice.chunks`; ``penta_50`` on disk) and its metadata, checked chunk by chunk when loaded."""
 
     rules: rules.RuleSet
     values: np.ndarray
@@ -361,9 +361,11 @@ class _Mismatch(TableError):
 
 
 def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
-    """Load the table of ``rs`` from ``directory``, memory-mapped; refuse a wrong or damaged one. Values and
-    metadata that do not match are read once more a moment later: a writer renames the values first and the
-    metadata last, so a reader in between sees the new values with the old metadata."""
+    """Load the table of ``rs`` from ``directory``, memory-mapped (a private copy where
+    :func:`pentadice.chunks.use_private_copies` is on); refuse a wrong or damaged one: every chunk of the values
+    is checked against its CRC, and with ``verify`` the metadata's expected score and states against the values.
+    Values and metadata that do not match are read once more a moment later: a writer renames the values first
+    and the metadata last, so a reader in between sees the new values with the old metadata."""
     try:
         return _load(rs, directory, verify)
     except _Mismatch:
@@ -383,11 +385,6 @@ def _load(rs: rules.RuleSet, directory: Path, verify: bool) -> Table:
         meta = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
     except (OSError, ValueError) as e:
         raise TableError(f"the {rs.name} table in {files.directory} cannot be read ({e}); {hint}") from None
-    try:
-        values = np.load(files.values, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise TableError(f"{files.values} is not a readable table of values ({first}); {hint}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise TableError(f"{files.meta} is not a pentadice table's metadata; {hint}")
     if meta.get("rules") != rs.name:
@@ -396,28 +393,32 @@ def _load(rs: rules.RuleSet, directory: Path, verify: bool) -> Table:
         raise TableError(f"the {rs.name} table in {files.directory} was solved for other rules; {hint}")
     if meta.get("format_version") != FORMAT_VERSION:
         raise TableError(f"the {rs.name} table in {files.directory} has an old format; {hint}")
+    try:
+        values = chunks.open_array(files.values, meta.get("array"), "values").array
+    except Damaged as e:
+        raise _Mismatch(f"{e}; {hint}") from None
+    except TableError as e:
+        raise TableError(f"{e}; {hint}") from None
+    except OSError as e:
+        raise TableError(f"{files.values} is not a readable table of values ({e.strerror or e}); {hint}") from None
     if values.shape != rs.table_shape or values.dtype != np.float64:
         shape = rs.table_shape
         raise TableError(f"{files.values} has shape {values.shape} {values.dtype}, not {shape} float64; {hint}")
-    if os.path.getsize(files.values) != getattr(values, "offset", 0) + values.nbytes:
-        raise TableError(f"{files.values} is not the size its header says: the file is damaged; {hint}")
-    if verify:
-        if checksum(values) != meta.get("checksum"):
-            raise _Mismatch(f"{files.values} does not match its checksum: the table is damaged; {hint}")
-        if meta.get("expected_score") != expected_score(rs, values) or meta.get("states") != states(values):
-            raise _Mismatch(f"{files.meta} does not agree with the values it describes: it was edited; {hint}")
+    if verify and (meta.get("expected_score") != expected_score(rs, values) or meta.get("states") != states(values)):
+        raise _Mismatch(f"{files.meta} does not agree with the values it describes: it was edited; {hint}")
     return Table(rs, values, meta, files)
 
 
 def inventory(directory: Path) -> dict[str, str]:
     """Each registered rule set's table in ``directory``, in words: solved (with its expected score), missing,
-    or why it cannot be used. Quick: the values' checksum is not computed (``verify`` does that)."""
+    or why it cannot be used: loaded as every command loads it (each chunk checked, the metadata against the
+    values), so that what it reports is what the other commands would use."""
     out = {}
     if directory.exists() and not directory.is_dir():
         return {name: f"unusable: {directory} is not a directory" for name in rules.REGISTRY}
     for name, rs in rules.REGISTRY.items():
         try:
-            t = load(rs, directory, verify=False)
+            t = load(rs, directory, verify=True)
             out[name] = f"solved: expected score {t.expected_score:.10f}{_extras(directory, name)}"
         except TableMissing:
             out[name] = "not solved yet"
@@ -477,6 +478,8 @@ def verify(rs: rules.RuleSet, directory: Path) -> Table:
     Parquet file's SHA-256 against the metadata and its rows against the values. TableError if one fails."""
     tbl = load(rs, directory, verify=True)
     files = tbl.files
+    if checksum(tbl.values) != tbl.meta.get("checksum"):
+        raise TableError(f"{files.values} does not match the SHA-256 in {files.meta}: the table is damaged")
     if not files.parquet.exists():
         raise TableError(f"{files.parquet} is missing")
     if not files.parquet.is_file():
@@ -523,7 +526,7 @@ def save_moments(rs: rules.RuleSet, directory: Path, m2: np.ndarray, values: np.
         raise TableError(f"a second-moment table is float64 shaped {shape}, not {m2.dtype} {m2.shape}")
     values_checksum = checksum(values)
     meta = moments_metadata(rs, m2, values_checksum, start_sd(rs, values, m2))
-    text = json.dumps(meta, indent=2).encode()
+    record: dict = {}
     with writer_lock(files):
         try:
             on_disk = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
@@ -534,7 +537,8 @@ def save_moments(rs: rules.RuleSet, directory: Path, m2: np.ndarray, values: np.
         temps: list[tuple[Path, Path]] = []
         try:
             m2_path, meta_path = (atomic.target(p).path for p in (files.moments, files.moments_meta))
-            temps.append((write_temp(m2_path, lambda fh: np.save(fh, m2)), m2_path))
+            temps.append((write_temp(m2_path, lambda fh: record.update(chunks.save(fh, m2, "moments"))), m2_path))
+            text = json.dumps({**meta, "array": record}, indent=2).encode()
             temps.append((write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
             with Held(committed=True):
                 for tmp, final in temps:
@@ -566,7 +570,6 @@ def load_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray | None =
         meta = inputs.loads(
             inputs.read_text(files.moments_meta, "the second moments' metadata", META_LIMIT), str(files.moments_meta)
         )
-        m2 = np.load(files.moments, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as e:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise TableError(
@@ -574,13 +577,17 @@ def load_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray | None =
         ) from None
     if not isinstance(meta, dict) or meta.get("format") != MOMENTS_FORMAT or meta.get("rules") != rs.name:
         raise TableError(f"{files.moments_meta} is not the metadata of the {rs.name} second moments; {hint}")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise TableMissing(f"the {rs.name} second moments in {files.directory} have an old format; {hint}")
+    try:
+        m2 = chunks.open_array(files.moments, meta.get("array"), "moments").array
+    except TableError as e:
+        raise TableError(f"{e}; {hint}") from None
+    except OSError as e:
+        raise TableError(f"the {rs.name} second moments in {files.directory} cannot be read ({e}); {hint}") from None
     if m2.shape != rs.table_shape or m2.dtype != np.float64:
         shape = rs.table_shape
         raise TableError(f"{files.moments} has shape {m2.shape} {m2.dtype}, not {shape} float64; {hint}")
-    if os.path.getsize(files.moments) != getattr(m2, "offset", 0) + m2.nbytes:
-        raise TableError(f"{files.moments} is not the size its header says: the file is damaged; {hint}")
-    if checksum(m2) != meta.get("checksum"):
-        raise TableError(f"{files.moments} does not match its checksum: the file is damaged; {hint}")
     if values is not None:
         belongs = meta.get("values_checksum") == checksum(values)
     else:
@@ -622,6 +629,8 @@ def verify_moments(tbl: Table) -> dict | None:
         m2 = load_moments(tbl.rules, files.directory, tbl.values)
     except TableMissing as e:
         raise TableError(str(e)) from None
+    if checksum(m2) != inputs.loads(inputs.read_text(files.moments_meta, "", META_LIMIT), "").get("checksum"):
+        raise TableError(f"{files.moments} does not match the SHA-256 in {files.moments_meta}: the file is damaged")
     values = np.asarray(tbl.values)
     if not np.array_equal(np.isnan(m2), np.isnan(values)):
         raise TableError(f"{files.moments} is not blank exactly where the values are")

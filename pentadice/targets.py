@@ -9,11 +9,14 @@ For a rule set ``NAME`` the table directory holds, beside the value table,
   count`` are stored) and ``offset`` (where they start in the data);
   targets past the row have P = 0 (below half a step of 1/65535);
 - ``NAME.targets.json``: the metadata: rule set and its definition, encoding, precision, the SHA-256 of both
-  files, how the table was built.
+  files, how the table was built, and each file's record of 64 KiB chunks and their CRC-32
+  (:mod:`pentadice.chunks`).
 
 Files are written under temporary names and renamed into place, metadata last, under a lock
-(``.NAME.targets.lock``). Loading checks the metadata, the index's checksum and the data's size; the data's
-checksum (hundreds of MB for Penta) is checked by :func:`load` with ``verify=True``.
+(``.NAME.targets.lock``). Loading checks the metadata and the index whole (every chunk); the data (hundreds of
+MB for Penta) is checked a chunk at a time, each chunk before its first use (:meth:`TargetTable.row`), so a
+damaged byte is refused by the query that would read it, and a query pays only for the chunks it reads.
+:func:`load` with ``verify=True`` checks every chunk and the SHA-256 too.
 
 The advice for a target runs one turn of the target kernel (``pentadice.solver.targets``) for the situation,
 one lane (the target), as plain Python, from the stored rows of the next states.
@@ -33,13 +36,13 @@ from pathlib import Path
 
 import numpy as np
 
-from pentadice import atomic, inputs, rules, table
+from pentadice import atomic, chunks, inputs, rules, table
 from pentadice.interrupts import Held
 from pentadice.solver import targets as kernel
 from pentadice.turn_inputs import turn_inputs
 
 FORMAT = "pentadice-targets"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the files' chunk records (pentadice.chunks)
 QUANT = kernel.QUANT
 PRECISION = 0.5 / QUANT  # the largest error of a stored probability (rounding to the nearest step)
 MAX_TARGET = 100_000  # --target above this is refused as a typo (no game scores that much)
@@ -82,6 +85,34 @@ class TargetFiles:
 
 def _sha(a: np.ndarray) -> str:
     return "sha256:" + hashlib.sha256(np.ascontiguousarray(a).data).hexdigest()
+
+
+def build_in_progress(rs: rules.RuleSet, directory: Path) -> bool:
+    """Whether another process holds the lock of the target table of ``rs`` in ``directory`` (a ``solve
+    --targets`` building it now). Takes nothing: the lock is only tried, shared, and let go at once."""
+    import fcntl
+
+    try:
+        fd = os.open(TargetFiles(Path(directory), rs.name).lock_files.lock, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False  # no lock file: no build was ever started here
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing lets go of a lock just taken
+    return False
+
+
+def building_message(rs: rules.RuleSet, directory: Path) -> str:
+    """What ``advise --target`` says while the target table it needs is being built."""
+    return (
+        f"the {rs.name} target table is being built in {directory} by another pentadice process "
+        "(`pentadice solve --targets`); wait for it to finish, then ask again"
+    )
 
 
 def hint(rs: rules.RuleSet, directory: Path) -> str:
@@ -150,10 +181,14 @@ def write(rs: rules.RuleSet, built: kernel.Built, files: TargetFiles, targets: l
     index = np.stack([built.first, built.count, built.offset]).astype(np.int64)
     meta = metadata(rs, built, index)
     temps: list[tuple[Path, Path]] = []
+    records: dict[str, dict] = {"data_array": {}, "index_array": {}}
     try:
-        temps.append((atomic.write_temp(data_path, lambda fh: np.save(fh, built.data)), data_path))
-        temps.append((atomic.write_temp(index_path, lambda fh: np.save(fh, index)), index_path))
-        text = json.dumps(meta, indent=2).encode()
+        data = np.asarray(built.data, dtype=np.uint16)
+        save_data = lambda fh: records["data_array"].update(chunks.save(fh, data, "targets"))  # noqa: E731
+        save_index = lambda fh: records["index_array"].update(chunks.save(fh, index, "targets-index"))  # noqa: E731
+        temps.append((atomic.write_temp(data_path, save_data), data_path))
+        temps.append((atomic.write_temp(index_path, save_index), index_path))
+        text = json.dumps({**meta, **records}, indent=2).encode()
         temps.append((atomic.write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
         with Held(committed=True):
             for tmp, final in temps:
@@ -171,15 +206,21 @@ def write(rs: rules.RuleSet, built: kernel.Built, files: TargetFiles, targets: l
 
 @dataclasses.dataclass(frozen=True)
 class TargetTable:
-    """A loaded target table (the data memory-mapped)."""
+    """A loaded target table (the data memory-mapped, each chunk checked before its first use; a private copy
+    where :func:`pentadice.chunks.use_private_copies` is on)."""
 
     rules: rules.RuleSet
     first: np.ndarray
     count: np.ndarray
     offset: np.ndarray
-    data: np.ndarray
+    checked: chunks.CheckedArray
     meta: dict
     files: TargetFiles
+
+    @property
+    def data(self) -> np.ndarray:
+        """The stored probabilities, unchecked: read them through :meth:`row`."""
+        return self.checked.array
 
     def row(self, penta_scored: int, open_mask: int, sub: int, lanes: int | None = None) -> np.ndarray:
         """P*(state, t) for t = 0 .. (the row's length, or ``lanes``) - 1, as float64."""
@@ -194,7 +235,8 @@ class TargetTable:
         out[: min(f, n)] = 1.0
         if n > f:
             k = min(c, n - f)
-            out[f : f + k] = self.data[o : o + k] / QUANT
+            self.checked.ensure(o, o + k)  # chunks.Damaged (a TableError) before any damaged byte is used
+            out[f : f + k] = self.checked.array[o : o + k] / QUANT
         return out
 
     def p(self, penta_scored: int, open_mask: int, sub: int, needed: int) -> float:
@@ -219,11 +261,8 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
             raise table.TableError(f"{path} is not a regular file; {how}")
     try:
         meta = inputs.loads(inputs.read_text(files.meta, "the target table's metadata", table.META_LIMIT))
-        data = np.load(files.data, mmap_mode="r", allow_pickle=False)
-        index = np.load(files.index, allow_pickle=False)
     except (OSError, ValueError) as e:
-        # NumPy's own words about a bad header suggest loading it unsafely: say only that the file is damaged.
-        first = "not a NumPy array file: damaged" if "pickle" in str(e) else (str(e).splitlines() or [""])[0]
+        first = (str(e).splitlines() or [""])[0]
         raise table.TableError(
             f"the {rs.name} target table in {files.directory} cannot be read ({first or type(e).__name__}); {how}"
         ) from None
@@ -231,16 +270,29 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
         raise table.TableError(f"{files.meta} is not a pentadice target table's metadata (of this version); {how}")
     if meta.get("rules") != rs.name or meta.get("rules_definition") != table.rules_definition(rs):
         raise table.TableError(f"the target table in {files.directory} was built for other rules; {how}")
-    if index.dtype != np.int64 or index.shape != (3, *rs.table_shape) or data.dtype != np.uint16 or data.ndim != 1:
+    try:
+        checked = chunks.open_array(files.data, meta.get("data_array"), "targets")
+        index = chunks.open_array(files.index, meta.get("index_array"), "targets-index").array
+    except table.TableError as e:
+        raise table.TableError(f"{e}; {how}") from None
+    except OSError as e:
+        raise table.TableError(
+            f"the {rs.name} target table in {files.directory} cannot be read ({e.strerror or e}); {how}"
+        ) from None
+    data = checked.array
+    if index.shape != (3, *rs.table_shape) or data.ndim != 1:
         raise table.TableError(f"the {rs.name} target table in {files.directory} has the wrong shape; {how}")
-    if _sha(index) != meta.get("index_checksum"):
-        raise table.TableError(f"{files.index} does not match its checksum: the table is damaged; {how}")
     first, count, offset = index
     if len(data) != meta.get("stored") or (count.size and int((offset + count).max()) > len(data)):
         raise table.TableError(f"{files.data} is not the size its index says: the table is damaged; {how}")
-    if verify and _sha(data) != meta.get("data_checksum"):
-        raise table.TableError(f"{files.data} does not match its checksum: the table is damaged; {how}")
-    return TargetTable(rs, first, count, offset, data, meta, files)
+    if verify:
+        try:
+            checked.check_all()
+        except table.TableError as e:
+            raise table.TableError(f"{e}; {how}") from None
+        if _sha(data) != meta.get("data_checksum") or _sha(index) != meta.get("index_checksum"):
+            raise table.TableError(f"{files.data} does not match its SHA-256: the table is damaged; {how}")
+    return TargetTable(rs, first, count, offset, checked, meta, files)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -51,3 +51,13 @@ def random_sheet(rs, rng, filled: int):
     if points.get("penta") == rs.penta_points and filled > 1 and rs.penta_bonus:
         bonus = rs.penta_bonus * int(rng.integers(0, filled))
     return Sheet(points, bonus)
+
+
+@pytest.fixture(autouse=True)
+def _tables_mapped_again():
+    """`serve` and `play` read tables into memory for the rest of their process (pentadice.chunks); run in
+    process by a test, they must not change how the next test loads tables."""
+    yield
+    from pentadice import chunks
+
+    chunks.use_private_copies(False)

@@ -22,6 +22,7 @@ LAYERS = {
     "solver": 3,
     "solver.moments": 3,
     "atomic": 3,
+    "chunks": 3,
     "table": 4,
     "sheet": 5,
     "situation": 5,

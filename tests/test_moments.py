@@ -326,7 +326,7 @@ def test_second_moments_file_is_checked(tmp_path):
     data = bytearray(path.read_bytes())
     data[-100] ^= 1
     path.write_bytes(bytes(data))
-    with pytest.raises(table.TableError, match=r"penta\.m2\.npy does not match its checksum"):
+    with pytest.raises(table.TableError, match=r"penta\.m2\.npy \(the second moments\) does not match its checksum"):
         table.load_moments(rs, tmp_path)
     verified = CliRunner().invoke(main, ["verify", "--data", str(tmp_path)])
     assert verified.exit_code == 1 and "checksum" in verified.output and "Traceback" not in verified.output

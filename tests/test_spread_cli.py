@@ -35,7 +35,7 @@ def test_a_damaged_second_moment_file_is_named_not_silently_dropped(tmp_path):
     del m2
     result = run("advise", "1", "2", "3", "4", "5", "--rules", "yahtzee+no-bonus", "--data", tmp_path, "--json")
     assert result.exit_code == 1
-    assert "yahtzee+no-bonus.m2.npy does not match its checksum" in result.output
+    assert "yahtzee+no-bonus.m2.npy (the second moments) does not match its checksum" in result.output
     assert "Traceback" not in result.output
 
 

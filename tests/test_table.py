@@ -30,6 +30,7 @@ def test_parquet_has_one_named_row_per_solved_state(penta_table_dir, penta_solut
     meta = json.loads(pf.schema.metadata[b"pentadice"])
     on_disk = json.loads((penta_table_dir / "penta.json").read_text())
     assert on_disk.pop("parquet_checksum").startswith("sha256:")  # of the file itself: not inside it
+    assert on_disk.pop("array")["kind"] == "values"  # the .npy file's chunk record, written after the Parquet
     assert meta == on_disk
     rows = pf.to_pylist()
     rs = penta_solution.rules
@@ -69,7 +70,7 @@ def test_corrupt_table_is_refused(tmp_path, penta_table_dir):
 def test_truncated_table_is_refused(tmp_path, penta_table_dir):
     shutil.copy(penta_table_dir / "penta.json", tmp_path / "penta.json")
     (tmp_path / "penta.npy").write_bytes((penta_table_dir / "penta.npy").read_bytes()[:1000])
-    with pytest.raises(table.TableError, match="is not a readable table of values"):
+    with pytest.raises(table.TableError, match="1,000 bytes, not the 8,388,736 its metadata says: the file is damaged"):
         table.load(rules.get_rules("penta"), tmp_path)
 
 

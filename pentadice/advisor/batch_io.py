@@ -103,6 +103,8 @@ def parse_line(rs: rules.RuleSet, line: str | bytes | None) -> Situation:
     """One batch line as a checked situation; :class:`BatchLineError` naming the problem."""
     if line is None:
         raise BatchLineError(f"the line is longer than {MAX_LINE:,} bytes")
+    if not line.strip():  # an error, not skipped: answer N always answers line N
+        raise BatchLineError("the line is blank: one JSON situation a line, and no blank lines")
     try:
         data = inputs.loads(line, "the line")
     except inputs.InputError as e:

@@ -56,6 +56,18 @@ class GameError(ValueError):
     """A move the rules do not allow now, or a saved game that cannot be loaded."""
 
 
+BOM = "\ufeff"  # a byte-order mark, as some editors (Windows Notepad) begin a UTF-8 file
+
+
+def save_text(data: str | bytes | bytearray) -> str:
+    """The text of a save file, as every reader of saves reads it (``play --resume``, ``review``, the page
+    and the API, by :meth:`Game.from_json`): strict UTF-8 (anything else is refused, saying so: a save is
+    never shown with replacement characters), and one leading byte-order mark dropped (an editor may add
+    it). InputError if the bytes are not UTF-8."""
+    text = inputs.decode(bytes(data), "the saved game") if isinstance(data, bytes | bytearray) else data
+    return text.removeprefix(BOM)
+
+
 def check_name(name: object) -> str:
     """A player's name: 1 to :data:`MAX_NAME` printable characters, no surrounding spaces; GameError if not."""
     if not isinstance(name, str):
@@ -247,6 +259,23 @@ def check_players(players: Sequence[Player]) -> None:
     twice = [n for n, c in Counter(names).items() if c > 1]
     if twice:
         raise GameError(f"two players are called {twice[0]!r}")
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(name_key(name), name)
+        if other != name:
+            raise GameError(f"two players' names look the same: {other!r} and {name!r}; give names that differ")
+
+
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u3164\uffa0") | frozenset(map(chr, range(0xFE00, 0xFE10)))
+
+
+def name_key(name: str) -> str:
+    """What a name looks like, to tell players apart: its NFKC form (full-width letters, ligatures, a
+    no-break space as their plain forms) without invisible characters (format characters such as a zero-width
+    space or joiner, variation selectors, fillers) and with each run of spaces as one."""
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(c for c in text if c not in _INVISIBLE and unicodedata.category(c) != "Cf")
+    return " ".join(text.split())
 
 
 class Game:
@@ -611,7 +640,7 @@ class Game:
         if len(text) > MAX_SAVE_BYTES:
             raise GameError(f"the file is larger than {MAX_SAVE_BYTES >> 20} MB: not a saved pentadice game")
         try:
-            data = inputs.loads(text, "the saved game")
+            data = inputs.loads(save_text(text), "the saved game")
         except inputs.InputError as e:  # not UTF-8, not JSON, a repeated key, NaN, nesting or a number too long
             raise GameError(str(e)) from None
         if not isinstance(data, dict) or data.get("format") != SAVE_FORMAT:
@@ -631,7 +660,7 @@ class Game:
         saved_players = _field(data, "players", "the game")
         if not isinstance(saved_players, list) or not 1 <= len(saved_players) <= MAX_PLAYERS:
             raise GameError(f"players must be a list of 1 to {MAX_PLAYERS} players")
-        players = [_load_player(rs, p) for p in saved_players]
+        players = [_load_player(rs, p, number) for number, p in enumerate(saved_players)]
         game = cls(
             rs, players, seed=0, auto_commit_seconds=check_auto_commit(_field(data, "auto_commit_seconds", "the game"))
         )
@@ -883,9 +912,9 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _load_player(rs: rules.RuleSet, data: object) -> Player:
+def _load_player(rs: rules.RuleSet, data: object, number: int = 0) -> Player:
     if not isinstance(data, dict):
-        raise GameError("a player must be an object")
+        raise GameError(f"players[{number}] is {_short(data)}, not an object: a player must be an object")
     _check_keys(data, PLAYER_KEYS, PLAYER_OPTIONAL_KEYS, "a player")
     name = check_name(_field(data, "name", "a player"))
     computer = _field(data, "computer", f"player {name!r}")

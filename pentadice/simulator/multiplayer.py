@@ -628,5 +628,5 @@ def summary_lines(result: dict, rs: rules.RuleSet) -> list[str]:
     rate = result["games"] / result["seconds"] if result["seconds"] > 0 else float("inf")
     lines.append(f"Speed: {rate:,.0f} games/s ({result['seconds']:.2f} s)")
     if result.get("tables_seconds", 0) >= 0.01:
-        lines.append(f"Win strategy's tables built in {result['tables_seconds']:.1f} s")
+        lines.append(f"Win strategy's tables read or built in {result['tables_seconds']:.1f} s")
     return lines

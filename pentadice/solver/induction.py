@@ -14,7 +14,7 @@ from pentadice import rules, states
 from pentadice.turn_inputs import turn_inputs
 
 ProgressFn = Callable[[int, int], None]
-COMPILING_MESSAGE = "Compiling the solver (first run only, a few seconds)..."
+COMPILING_MESSAGE = "Compiling the solver (first run only; the summary says how long it took)..."
 
 
 @dataclass

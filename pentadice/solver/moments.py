@@ -864,7 +864,8 @@ PARTS_PER_THREAD = 4
 AUTOMATIC_WORK = 1 << 24
 ON_DEMAND = (
     "the second moments (SDs) of {title} are not computed by themselves: their pass over {states:,} states takes "
-    "about {minutes:.0f} minutes on one core; build them once with `pentadice solve --rules {name} --moments`"
+    "about {minutes:.0f} minutes on one core (at the rate measured on a quiet core, 2026-11-30); build them once "
+    "with `pentadice solve --rules {name} --moments`"
 )
 SECONDS_PER_STATE_AND_KEEP = 0.85e-6  # one quiet core (measured: Maxi Yatzy 0.8 ms a state, 924 keeps)
 
@@ -885,6 +886,17 @@ def automatic(rs: rules.RuleSet) -> bool:
     ``solve`` and, when their file is missing, by ``advise``. Otherwise only :func:`second_moments` with
     ``force`` (``solve --moments``) builds them."""
     return pass_states(rs) * turn_inputs(rs).n_keeps <= AUTOMATIC_WORK
+
+
+def unsaved_message(rs: rules.RuleSet, directory: object) -> str:
+    """What happens when the second moments cannot be saved beside the table (a read-only table directory):
+    every run computes them again; and how to have them computed once."""
+    return (
+        f"the {rs.name} table's second moments (the SDs) cannot be saved in {directory}, so every run computes "
+        "them again (seconds each time); to compute them once, copy the table to a directory you can write and "
+        f"give it with --data (the first run there saves them), or run `pentadice solve --rules {rs.name} --data "
+        "DIR` with DIR writable"
+    )
 
 
 def on_demand_message(rs: rules.RuleSet) -> str:
@@ -1001,7 +1013,7 @@ def keep_moments(
     return work[0][:, 0].copy(), work[1][:, 0].copy()
 
 
-COMPILING_MESSAGE = "Compiling the second-moment pass (first run only, about ten seconds)..."
+COMPILING_MESSAGE = "Compiling the second-moment pass (first run only; the summary says how long it took)..."
 
 
 def needs_compiling(rs: rules.RuleSet | None = None) -> bool:

@@ -492,6 +492,20 @@ def layers(rs) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
 
 PARTS_PER_THREAD = 4
 PART_STATES = 2000  # at most this many states a part: a Ctrl-C waits for one part at most
+PART_LANES = 200_000  # and at most this many lanes (the work of a part; about 0.3 s of one core, Kiriki's)
+
+
+def part_cuts(alloc: np.ndarray, threads: int) -> np.ndarray:
+    """Where a layer of states (``alloc[i]`` lanes each) is cut into parts: at least ``PARTS_PER_THREAD``
+    parts a thread, each of at most :data:`PART_STATES` states and about :data:`PART_LANES` lanes (a state's
+    row is never cut); increasing, from 0 to ``len(alloc)``."""
+    n = len(alloc)
+    n_parts = max(threads * PARTS_PER_THREAD, -(-n // PART_STATES), -(-int(np.sum(alloc)) // PART_LANES), 1)
+    ends = np.cumsum(alloc, dtype=np.int64)
+    marks = np.linspace(0, int(ends[-1]) if n else 0, n_parts + 1)[1:-1]
+    by_lanes = np.searchsorted(ends, marks, side="right")  # cut after the state where each mark falls
+    by_states = np.arange(PART_STATES, n, PART_STATES)
+    return np.unique(np.concatenate(([0], by_lanes, by_states, [n]))).astype(int)
 
 
 def build(rs, threads: int = 1, progress=None, rows: dict | None = None, check=None) -> Built:
@@ -534,9 +548,9 @@ def build(rs, threads: int = 1, progress=None, rows: dict | None = None, check=N
             cur = np.empty(int(alloc.sum()))
             peak = max(peak, cur.nbytes + prev.nbytes)
             args = (prev, cur, off, ln, alloc, *inputs, flags, masks, subs, gmax)
-            # Parts of at most PART_STATES states, so that ``check`` (a Ctrl-C) is heard within a part, not a layer.
-            n_parts = max(threads * PARTS_PER_THREAD, -(-len(masks) // PART_STATES))
-            cuts = np.linspace(0, len(masks), n_parts + 1).astype(int)
+            # Parts of at most PART_STATES states and PART_LANES lanes, so that ``check`` (a Ctrl-C) is heard
+            # within a part, not a layer (Kiriki's rows are long: a part of states alone took seconds).
+            cuts = part_cuts(alloc, threads)
             if pool is None:
                 for a, b in itertools.pairwise(cuts):
                     if b > a:

@@ -177,7 +177,7 @@ def endgame_rows(rs: rules.RuleSet, max_open: int) -> np.ndarray:
 # its SHA-256 and the SHA-256 of the value table it was built from. Written atomically (metadata last) under
 # the table's lock; a file that is missing, damaged, of other parameters or of other values is built again.
 WIN_FORMAT = "pentadice-win-tables"
-WIN_FORMAT_VERSION = 1
+WIN_FORMAT_VERSION = 2  # 2: the array's chunk record (pentadice.chunks)
 THETA_KIND = "win"  # the utility tables of the nonzero thetas, (n, n_flags, 2**n_boxes, lanes)
 ENDGAME_KIND = "win-end"  # the end-game table, (masks, n_flags, threshold + 1, 512)
 KIND_WHAT = {
@@ -205,7 +205,7 @@ def save_tables(
     import json
     import os
 
-    from pentadice import atomic, inputs, table
+    from pentadice import atomic, chunks, inputs, table
     from pentadice.atomic import write_temp
     from pentadice.interrupts import Held
 
@@ -225,8 +225,8 @@ def save_tables(
         "values_checksum": values_checksum,
         "checksum": table.checksum(array),
     }
-    text = json.dumps(meta, indent=2).encode()
     npy, meta_path = saved_paths(rs, directory, kind, params)
+    record: dict = {}
     with table.writer_lock(files):
         try:
             on_disk = inputs.loads(inputs.read_text(files.meta, "the table metadata", table.META_LIMIT), "")
@@ -237,7 +237,8 @@ def save_tables(
         temps: list[tuple[Path, Path]] = []
         try:
             final_npy, final_meta = (atomic.target(p).path for p in (npy, meta_path))
-            temps.append((write_temp(final_npy, lambda fh: np.save(fh, array)), final_npy))
+            temps.append((write_temp(final_npy, lambda fh: record.update(chunks.save(fh, array, kind))), final_npy))
+            text = json.dumps({**meta, "array": record}, indent=2).encode()
             temps.append((write_temp(final_meta, lambda fh: fh.write(text)), final_meta))
             with Held(committed=True):
                 for tmp, final in temps:
@@ -274,11 +275,12 @@ def load_saved(
     rs: rules.RuleSet, directory: Path | str, kind: str, values: np.ndarray, params: dict
 ) -> np.ndarray | None:
     """A saved win table of ``kind``, checked: its metadata (format, rule set, parameters), that it was built
-    from ``values``, its size and SHA-256. None when missing, stale or damaged (the caller builds it again)."""
+    from ``values``, every chunk against its CRC (:mod:`pentadice.chunks`). None when missing, stale or damaged
+    (the caller builds it again; a damaged file is said on stderr)."""
     import json
-    import os
+    import logging
 
-    from pentadice import inputs, table
+    from pentadice import chunks, inputs, table
 
     npy, meta_path = saved_paths(rs, directory, kind, params)
     if not npy.is_file() or not meta_path.is_file():
@@ -294,12 +296,13 @@ def load_saved(
             return None
         if meta.get("values_checksum") != table.checksum(saved_shape(rs, values)):
             return None
-        array = np.load(npy, allow_pickle=False)
+        array = chunks.open_array(npy, meta.get("array"), kind).array
+    except chunks.Damaged as e:
+        logging.getLogger("pentadice").warning("%s; building it again", e)
+        return None
     except (OSError, ValueError, EOFError):
         return None
-    if array.dtype != np.float64 or list(array.shape) != meta.get("shape"):
-        return None
-    if os.path.getsize(npy) < array.nbytes or table.checksum(array) != meta.get("checksum"):
+    if list(array.shape) != meta.get("shape"):
         return None
     return array
 

@@ -5,17 +5,19 @@ A thin front end (see ``docs/architecture.md`` and ``docs/api.md``): each handle
 Every refusal is ``{"error": ...}`` with a 4xx status: 400 a body that is not JSON, 403 a request another
 site's page sent (but GET and HEAD), 404 an unknown game or path, 405 a wrong method, 408 a body that did not
 arrive in time, 409 a move the game's state refuses (the engine's :class:`GameError`), 413 a body too large,
-422 a wrong field or value. Advisor work runs in worker threads (a game's requests one at a time,
+421 a ``Host`` not served (DNS rebinding), 422 a wrong field or value; the HTTP layer's own refusals
+(:mod:`pentadice.web.server`) are JSON too. Advisor work runs in worker threads (a game's requests one at a time,
 under its lock), except a cached answer, which is sent at once. Nothing on disk is read or written because
 of a request, but the page's own files.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -30,9 +32,18 @@ from starlette.routing import Match
 from starlette.staticfiles import StaticFiles
 
 from pentadice import chances, rules
+from pentadice.inputs import InputError
 from pentadice.moves import Keep, MoveError, Score
 from pentadice.play import strategies
-from pentadice.play.engine import MAX_PLAYERS, Game, GameError, Player, check_auto_commit, parse_players
+from pentadice.play.engine import (
+    MAX_PLAYERS,
+    Game,
+    GameError,
+    Player,
+    check_auto_commit,
+    parse_players,
+    save_text,
+)
 from pentadice.web import bodies, schemas
 from pentadice.web.advising import MAX_BATCH, AdviceCache, batch_answers, situation_of
 from pentadice.web.bodies import ApiError
@@ -59,10 +70,13 @@ def create_app(
     clock: Callable[[], float] = time.monotonic,
     max_games: int = MAX_GAMES,
     idle_seconds: float = IDLE_SECONDS,
+    allowed_hosts: Iterable[str] | None = None,
 ) -> FastAPI:
     """The application serving ``advisors`` (rule set name -> :class:`~pentadice.advisor.Advisor`, loaded
     and compiled already), the page from ``static_dir`` (None or missing: the API alone), games held in memory,
-    their idle time measured by ``clock``."""
+    their idle time measured by ``clock``. ``allowed_hosts``: the names a request's ``Host`` may carry
+    (:func:`pentadice.web.server.allowed_hosts`; loopback addresses and the address the request arrived at are
+    served too), others refused with 421 against DNS rebinding; None: any (a test client's)."""
     if not advisors:
         raise ValueError("serve at least one rule set")
     served = dict(advisors)
@@ -230,6 +244,10 @@ def create_app(
         body = await bodies.read(request, bodies.LARGE_LIMIT)
         data = bodies.json_object(body, NEW_GAME_FIELDS, '{"players": "Ana,cpu", "rules": "penta"}')
         game, advisor = _saved_game(data) if "save" in data else _new_game(data)
+        return await _started(game, advisor)
+
+    async def _started(game: Game, advisor) -> Response:
+        """A game just made or loaded, held from now on: 201 with its view and its place."""
         if game.coach and any(p.computer for p in game.players):
             raise ApiError(422, "a coach game follows real dice: its players are people, not the computer")
         game_id = store.add(game, advisor)
@@ -422,13 +440,38 @@ def create_app(
     )
     async def review_save(request: Request) -> Response:
         """The review of a saved game posted whole (nothing is kept)."""
-        body = await bodies.read(request, bodies.LARGE_LIMIT)
-        bodies.loads(body)  # not JSON: 400
+        game = _save_file(await bodies.read(request, bodies.LARGE_LIMIT))
+        return answer(await run_in_threadpool(_review, game, advisor_of(game.rules.name)))
+
+    @app.post(
+        "/api/games/resume",
+        status_code=201,
+        responses={201: {"model": schemas.GameView}, **errors},
+        openapi_extra={
+            "requestBody": {"required": True, "content": {JSON: {"schema": {"type": "object"}, "example": {}}}}
+        },
+        tags=["games"],
+    )
+    async def resume_game(request: Request) -> Response:
+        """A saved game going on, posted as its file is, byte for byte (the page's upload): read as `play
+        --resume` reads a save file. Answers its view, with its id."""
+        game = _save_file(await bodies.read(request, bodies.LARGE_LIMIT))
+        game.save_path = None  # a path on the player's machine: nothing to the server
+        return await _started(game, advisor_of(game.rules.name))
+
+    def _save_file(body: bytes) -> Game:
+        """A save file posted whole, read by the one reader of saves (:func:`save_text`, :meth:`Game.from_json`:
+        strict UTF-8, a leading byte-order mark dropped): 400 if it is not UTF-8 or not JSON, 422 if it is not
+        a saved game or a damaged one."""
         try:
-            game = Game.from_json(body)
+            text = save_text(body)
+        except InputError as e:
+            raise ApiError(400, str(e)) from None
+        bodies.loads(text.encode())  # not JSON: 400
+        try:
+            return Game.from_json(text)
         except GameError as e:
             raise ApiError(422, str(e)) from None
-        return answer(await run_in_threadpool(_review, game, advisor_of(game.rules.name)))
 
     @app.get("/api/messages", responses={200: {"model": schemas.MessagesOut}, **errors}, tags=["server"])
     async def messages(request: Request, lang: str | None = None) -> Response:
@@ -481,7 +524,8 @@ def create_app(
         return answer({"error": "internal error"}, 500)
 
     app.openapi = lambda: _openapi(app)
-    app.add_middleware(SecurityHeaders, routes=app.router.routes)
+    hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
+    app.add_middleware(SecurityHeaders, routes=app.router.routes, hosts=hosts)
     files = StaticFiles(directory=static_dir, html=True) if static_dir is not None and static_dir.is_dir() else None
     app.mount("/", Pages(files, app.router.routes), name="page")
     return app
@@ -523,6 +567,17 @@ def _chances_answer(rs, values, sheets) -> dict:
         return {"chances": None, "reason": str(e)}
 
 
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in words: ``a string``, ``a number``, ``a list``..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
 def _players_of(value: object) -> list[Player]:
     """Players from ``"Ana,cpu:win"`` or ``[{"name": "Ana"}, {"name": "cpu", "computer": true, "strategy":
     "win"}]``."""
@@ -533,13 +588,21 @@ def _players_of(value: object) -> list[Player]:
     if not isinstance(value, list) or not 1 <= len(value) <= MAX_PLAYERS:
         raise ApiError(422, f'players must be "Ana,cpu" or a list of 1 to {MAX_PLAYERS} {{"name", "computer"}}')
     players = []
-    for item in value:
+    for number, item in enumerate(value):
+        where = f"players[{number}]"  # which entry is wrong, counted from 0 as in the list
         if not isinstance(item, dict):
-            raise ApiError(422, 'a player is {"name": "Ana", "computer": false}')
-        bodies.check_fields(item, ("name", "computer", "strategy"), ("name",))
+            kind = _json_kind(item)
+            raise ApiError(
+                422, f'{where} is {kind} {bodies.short(item)}, not an object: a player is {{"name": "Ana", '
+                '"computer": false}'
+            )
+        try:
+            bodies.check_fields(item, ("name", "computer", "strategy"), ("name",))
+        except ApiError as e:
+            raise ApiError(e.status, f"{where}: {e.message}") from None
         computer = item.get("computer", False)
         if not isinstance(computer, bool):
-            raise ApiError(422, f"computer must be true or false, not {bodies.short(item['computer'])}")
+            raise ApiError(422, f"{where}: computer must be true or false, not {bodies.short(item['computer'])}")
         strategy = item.get("strategy")
         strategy = strategies.DEFAULT if strategy is None else strategy  # null or absent: the default, as "cpu"
         if isinstance(strategy, str):
@@ -608,11 +671,14 @@ class SecurityHeaders:
     content types, no referrer; API answers are not cached. Before the application: a request another site's
     page makes the browser send (an ``Origin`` not this server's, or ``Sec-Fetch-Site: cross-site``) is
     refused, but GET and HEAD (a page elsewhere could otherwise fill the games held and push a player's game
-    out); HEAD on an API path a GET route serves is that GET, without the body."""
+    out); HEAD on an API path a GET route serves is that GET, without the body. First of all, where ``hosts``
+    is given, a request whose ``Host`` is not served is refused (421: a page elsewhere that a DNS rebinding
+    pointed at this server), as is one with no ``Host`` or two (400)."""
 
-    def __init__(self, app, routes: list) -> None:
+    def __init__(self, app, routes: list, hosts: frozenset[str] | None = None) -> None:
         self.app = app
         self.routes = routes
+        self.hosts = hosts
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -626,6 +692,10 @@ class SecurityHeaders:
                 message["headers"] = [*message.get("headers", ()), *extra]
             await send(message)
 
+        refused = _host_refusal(scope, self.hosts) if self.hosts is not None else None
+        if refused is not None:
+            await answer({"error": refused[1]}, refused[0], {"connection": "close"})(scope, receive, send_with_headers)
+            return
         if scope["method"] not in ("GET", "HEAD") and _cross_site(scope):
             refusal = answer({"error": "a request from another site's page is refused: the API serves this page"}, 403)
             await refusal(scope, receive, send_with_headers)
@@ -644,6 +714,33 @@ class SecurityHeaders:
     def _serves_get(self, scope) -> bool:
         as_get = {**scope, "method": "GET"}
         return any(isinstance(r, APIRoute) and r.matches(as_get)[0] is Match.FULL for r in self.routes)
+
+
+def _host_refusal(scope, hosts: frozenset[str]) -> tuple[int, str] | None:
+    """Why a request's ``Host`` is refused (status, message), or None: one ``Host`` (none only in HTTP/1.0),
+    naming one of ``hosts``, a loopback address or the address the request arrived at, with any port."""
+    given = [v for k, v in scope.get("headers", ()) if k.lower() == b"host"]
+    if len(given) > 1:
+        return 400, "the request has two Host headers"
+    if not given:
+        return None if scope.get("http_version") == "1.0" else (400, "the request has no Host header")
+    host = given[0].decode("latin-1").strip().lower()
+    name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if not name or (port and not port.isdigit()):
+        name = host
+    name = name.rstrip(".")
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name in hosts or name.endswith(".localhost"):
+        return None
+    try:
+        address = ipaddress.ip_address(name)
+        if address.is_loopback or name == str((scope.get("server") or ("",))[0]).lower():
+            return None
+    except ValueError:
+        pass
+    shown = host if len(host) <= 60 else host[:57] + "..."
+    return 421, f"this server does not serve the host {shown!r} (`pentadice serve --allow-host NAME` adds one)"
 
 
 def _cross_site(scope) -> bool:

@@ -8,6 +8,8 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
+from starlette.requests import ClientDisconnect
+
 from pentadice import inputs
 
 KIB = 1024
@@ -30,7 +32,8 @@ async def read(request, limit: int) -> bytes:
     """The body of ``request``, at most ``limit`` bytes: 413 as soon as it is known to be larger (its
     Content-Length, or the bytes received so far), before the rest is read; 408 if it has not arrived
     whole within :data:`BODY_SECONDS` (a client trickling a body, or announcing more than it sends, does not
-    hold a request open for ever)."""
+    hold a request open for ever); 400 if the client closed the connection first (answered to no one, not
+    logged)."""
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limit:
         raise too_large(limit)
@@ -43,6 +46,8 @@ async def read(request, limit: int) -> bytes:
                     raise too_large(limit)
     except TimeoutError:
         raise ApiError(408, f"the body did not arrive within {BODY_SECONDS:g} seconds") from None
+    except ClientDisconnect:  # the client went away: nobody to answer, nothing to log
+        raise ApiError(400, "the client closed the connection before its body arrived whole") from None
     return bytes(body)
 
 

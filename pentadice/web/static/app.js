@@ -193,8 +193,9 @@
     }
   }
 
-  /** A JSON body given as its text, sent as it is: a save file's numbers (the generator's state is a 128-bit
-   * integer) would lose their digits through JSON.parse and JSON.stringify. */
+  /** A JSON body sent as it is, text or a file's bytes: a save file's numbers (the generator's state is a
+   * 128-bit integer) would lose their digits through JSON.parse and JSON.stringify, and a save file is read
+   * by the server's one reader of saves (as `play --resume` reads it), never decoded here. */
   class RawJson {
     constructor(text) {
       this.text = text;
@@ -1141,7 +1142,9 @@
     }
   }
 
-  /** A save file chosen in ``input``: {save: its JSON, text: its text}, or null (and a message) when it is not one. */
+  /** A save file chosen in ``input``: {bytes: its bytes, as they are}, or null (and a message) when it is too
+   * large to be one. The bytes are not decoded here: the server reads them as `play --resume` reads a file
+   * (strict UTF-8, a leading byte-order mark dropped) and says what is wrong with one that is not a save. */
   async function readSave(input) {
     const file = input.files[0];
     if (!file) return null;
@@ -1151,14 +1154,21 @@
       return null;
     }
     try {
-      const text = await file.text();
-      const save = JSON.parse(text);
-      if (save && typeof save === "object" && !Array.isArray(save)) return { save, text };
+      return { bytes: await file.arrayBuffer() };
     } catch (e) {
-      // below
+      showError(t("This file is not a saved pentadice game"));
+      return null;
     }
-    showError(t("This file is not a saved pentadice game"));
-    return null;
+  }
+
+  /** The rule set named by a save the server has read (so it is UTF-8 JSON), or null. */
+  function savedRules(bytes) {
+    try {
+      const save = JSON.parse(new TextDecoder("utf-8").decode(bytes));
+      return save && typeof save.rules === "string" ? save.rules : null;
+    } catch (e) {
+      return null;
+    }
   }
 
   /** A saved game (from the terminal or this page) goes on here, with its own players, rules and dice. */
@@ -1168,7 +1178,7 @@
     input.value = "";
     if (!file) return;
     try {
-      S.game = await api("POST", "/api/games", new RawJson('{"save": ' + file.text + "}"));
+      S.game = await api("POST", "/api/games/resume", new RawJson(file.bytes));
       S.held = new Set();
       S.pad = [];
       S.stoppedKey = null;
@@ -1189,10 +1199,9 @@
     const file = await readSave(input);
     input.value = "";
     if (!file) return;
-    const save = file.save;
     try {
-      const review = await api("POST", "/api/review", new RawJson(file.text));
-      renderReview(review, typeof save.rules === "string" ? save.rules : null);
+      const review = await api("POST", "/api/review", new RawJson(file.bytes));
+      renderReview(review, savedRules(file.bytes));
     } catch (e) {
       showError(t(e.message));
     }

@@ -1,0 +1,463 @@
+"""The HTTP layer of `pentadice serve` under hostile clients (issue 21, items 3-7), each against a real server
+process on 127.0.0.1 and a free port: slow clients, huge heads, foreign Host headers, requests that are not
+HTTP, clients that leave mid-body. Bounded in count (at most 1,100 sockets) and time (each test well under a
+minute); only the issue's own bar (an answer within 1 s under 1,000 slow connections) is timed, with margin."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import resource
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="no fastapi: make install (the [web] extra)")
+pytest.importorskip("uvicorn", reason="no uvicorn: make install (the [web] extra)")
+
+from pentadice.web import server as web_server
+
+ROOT = Path(__file__).resolve().parent.parent
+SLOW = 1100  # more than uvicorn's old limit of 1,024 connections, which these once filled
+SECURITY = ("content-security-policy", "x-content-type-options", "referrer-policy", "cache-control")
+ADVICE = b'{"dice": [1, 1, 3, 4, 6], "rolls_left": 2, "sheet": {"ones": 3}}'
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _raise_open_files(wanted: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        if target < wanted:
+            pytest.skip(f"the open-file limit ({hard}) is below the {wanted} sockets this test holds")
+
+
+class Served:
+    """A running ``pentadice serve``: its port, process and log."""
+
+    def __init__(self, proc: subprocess.Popen, port: int, log: Path) -> None:
+        self.proc, self.port, self.log = proc, port, log
+
+    def log_text(self, start: int = 0) -> str:
+        return self.log.read_bytes()[start:].decode("utf-8", "replace")
+
+    def log_size(self) -> int:
+        return self.log.stat().st_size
+
+    def rss_kib(self) -> int:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        return 0
+
+
+@contextlib.contextmanager
+def serving(tables: Path, log: Path, *extra: str, open_files: int | None = None):
+    """``pentadice serve`` on 127.0.0.1 and a free port until ``/api/health`` answers; stopped afterwards.
+    ``open_files``: its open-file limit (soft and hard)."""
+    port = _free_port()
+    args = [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(tables), *extra]
+
+    def limit() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, preexec_fn=limit)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"pentadice serve ended ({proc.returncode}):\n{log.read_text()}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"pentadice serve did not answer in time:\n{log.read_text()}")
+            time.sleep(0.2)
+        yield Served(proc, port, log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def served(penta_table_dir, tmp_path_factory):
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    with serving(penta_table_dir, log, "--allow-host", "Pentadice.Test") as s:
+        yield s
+
+
+class Answer:
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status, self.headers, self.body = status, headers, body
+
+    def json(self) -> dict:
+        assert self.headers.get("content-type") == "application/json", (self.status, self.headers, self.body)
+        return json.loads(self.body)
+
+    def assert_json_error(self, status: int) -> str:
+        """The error's message, after checking the status, the JSON body and the security headers."""
+        assert self.status == status, (self.status, self.body)
+        message = self.json()["error"]
+        assert isinstance(message, str) and message
+        for name in SECURITY:
+            assert name in self.headers, (name, self.headers)
+        return message
+
+
+def read_answer(sock: socket.socket, timeout: float = 10.0) -> Answer:
+    """One HTTP answer read from ``sock``: status, headers (lower-case names) and the body by its length."""
+    sock.settimeout(timeout)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed before an answer: {data!r}")
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", 0))
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return Answer(status, headers, body[:length])
+
+
+def exchange(port: int, data: bytes, timeout: float = 10.0) -> Answer:
+    """Send ``data`` on a new connection and read the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(data)
+        return read_answer(sock, timeout)
+
+
+def request(port: int, method: str, path: str, host: str | None = "127.0.0.1", body: bytes = b"", extra=()) -> Answer:
+    lines = [f"{method} {path} HTTP/1.1"]
+    if host is not None:
+        lines.append(f"Host: {host}")
+    lines += [*extra, f"Content-Length: {len(body)}", "Connection: close"]
+    return exchange(port, ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+
+
+def timed(port: int, method: str, path: str, body: bytes = b"") -> tuple[Answer, float]:
+    start = time.monotonic()
+    answer = request(port, method, path, body=body)
+    return answer, time.monotonic() - start
+
+
+# 3. Slow clients
+
+
+def test_slow_clients_do_not_lock_anyone_out(served):
+    """1,100 connections that each send part of a request head, then a byte every 2 s: a normal client is
+    still answered at once (not 503), and nothing is said in the log for each of them."""
+    _raise_open_files(SLOW + 200)
+    start = served.log_size()
+    socks = []
+    worst = 0.0
+    try:
+        for _ in range(SLOW):
+            s = socket.create_connection(("127.0.0.1", served.port))
+            s.sendall(b"POST /api/advise HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            socks.append(s)
+        end = time.monotonic() + 7  # within the 10 s the server gives a head
+        while time.monotonic() < end:
+            for s in socks:
+                with contextlib.suppress(OSError):
+                    s.send(b"a")
+            for method, path, body in (("GET", "/api/health", b""), ("POST", "/api/advise", ADVICE)):
+                answer, seconds = timed(served.port, method, path, body)
+                assert answer.status == 200, (answer.status, answer.body)
+                worst = max(worst, seconds)
+            time.sleep(1.5)
+    finally:
+        for s in socks:
+            s.close()
+    print(f"\nslowest answer with {SLOW} slow connections open: {worst * 1000:.0f} ms")
+    assert worst < 3.0  # the issue's bar is 1 s; the margin is for a busy machine
+    log = served.log_text(start)
+    assert "Exceeded concurrency" not in log and "Traceback" not in log, log
+
+
+@pytest.mark.parametrize("kept_alive", [False, True], ids=["first-request", "after-a-request"])
+def test_a_trickled_head_is_cut_off_at_its_deadline_not_per_byte(served, kept_alive):
+    """A head that never completes, a byte every half second: answered 408 in JSON about ten seconds after
+    the connection opened (or, on a kept-alive connection, after the head's first byte), although bytes kept
+    coming (each of which once restarted the keep-alive timer)."""
+    with socket.create_connection(("127.0.0.1", served.port)) as s:
+        if kept_alive:
+            s.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert read_answer(s).status == 200
+            time.sleep(1)
+        opened = time.monotonic()
+        s.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        while time.monotonic() - opened < web_server.HEAD_SECONDS + 8:
+            readable, _, _ = select.select([s], [], [], 0.5)
+            if readable:
+                break
+            with contextlib.suppress(OSError):
+                s.send(b"a")
+        else:
+            pytest.fail("the trickled head was still held open")
+        seconds = time.monotonic() - opened
+        message = read_answer(s).assert_json_error(408)
+    assert "did not arrive within" in message
+    assert web_server.HEAD_SECONDS - 1 <= seconds <= web_server.HEAD_SECONDS + 5, seconds
+
+
+def test_slow_bodies_beyond_the_request_limit_give_way_and_are_logged_once(served):
+    """1,100 requests whose bodies trickle (more than the 1,024 processed at once): the slowest are closed to
+    make room, a normal client is answered, and the log says so once, without a traceback."""
+    _raise_open_files(SLOW + 200)
+    start = served.log_size()
+    socks = []
+    head = b"POST /api/advise HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{"
+    try:
+        for _ in range(SLOW):
+            s = socket.create_connection(("127.0.0.1", served.port))
+            s.sendall(head)
+            socks.append(s)
+        time.sleep(0.5)
+        for method, path, body in (("GET", "/api/health", b""), ("POST", "/api/advise", ADVICE)):
+            answer, _ = timed(served.port, method, path, body)
+            assert answer.status == 200, (answer.status, answer.body)
+    finally:
+        for s in socks:
+            s.close()
+    time.sleep(1.0)
+    log = served.log_text(start)
+    assert len(re.findall("overloaded", log)) == 1, log
+    for word in ("Traceback", "internal error", "ClientDisconnect", "Exceeded concurrency"):
+        assert word not in log, log
+
+
+def test_over_the_connection_limit_the_idle_are_closed_first_with_json(penta_table_dir, tmp_path):
+    """A server whose open-file limit allows about 340 connections, and 420 idle ones: the oldest get a JSON
+    503 with the security headers and are closed; a new client is answered; the log says it once."""
+    _raise_open_files(600)
+    log = tmp_path / "serve.log"
+    with serving(penta_table_dir, log, open_files=600) as small:
+        socks = []
+        try:
+            for _ in range(420):
+                socks.append(socket.create_connection(("127.0.0.1", small.port)))
+            time.sleep(0.5)
+            refused = []
+            for s in socks[:40]:
+                readable, _, _ = select.select([s], [], [], 0)
+                if readable:
+                    refused.append(read_answer(s, 2))
+            answer, _ = timed(small.port, "GET", "/api/health")
+            assert answer.status == 200
+        finally:
+            for s in socks:
+                s.close()
+        assert refused, "no idle connection was closed"
+        for a in refused:
+            assert "busy" in a.assert_json_error(503)
+        time.sleep(0.5)
+        text = small.log_text()
+    assert len(re.findall("overloaded", text)) == 1, text
+    assert "Traceback" not in text
+
+
+# 4. The size of a request head
+
+
+def test_a_huge_header_is_refused_early_and_does_not_stall_others(served):
+    """A 50 MB header line: 431 in JSON after the first 64 KiB or so, the rest never read into memory;
+    /api/health meanwhile answers as usual."""
+    rss_before = served.rss_kib()
+    sent = [0]
+    answers: list[Answer] = []
+
+    def attack() -> None:
+        with socket.create_connection(("127.0.0.1", served.port)) as s:
+            s.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+            chunk = b"a" * 65536
+            try:
+                while sent[0] < 50 * 1024 * 1024:
+                    readable, writable, _ = select.select([s], [s], [], 5)
+                    if readable:
+                        break
+                    if writable:
+                        sent[0] += s.send(chunk)
+            except OSError:
+                pass
+            answers.append(read_answer(s))
+
+    thread = threading.Thread(target=attack)
+    thread.start()
+    latencies = []
+    while thread.is_alive() and len(latencies) < 20:
+        answer, seconds = timed(served.port, "GET", "/api/health")
+        assert answer.status == 200
+        latencies.append(seconds)
+    thread.join(30)
+    assert answers, "no answer to the huge header"
+    message = answers[0].assert_json_error(431)
+    assert "64" in message
+    assert sent[0] < 20 * 1024 * 1024, sent[0]  # refused long before the 50 MB were sent
+    grown = served.rss_kib() - rss_before
+    print(
+        f"\nhuge header: refused after {sent[0] / 1024:.0f} KiB sent; health at worst"
+        f" {max(latencies or [0]) * 1000:.0f} ms; server memory {grown / 1024:+.1f} MiB"
+    )
+    assert grown < 64 * 1024, grown
+
+
+@pytest.mark.parametrize(
+    ("head", "status"),
+    [
+        (b"GET /api/health?" + b"a" * 100_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 414),
+        (b"GET /api/health?" + b"a" * 9_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 414),
+        (b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: " + b"a" * 9_000 + b"\r\n\r\n", 431),
+        (
+            b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + (b"X-More: " + b"b" * 4_000 + b"\r\n") * 20 + b"\r\n",
+            431,
+        ),
+    ],
+    ids=["url-100k", "url-9k", "header-9k", "head-80k"],
+)
+def test_heads_over_the_limits_are_json_errors(served, head, status):
+    assert exchange(served.port, head).assert_json_error(status)
+
+
+def test_heads_within_the_limits_are_answered(served):
+    head = b"GET /api/health?" + b"a" * 7_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: " + b"b" * 7_000 + b"\r\n"
+    head += (b"X-More: " + b"c" * 4_000 + b"\r\n") * 10 + b"Connection: close\r\n\r\n"
+    assert exchange(served.port, head).status == 200
+
+
+# 5. The Host header (DNS rebinding)
+
+
+def test_a_foreign_host_is_refused_and_makes_no_game(served):
+    port = served.port
+    games = request(port, "GET", "/api/health").json()["games"]
+    foreign = request(
+        port,
+        "POST",
+        "/api/games",
+        host=f"evil.example:{port}",
+        body=b'{"players": "Ana,cpu"}',
+        extra=[f"Origin: http://evil.example:{port}", "Content-Type: application/json"],
+    )
+    assert "evil.example" in foreign.assert_json_error(421)
+    assert request(port, "GET", "/api/health", host=f"evil.example:{port}").status == 421
+    assert request(port, "GET", "/", host="evil.example").status == 421
+    assert request(port, "GET", "/api/health").json()["games"] == games
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:{port}",
+        "localhost:{port}",
+        "LOCALHOST",
+        "[::1]:{port}",
+        "127.0.0.2",
+        "app.localhost:{port}",
+        "pentadice.test:{port}",
+        "Pentadice.Test.",
+    ],
+)
+def test_the_hosts_served_are_answered(served, host):
+    assert request(served.port, "GET", "/api/health", host=host.format(port=served.port)).status == 200
+
+
+def test_two_host_headers_or_none_are_refused(served):
+    two = request(served.port, "GET", "/api/health", extra=["Host: evil.example"])
+    assert "two Host" in two.assert_json_error(400)
+    assert request(served.port, "GET", "/api/health", extra=["Host: 127.0.0.1"]).status == 400
+    assert "no Host" in request(served.port, "GET", "/api/health", host=None).assert_json_error(400)
+    old = exchange(served.port, b"GET /api/health HTTP/1.0\r\n\r\n")
+    assert old.status == 200
+
+
+def test_allowed_hosts_name_the_address_listened_on_and_printed():
+    assert {"localhost", "127.0.0.1", "box.example"} <= web_server.allowed_hosts("127.0.0.1", ["Box.Example."])
+    wildcard = web_server.allowed_hosts("0.0.0.0")
+    assert web_server.network_address("0.0.0.0") in wildcard and "0.0.0.0" in wildcard
+
+
+# 6. Errors of the HTTP layer: JSON with the security headers
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"GET /\xff HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /api/health?\xff HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"POST /api/advise HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc",
+        b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Bad: \x01\r\n\r\n",
+        b"NOT HTTP AT ALL\r\n\r\n",
+    ],
+    ids=["0xff-path", "0xff-query", "te-and-cl", "control-char", "garbage"],
+)
+def test_requests_that_are_not_http_get_json(served, head):
+    message = exchange(served.port, head).assert_json_error(400)
+    assert "Invalid HTTP request received" not in message
+
+
+# 7. A client that leaves mid-body
+
+
+def test_a_client_leaving_mid_body_leaves_no_traceback(served):
+    start = served.log_size()
+    for path in ("/api/advise", "/api/games", "/api/advise/batch", "/api/review"):
+        with socket.create_connection(("127.0.0.1", served.port)) as s:
+            s.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n".encode() + b'{"di')
+            time.sleep(0.2)
+    time.sleep(0.5)
+    assert request(served.port, "GET", "/api/health").status == 200
+    log = served.log_text(start)
+    for word in ("Traceback", "internal error", "ClientDisconnect", "Exception"):
+        assert word not in log, log
+
+
+# The documents say what happens
+
+
+def test_the_api_docs_error_table_lists_what_the_tests_check():
+    """Every status in docs/api.md's table of errors is one a test asserts; the HTTP layer's are all JSON."""
+    docs = (ROOT / "docs" / "api.md").read_text()
+    section = docs[docs.index("## Errors") :]
+    rows = re.findall(r"^\| \*\*(\d{3})\*\* \|", section, flags=re.M)
+    assert {"400", "408", "414", "421", "431", "503"} <= set(rows), rows
+    tests = "".join((ROOT / "tests" / name).read_text() for name in ("test_api.py", "test_server_hardening.py"))
+    asserted = set(re.findall(r"(?:status(?:_code)? == |assert_json_error\(|, )(\d{3})\b", tests))
+    assert set(rows) <= asserted, set(rows) - asserted
+    assert "plain text" not in docs
+    readme = (ROOT / "README.md").read_text()
+    said = readme[readme.index("Every error is JSON") :][:800]
+    said = said[: said.index("docs/api.md")]
+    assert set(rows) == set(re.findall(r"\b(\d{3})\b", said)), said
