@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 DATA ?= data
 # What the values of a table depend on: a change to any of these solves again.
-SOLVER_SOURCES := pentadice/rules.py pentadice/turn.py pentadice/states.py pentadice/dice.py pentadice/table.py \
+SOLVER_SOURCES := pentadice/rules.py pentadice/turn.py pentadice/states.py pentadice/dice.py pentadice/table.py pentadice/chunks.py \
 	$(wildcard pentadice/solver/*.py)
 
 .PHONY: install test bench bench-serve table figures lint clean browser messages

@@ -325,6 +325,13 @@ def main_rows(args: argparse.Namespace, work: Path, ys) -> None:
         run(target)
         wall, _ = median(lambda: run(target)[0], 3)
         row("`pentadice advise 1 1 3 4 6 --target 300`, whole process", f"{wall:.2f} s", "")
+    print("checked tables (issue 21):", flush=True)
+    sys.path.insert(0, str(Path(__file__).parent))
+    import bench_tables
+
+    for what, ms, before in bench_tables.figures(data, 15):
+        figure = f"{ms:.2f} ms" + (f" ({ms / before:.2f}x the unchecked or SHA-256 {before:.2f} ms)" if before else "")
+        row(what, figure, "a query no slower than unchecked" if before else "")
     if args.win_games:
         sys.path.insert(0, str(Path(__file__).parent))
         import bench_win

@@ -36,9 +36,55 @@ def sha_load(path: Path) -> None:
     hashlib.sha256(np.ascontiguousarray(a).data).hexdigest()
 
 
-def line(what: str, new: float, old: float | None = None, old_what: str = "") -> None:
-    ratio = f"  ({new / old:.2f}x {old_what}, {old:.2f} ms)" if old else ""
-    print(f"  {what:<58}{new:8.2f} ms{ratio}", flush=True)
+def figures(d: Path, runs: int) -> list[tuple[str, float, float | None]]:
+    """``(what, milliseconds, the previous version's milliseconds or None)`` of each figure, Penta's tables in
+    ``d``; the target rows only where its target table is."""
+    from pentadice import chunks, rules, table, targets
+    from pentadice.advisor import Advisor
+
+    rs = rules.get_rules("penta")
+    out: list[tuple[str, float, float | None]] = []
+    values = (median_ms(lambda: table.load(rs, d), runs), median_ms(lambda: sha_load(d / "penta.npy"), runs))
+    out.append(("load Penta's value table (8 MB), every chunk checked", *values))
+    if (d / "penta.m2.npy").exists():
+        m2 = (median_ms(lambda: table.load_moments(rs, d), runs), median_ms(lambda: sha_load(d / "penta.m2.npy"), runs))
+        out.append(("load its second moments (8 MB), every chunk checked", *m2))
+    chunks.use_private_copies(True)
+    out.append(
+        ("load the value table as a private copy (the server)", median_ms(lambda: table.load(rs, d), runs), None)
+    )
+    chunks.use_private_copies(False)
+    if not targets.TargetFiles(d, "penta").meta.exists():
+        return out
+    out.append(("load the target table (index checked, data lazily)", median_ms(lambda: targets.load(rs, d), 5), None))
+    out.append(
+        ("load the target table, every chunk checked (`verify`)", median_ms(lambda: targets.load(rs, d, True), 3), None)
+    )
+    advisor = Advisor.load("penta", str(d), solve_missing=False, compiled=False)
+    questions = [(advisor.advise(s), 150 + s.sheet.totals(rs)["total"]) for s in situations(rs, 200)]
+
+    def ask(tt, checked: bool) -> list[float]:
+        if not checked:
+            tt.checked.ensure = lambda first, stop: None
+        times = []
+        for advice, target in questions:
+            start = time.perf_counter()
+            targets.option_probabilities(tt, advice, target)
+            times.append(1000 * (time.perf_counter() - start))
+        return times
+
+    checked = ask(targets.load(rs, d), True)  # a fresh table: each chunk a question reads is checked once
+    unchecked = ask(targets.load(rs, d), False)
+    n = len(questions)
+    out.append(
+        (
+            f"a target question's probabilities, median of {n} on a fresh table",
+            statistics.median(checked),
+            statistics.median(unchecked),
+        )
+    )
+    out.append((f"{n} target questions on a fresh table, in all", sum(checked), sum(unchecked)))
+    return out
 
 
 def main() -> None:
@@ -46,63 +92,10 @@ def main() -> None:
     parser.add_argument("--data", default="data", help="table directory holding Penta's tables [data]")
     parser.add_argument("--runs", type=int, default=15, help="runs per figure (the median is printed) [15]")
     args = parser.parse_args()
-
-    from pentadice import chunks, rules, table, targets
-
-    rs = rules.get_rules("penta")
-    d = Path(args.data)
-    print(f"Loading Penta's tables from {d}, checked (median of {args.runs}):")
-    line(
-        "value table (8 MB), every chunk's CRC",
-        median_ms(lambda: table.load(rs, d), args.runs),
-        median_ms(lambda: sha_load(d / "penta.npy"), args.runs),
-        "the previous SHA-256 load",
-    )
-    if (d / "penta.m2.npy").exists():
-        line(
-            "second moments (8 MB), every chunk's CRC",
-            median_ms(lambda: table.load_moments(rs, d), args.runs),
-            median_ms(lambda: sha_load(d / "penta.m2.npy"), args.runs),
-            "the previous SHA-256 load",
-        )
-    chunks.use_private_copies(True)
-    line("value table, a private copy read into memory (the server)", median_ms(lambda: table.load(rs, d), args.runs))
-    chunks.use_private_copies(False)
-
-    files = targets.TargetFiles(d, "penta")
-    if not files.meta.exists():
-        print(f"  (no target table in {d}: `pentadice solve --targets --data {d}` builds it)")
-        return
-    size = files.data.stat().st_size
-    line(
-        f"target table ({size / 1e6:.0f} MB data): index checked, data lazily",
-        median_ms(lambda: targets.load(rs, d), 5),
-    )
-    line(
-        "target table, every chunk checked (`verify`)",
-        median_ms(lambda: targets.load(rs, d, verify=True), 3),
-    )
-    from pentadice.advisor import Advisor
-
-    advisor = Advisor.load("penta", str(d), solve_missing=False, compiled=False)
-    questions = [(advisor.advise(s), 150 + s.sheet.totals(rs)["total"]) for s in situations(rs, 200)]
-
-    def ask(tt, checked: bool) -> list[float]:
-        if not checked:
-            tt.checked.ensure = lambda first, stop: None
-        out = []
-        for advice, target in questions:
-            start = time.perf_counter()
-            targets.option_probabilities(tt, advice, target)
-            out.append(1000 * (time.perf_counter() - start))
-        return out
-
-    with_checks = ask(targets.load(rs, d), True)  # a fresh table: every chunk a question reads is checked once
-    without = ask(targets.load(rs, d), False)
-    n = len(questions)
-    line(f"{n} target questions, chunks checked as read: median", statistics.median(with_checks))
-    line(f"{n} target questions, unchecked (the previous reads): median", statistics.median(without))
-    line(f"{n} target questions, checked: total", sum(with_checks), sum(without), "unchecked")
+    print(f"Checked tables, Penta's in {args.data} (medians; before: memory-mapped, SHA-256 of the whole array):")
+    for what, new, old in figures(Path(args.data), args.runs):
+        before = f"  (before {old:.2f} ms: {new / old:.2f}x)" if old else ""
+        print(f"  {what:<66}{new:9.2f} ms{before}", flush=True)
 
 
 def situations(rs, n: int) -> list:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import stat
 import threading
 import zlib
 from pathlib import Path
@@ -241,7 +242,7 @@ def open_array(path: Path, record: object, kind_name: str, private: bool | None 
     except ValueError:
         raise TableError(f"the metadata of {path} has no valid record of {k.what}") from None
     if not path.is_file():  # never open a fifo or a device: it could block forever or never end
-        raise TableError(f"{path} is not a regular file")
+        raise TableError(not_a_file(path))
     actual = os.path.getsize(path)
     if actual != size:
         raise Damaged(f"{path} is {actual:,} bytes, not the {size:,} its metadata says: the file is damaged")
@@ -258,6 +259,42 @@ def open_array(path: Path, record: object, kind_name: str, private: bool | None 
     if private or k.check == "all":
         checked.check_all()
     return checked
+
+
+def not_a_file(path: Path) -> str:
+    """Why ``path`` cannot be read as a table, in words that say what to do: ``X is a symbolic link to
+    /dev/zero (a device), not a regular file: remove it`` (a command that writes tables refuses to write
+    through it, so solving again would not help)."""
+    path = Path(path)
+    target = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(target).st_mode
+        kind = (
+            "a directory"
+            if stat.S_ISDIR(mode)
+            else "a named pipe"
+            if stat.S_ISFIFO(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "not a regular file"
+        )
+    except OSError:
+        kind = "missing"
+    what = f"a symbolic link to {target} ({kind})" if path.is_symlink() else kind
+    return f"{path} is {what}, not a regular file: remove it"
+
+
+def open_or_refuse(path: Path, record: object, kind_name: str, hint: str) -> CheckedArray:
+    """:func:`open_array`, with ``hint`` (what to run about it) at the end of every refusal: TableError, of the
+    same class (:class:`Damaged` stays :class:`Damaged`), also for a file that cannot be read."""
+    try:
+        return open_array(path, record, kind_name)
+    except TableError as e:
+        raise type(e)(f"{e}; {hint}") from None
+    except OSError as e:
+        raise TableError(f"{path} cannot be read ({e.strerror or e}); {hint}") from None
 
 
 def _parse(raw: np.ndarray, path: Path, k: Kind, record: dict) -> tuple[np.ndarray, int]:

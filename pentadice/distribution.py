@@ -275,7 +275,7 @@ def check_size(rs: rules.RuleSet, sheet: Sheet | None = None) -> None:
         _plan(rs, int(sheet.penta_scored(rs)), mask, sheet.upper_subtotal(rs))
 
 
-@functools.lru_cache(maxsize=1)  # the plan of the state last asked: check_size, then the pass, plan it once
+@functools.lru_cache(maxsize=1)  # the plan of the state last checked: check_size, then the pass, plan it once
 def _plan_cached(rs: rules.RuleSet, ps: int, mask: int, u0: int) -> tuple[np.ndarray, np.ndarray]:
     from pentadice.solver import forward as fw
 
@@ -349,6 +349,7 @@ def _propagate(
     start_sid = (ps << n) | mask
     build = fw.compiled(L)
     hi, bits = _plan(rs, ps, mask, u0)
+    _plan_cached.cache_clear()  # kept only from check_size to here: not for the life of the process
     width = hi + 1
     # The states reached, each with a row of the slots' arrays (``slot_of``), by layer (open boxes); the slots'
     # sizes: refused before anything large is allocated.

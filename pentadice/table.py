@@ -380,7 +380,7 @@ def _load(rs: rules.RuleSet, directory: Path, verify: bool) -> Table:
         raise TableMissing(f"no {rs.name} table in {files.directory}; {hint}")
     for path in (files.meta, files.values):
         if not path.is_file():
-            raise TableError(f"{path} is not a regular file; {hint}")
+            raise TableError(f"{chunks.not_a_file(path)}, then {hint}")
     try:
         meta = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
     except (OSError, ValueError) as e:
@@ -394,13 +394,9 @@ def _load(rs: rules.RuleSet, directory: Path, verify: bool) -> Table:
     if meta.get("format_version") != FORMAT_VERSION:
         raise TableError(f"the {rs.name} table in {files.directory} has an old format; {hint}")
     try:
-        values = chunks.open_array(files.values, meta.get("array"), "values").array
+        values = chunks.open_or_refuse(files.values, meta.get("array"), "values", hint).array
     except Damaged as e:
-        raise _Mismatch(f"{e}; {hint}") from None
-    except TableError as e:
-        raise TableError(f"{e}; {hint}") from None
-    except OSError as e:
-        raise TableError(f"{files.values} is not a readable table of values ({e.strerror or e}); {hint}") from None
+        raise _Mismatch(str(e)) from None  # read once more: a writer may be renaming its files
     if values.shape != rs.table_shape or values.dtype != np.float64:
         shape = rs.table_shape
         raise TableError(f"{files.values} has shape {values.shape} {values.dtype}, not {shape} float64; {hint}")
@@ -579,12 +575,7 @@ def load_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray | None =
         raise TableError(f"{files.moments_meta} is not the metadata of the {rs.name} second moments; {hint}")
     if meta.get("format_version") != FORMAT_VERSION:
         raise TableMissing(f"the {rs.name} second moments in {files.directory} have an old format; {hint}")
-    try:
-        m2 = chunks.open_array(files.moments, meta.get("array"), "moments").array
-    except TableError as e:
-        raise TableError(f"{e}; {hint}") from None
-    except OSError as e:
-        raise TableError(f"the {rs.name} second moments in {files.directory} cannot be read ({e}); {hint}") from None
+    m2 = chunks.open_or_refuse(files.moments, meta.get("array"), "moments", hint).array
     if m2.shape != rs.table_shape or m2.dtype != np.float64:
         shape = rs.table_shape
         raise TableError(f"{files.moments} has shape {m2.shape} {m2.dtype}, not {shape} float64; {hint}")

@@ -258,7 +258,7 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
         raise TargetsMissing(f"no {rs.name} target table in {files.directory}; {how}")
     for path in (files.meta, files.data, files.index):  # never open a fifo or a device (it could block forever)
         if not path.is_file():
-            raise table.TableError(f"{path} is not a regular file; {how}")
+            raise table.TableError(f"{chunks.not_a_file(path)}, then {how}")
     try:
         meta = inputs.loads(inputs.read_text(files.meta, "the target table's metadata", table.META_LIMIT))
     except (OSError, ValueError) as e:
@@ -270,15 +270,8 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
         raise table.TableError(f"{files.meta} is not a pentadice target table's metadata (of this version); {how}")
     if meta.get("rules") != rs.name or meta.get("rules_definition") != table.rules_definition(rs):
         raise table.TableError(f"the target table in {files.directory} was built for other rules; {how}")
-    try:
-        checked = chunks.open_array(files.data, meta.get("data_array"), "targets")
-        index = chunks.open_array(files.index, meta.get("index_array"), "targets-index").array
-    except table.TableError as e:
-        raise table.TableError(f"{e}; {how}") from None
-    except OSError as e:
-        raise table.TableError(
-            f"the {rs.name} target table in {files.directory} cannot be read ({e.strerror or e}); {how}"
-        ) from None
+    checked = chunks.open_or_refuse(files.data, meta.get("data_array"), "targets", how)
+    index = chunks.open_or_refuse(files.index, meta.get("index_array"), "targets-index", how).array
     data = checked.array
     if index.shape != (3, *rs.table_shape) or data.ndim != 1:
         raise table.TableError(f"the {rs.name} target table in {files.directory} has the wrong shape; {how}")

@@ -587,7 +587,7 @@ def test_health_rules_messages_and_openapi(client):
         ("/api/games/{game_id}/score", "post"), ("/api/games/{game_id}/auto-commit", "post"),
         ("/api/games/{game_id}/computer", "post"), ("/api/games/{game_id}/undo", "post"),
         ("/api/games/{game_id}/review", "get"), ("/api/games/{game_id}/save", "get"), ("/api/review", "post"),
-        ("/api/messages", "get"),
+        ("/api/messages", "get"), ("/api/games/resume", "post"),
     ]:  # fmt: skip
         assert method in spec["paths"][path], path
     advise = spec["paths"]["/api/advise"]["post"]

@@ -41,7 +41,7 @@ BAD_LINES = {
     "points a float": (b'{"dice": [1, 1, 3, 4, 6], "sheet": {"ones": 3.0}}\n', "whole number"),
     "NaN": (b'{"dice": [1, 1, 3, 4, 6], "rolls_left": NaN}\n', "NaN"),
     "huge number": (b'{"dice": [1, 1, 3, 4, 6], "rolls_left": 1' + b"0" * 5000 + b"}\n", "too long"),
-    "blank": (b"\n", "not valid JSON"),
+    "blank": (b"\n", "the line is blank"),
 }
 
 

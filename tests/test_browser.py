@@ -16,14 +16,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+import serving
 
 CHROMIUM = os.environ.get("PENTADICE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -45,12 +44,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="no playwright: mak
 pytest.importorskip("fastapi", reason="no fastapi: make install (the [web] extra)")
 if not os.path.isfile(CHROMIUM):
     CHROMIUM = shutil.which("chromium")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+_free_port = serving.free_port  # (imported from here by the other browser tests)
 
 
 @pytest.fixture(scope="module")
@@ -72,31 +66,8 @@ def tables(penta_table_dir, tmp_path_factory) -> Path:
 def running(args: list[str], port: int, log: Path, seconds: float, what: str):
     """Start the server ``args`` (logging to ``log``), wait until ``/api/health`` answers on ``port``, yield its
     base URL, and stop it afterwards: the body of a server fixture (``yield from``)."""
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + seconds
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"{what} ended ({proc.returncode}):\n{log.read_text()}")
-            try:
-                with urllib.request.urlopen(url + "/api/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"{what} did not answer in time:\n{log.read_text()}")
-            time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with serving.started(args, port, log, seconds, what):
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -23,18 +22,16 @@ import pytest
 pytest.importorskip("fastapi", reason="no fastapi: make install (the [web] extra)")
 pytest.importorskip("uvicorn", reason="no uvicorn: make install (the [web] extra)")
 
+import serving as serving_process
+
 from pentadice.web import server as web_server
+
+_free_port = serving_process.free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW = 1100  # more than uvicorn's old limit of 1,024 connections, which these once filled
 SECURITY = ("content-security-policy", "x-content-type-options", "referrer-policy", "cache-control")
 ADVICE = b'{"dice": [1, 1, 3, 4, 6], "rolls_left": 2, "sheet": {"ones": 3}}'
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _raise_open_files(wanted: int) -> None:
@@ -76,30 +73,8 @@ def serving(tables: Path, log: Path, *extra: str, open_files: int | None = None)
         if open_files is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
 
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, preexec_fn=limit)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"pentadice serve ended ({proc.returncode}):\n{log.read_text()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"pentadice serve did not answer in time:\n{log.read_text()}")
-            time.sleep(0.2)
+    with serving_process.started(args, port, log, preexec_fn=limit) as proc:
         yield Served(proc, port, log)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(scope="module")

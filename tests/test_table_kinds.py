@@ -16,12 +16,12 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pytest
+import serving
 from click.testing import CliRunner
 
 from pentadice import chunks, rules, table
@@ -261,34 +261,10 @@ def test_lazy_kinds_check_each_chunk_before_its_first_use(tmp_path):
 # nothing done to the files afterwards reaches its answers.
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def serve(directory: Path, log: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    cmd = [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(directory)]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([*cmd, "--rules", "penta"], stdout=out, stderr=subprocess.STDOUT)
-    return proc, f"http://127.0.0.1:{port}"
-
-
-def wait_ready(proc: subprocess.Popen, url: str, log: Path, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"the server ended ({proc.returncode}):\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(url + "/api/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    pytest.fail(f"the server did not answer in time:\n{log.read_text()}")
+def serve(directory: Path) -> tuple[list[str], int]:
+    """The command of a Penta server on a free port of 127.0.0.1, and the port."""
+    port = serving.free_port()
+    return [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(directory)], port
 
 
 SITUATIONS = [
@@ -333,8 +309,10 @@ def test_the_server_refuses_to_start_on_a_damaged_table(penta_full, tmp_path, na
         work = tmp_path / f"{position}"
         shutil.copytree(penta_full, work)
         flip(work / name, position)
-        proc, _ = serve(work, tmp_path / "log")
-        assert proc.wait(120) == 1
+        args, _ = serve(work)
+        with open(tmp_path / "log", "wb") as out:
+            proc = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=120)
+        assert proc.returncode == 1
         out = (tmp_path / "log").read_text()
         assert "damaged" in out and name in out and "Traceback" not in out
 
@@ -345,9 +323,9 @@ def test_tables_changed_under_a_running_server_change_nothing(penta_full, tmp_pa
     work = tmp_path / "t"
     shutil.copytree(penta_full, work)
     log = tmp_path / "log"
-    proc, url = serve(work, log)
-    try:
-        wait_ready(proc, url, log)
+    args, port = serve(work)
+    url = f"http://127.0.0.1:{port}"
+    with serving.started(args, port, log) as proc:
         expected = [advise_cli(penta_full, s) for s in SITUATIONS]  # what the intact table answers
         assert advise(url, SITUATIONS[0]) == expected[0]
         os.truncate(work / "penta.npy", 0)
@@ -357,7 +335,4 @@ def test_tables_changed_under_a_running_server_change_nothing(penta_full, tmp_pa
             chunks.save(fh, np.full((2, 8192, 64), 7.0), "values")
         assert advise(url, SITUATIONS[2]) == expected[2]
         assert proc.poll() is None
-    finally:
-        proc.terminate()
-        proc.wait(20)
     assert "Traceback" not in log.read_text()

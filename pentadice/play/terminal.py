@@ -401,7 +401,7 @@ def is_saved_game(path: Path) -> bool:
             head = fh.read(4096)
     except OSError:
         return False
-    return head.lstrip().startswith(b"{") and SAVE_FORMAT.encode() in head
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{") and SAVE_FORMAT.encode() in head  # BOM
 
 
 def load_game(path: Path) -> Game:

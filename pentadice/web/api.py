@@ -591,10 +591,9 @@ def _players_of(value: object) -> list[Player]:
     for number, item in enumerate(value):
         where = f"players[{number}]"  # which entry is wrong, counted from 0 as in the list
         if not isinstance(item, dict):
-            kind = _json_kind(item)
+            example = '{"name": "Ana", "computer": false}'
             raise ApiError(
-                422, f'{where} is {kind} {bodies.short(item)}, not an object: a player is {{"name": "Ana", '
-                '"computer": false}'
+                422, f"{where} is {_json_kind(item)} {bodies.short(item)}, not an object: a player is {example}"
             )
         try:
             bodies.check_fields(item, ("name", "computer", "strategy"), ("name",))
