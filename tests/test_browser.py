@@ -481,6 +481,11 @@ def test_saved_game_goes_on_with_the_rules_messages(page):
     p.click("#new-game")
     p.set_input_files("#resume-file", files=[{"name": "x.json", "mimeType": "application/json", "buffer": b"[1]"}])
     p.wait_for_selector("#error:not([hidden])")
+    assert "not a saved" in p.inner_text("#error") or "save" in p.inner_text("#error")
+    # The server read it (its one reader of saves) and refused it: the browser logs the 422 it answered.
+    refused = "console error: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)"
+    assert pg.problems == [refused]
+    pg.problems.clear()
 
 
 def _hide(pg: Page, hidden: bool) -> None:
