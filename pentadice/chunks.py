@@ -6,15 +6,17 @@ metadata as the array's *record* (:func:`save`; 8 hex digits a chunk). A reader 
 the record against the file (kind, size, dtype, shape, one CRC per chunk), then checks chunks before it uses
 them:
 
-- ``check="all"`` kinds (values, second moments, the win tables: compiled kernels read them whole) are checked
-  whole when opened: 64 KiB chunks at about 4 GB/s, 2 ms for Penta's 8 MB value table;
-- ``check="lazy"`` kinds (the target table, hundreds of MB of which a query reads a few rows) have their header
-  chunk checked when opened and every other chunk before its first use (:meth:`CheckedArray.ensure`), so a
-  query pays for the few chunks it reads.
+- ``check="all"`` kinds (values, second moments, the target table's index, the win tables: compiled kernels
+  read them whole) are read into the process's memory and checked whole when opened (the bytes are read
+  either way; a private copy cannot be changed or truncated under the process, which would kill it with
+  SIGBUS through a memory map);
+- ``check="lazy"`` kinds (the target table's data, hundreds of MB of which a query reads a few rows) are
+  memory-mapped, their header chunk checked when opened and every other chunk before its first use
+  (:meth:`CheckedArray.ensure`), so a query pays for the few chunks it reads.
 
 A chunk that does not match its CRC raises :class:`Damaged` (a :class:`TableError`): no answer is ever computed
-from it. Memory-mapped by default; with private copies on (:func:`use_private_copies`, as ``pentadice serve``
-does) a file is read into memory once and checked whole, so that nothing done to it on disk afterwards (a
+from it. With private copies on (:func:`use_private_copies`, as ``pentadice serve`` and ``play`` do) a lazy
+kind too is read into memory once and checked whole, so that nothing done to any file on disk afterwards (a
 truncation, a copy over it) reaches the process. The full SHA-256 kept in the metadata as before identifies a
 table (what its second moments and win tables belong to) and is checked by ``pentadice verify``.
 
@@ -35,11 +37,13 @@ from typing import BinaryIO
 
 import numpy as np
 
+from pentadice import atomic, exits
+
 CHUNK_BYTES = 1 << 16
 ALGORITHM = "crc32"
 
 
-class TableError(ValueError):
+class TableError(ValueError, exits.Refused):
     """A table that is missing, of another rule set, or damaged; or a table that cannot be written."""
 
 
@@ -229,7 +233,7 @@ def open_array(path: Path, record: object, kind_name: str, private: bool | None 
     OSError if it cannot be read. ``private``: read it into memory (default: :func:`private_copies`)."""
     k = kind(kind_name)
     path = Path(path)
-    private = private_copies() if private is None else private
+    private = (k.check == "all" or private_copies()) if private is None else private
     if not isinstance(record, dict) or record.get("kind") != k.name or record.get("algorithm") != ALGORITHM:
         raise TableError(f"the metadata of {path} has no record of {k.what} in this format")
     size, hexes = record.get("bytes"), record.get("chunks")
@@ -259,6 +263,27 @@ def open_array(path: Path, record: object, kind_name: str, private: bool | None 
     if private or k.check == "all":
         checked.check_all()
     return checked
+
+
+TABLE_MAGIC = (b"\x93NUMPY", b"PAR1")  # a .npy file, a Parquet export
+
+
+def is_table_file(path: Path) -> bool:
+    """Whether the existing file ``path`` is one pentadice may write a table over: a ``.npy`` array, a Parquet
+    export, or a pentadice table's JSON metadata. Anything else (a text a symbolic link leads to, a file of
+    the user's) is left alone (:func:`table_target`)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return head.startswith(TABLE_MAGIC) or (head.lstrip().startswith(b"{") and b'"pentadice' in head)
+
+
+def table_target(path: Path) -> Path:
+    """Where a table file given as ``path`` is written (a link followed), checked first: a regular file that
+    is one of pentadice's tables, or a new name; :class:`pentadice.atomic.TargetError` for anything else."""
+    return atomic.target(path, replaces=is_table_file).path
 
 
 def not_a_file(path: Path) -> str:
@@ -304,8 +329,9 @@ def _parse(raw: np.ndarray, path: Path, k: Kind, record: dict) -> tuple[np.ndarr
         version = np.lib.format.read_magic(stream)
         read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
         shape, fortran, dtype = read_header(stream)
-    except (ValueError, OSError) as e:
-        raise Damaged(f"{path} has no valid NumPy header ({str(e).splitlines()[0]}): the file is damaged") from None
+    except Exception as e:  # NumPy's parser lets its tokenizer's errors through: any failure is a bad header
+        first = (str(e).splitlines() or [type(e).__name__])[0]
+        raise Damaged(f"{path} has no valid NumPy header ({first}): the file is damaged") from None
     offset = stream.tell()
     if fortran or dtype != np.dtype(k.dtype) or list(shape) != record.get("shape") or record.get("dtype") != k.dtype:
         raise TableError(f"{path} holds {dtype} {shape}, not {k.what} as its metadata describes it")

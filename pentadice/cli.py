@@ -346,7 +346,7 @@ def _load_spread(advisor) -> None:
 def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None) -> None:
     """One JSON situation a line in, one JSON advice a line out, in order, as they come; a bad line is reported
     with its number (on standard error, and as an error object in its place) and the run goes on."""
-    from pentadice.advisor.batch_io import LineReader, answer_texts
+    from pentadice.advisor.batch_io import BatchInputError, LineReader, answer_texts
 
     try:
         stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115  (closed below)
@@ -364,6 +364,9 @@ def _advise_batch(path: str, rules_name: str, top: int | None, data: str | None)
                 out.flush()
                 click.echo(f"line {error[0]}: {error[1]}", err=True)
         out.flush()
+    except BatchInputError as e:  # not lines at all: what came before is answered, the rest is not read
+        out.flush()
+        raise exits.BadInput(str(e)) from None
     except KeyboardInterrupt:
         raise exits.Interrupted(f"{answered:,} lines were answered (lines 1 to {answered:,})") from None
     finally:
@@ -682,10 +685,10 @@ def _win_tables_message(rs: rules.RuleSet, directory) -> str:
 
     found, wanted = _win_table_files(rs, directory)
     if directory is not None and len(found) == wanted:
-        return f"Reading the win strategy's tables from {directory} (built again if they are not this table's)..."
+        return f"Reading the win strategy's tables from {directory} (built again if damaged or not this table's)..."
     theta = directory is not None and win.saved_paths(rs, directory, win.THETA_KIND)[0] in found
     what = (
-        "the end-game table (the theta tables read from the table directory)"
+        "the end-game table (the theta tables read from the table directory, unless damaged or not this table's)"
         if theta
         else ("a backward solve per theta" + ("" if wanted == 1 else ", then the end-game table"))
     )
@@ -926,6 +929,9 @@ def verify(rules_name: str, data: str | None) -> None:
         target_table = None
         if any(f.exists() for f in (target_files.data, target_files.index, target_files.meta)):
             target_table = targets.load(rs, checked.files.directory, verify=True)
+        from pentadice.strategy import win
+
+        win_tables = win.verify_saved(rs, checked.files.directory, checked.values)
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
     files, meta = checked.files, checked.meta
@@ -947,6 +953,19 @@ def verify(rules_name: str, data: str | None) -> None:
         sums = f"{target_table.meta['data_checksum']} (target probabilities)"
         click.echo(f"  {target_files.data.name:<24}{sums}")
         click.echo(f"  {target_files.index.name:<24}{target_table.meta['index_checksum']} (their index)")
+    for path, digest, current in win_tables:
+        whose = "the win strategy's tables" if current else "win tables of another value table: built again when needed"
+        click.echo(f"  {path.name:<24}{digest} ({whose})")
+
+
+def _host_names(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--allow-host`` values, each a host name or address alone (a usage error otherwise)."""
+    from pentadice.web.server import host_name
+
+    try:
+        return tuple(host_name(v) for v in values)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
 
 
 @main.command()
@@ -966,8 +985,10 @@ def verify(rules_name: str, data: str | None) -> None:
     "allow_hosts",
     multiple=True,
     metavar="NAME",
+    callback=lambda ctx, param, values: _host_names(values),
     help="Another name the page may be reached by (the Host a browser sends), repeatable; others are refused "
-    "[served: localhost, loopback addresses, the --host given and the network address printed].",
+    "[served: localhost, loopback addresses, the --host given and the network address printed]. A host name "
+    "or address alone (my.box, 192.168.1.5), any port: a URL is refused.",
 )
 def serve(
     host: str,

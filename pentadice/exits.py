@@ -31,6 +31,12 @@ class Failure(click.ClickException):
     exit_code = 1
 
 
+class Refused(Exception):
+    """A file the program needed and refused (a damaged table): wherever it is found, even in the middle of a
+    command's answer (a target table's chunk is checked when first read), the command ends with exit 1 and
+    ``Error: message``."""
+
+
 class BadInput(click.ClickException):
     """Exit 2 with ``Error: message`` and no usage banner: an input file (sheet, saved game) that is wrong."""
 
@@ -122,6 +128,8 @@ class Command(click.Group):
             raise Interrupted() from None
         except PathError as e:  # `~user` of no user, in whichever option or variable gave a path
             raise click.UsageError(str(e)) from None
+        except Refused as e:  # a damaged table found where a command did not look for one: the last net
+            raise Failure(str(e)) from None
         except click.exceptions.Exit:
             sys.stdout.flush()
             raise

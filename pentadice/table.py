@@ -4,7 +4,7 @@ For a rule set ``NAME`` the table directory holds
 
 - ``NAME.npy``: float64 values shaped ``RuleSet.table_shape`` (Penta ``(2, 8192, 64)``, Yatzy ``(1, 32768,
   64)``, Maxi Yatzy ``(1, 1048576, 76)``) = ``[penta_50, open_mask, upper_subtotal]``, NaN where a state
-  cannot occur; loads memory-mapped;
+  cannot occur; loaded into memory, every chunk checked;
 - ``NAME.parquet``: one row per reachable state, columns ``open_mask`` (16 bits, 32 past 16 boxes),
   ``open_boxes``, ``open_count``, ``upper_subtotal``, ``penta_50``, ``value``, with the metadata in the schema
   under ``pentadice``;
@@ -255,7 +255,7 @@ def _targets(files: TableFiles) -> list[Path]:
     """Where the values, Parquet and metadata files are written (links followed); TableError if one of them is
     not a regular file: it is never renamed over."""
     try:
-        return [atomic.target(p).path for p in (files.values, files.parquet, files.meta)]
+        return [chunks.table_target(p) for p in (files.values, files.parquet, files.meta)]
     except atomic.TargetError as e:
         raise TableError(f"cannot write the {files.rules} table: {e}") from None
 
@@ -338,7 +338,7 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Table:
-    """A loaded table: ``values[penta_scored, open_mask, upper_subtotal]`` (memory-mapped, or a private copy:
+    """A loaded table: ``values[penta_scored, open_mask, upper_subtotal]`` (a private copy in memory:
     see :mod:`pentadice.chunks`; ``penta_50`` on disk) and its metadata, checked chunk by chunk when loaded."""
 
     rules: rules.RuleSet
@@ -361,9 +361,9 @@ class _Mismatch(TableError):
 
 
 def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
-    """Load the table of ``rs`` from ``directory``, memory-mapped (a private copy where
-    :func:`pentadice.chunks.use_private_copies` is on); refuse a wrong or damaged one: every chunk of the values
-    is checked against its CRC, and with ``verify`` the metadata's expected score and states against the values.
+    """Load the table of ``rs`` from ``directory`` into memory (:mod:`pentadice.chunks`); refuse a wrong or
+    damaged one: every chunk of the values is checked against its CRC, and with ``verify`` the metadata's
+    expected score and states against the values.
     Values and metadata that do not match are read once more a moment later: a writer renames the values first
     and the metadata last, so a reader in between sees the new values with the old metadata."""
     try:
@@ -532,7 +532,7 @@ def save_moments(rs: rules.RuleSet, directory: Path, m2: np.ndarray, values: np.
             raise TableError(f"the {rs.name} table in {files.directory} changed: its second moments were not written")
         temps: list[tuple[Path, Path]] = []
         try:
-            m2_path, meta_path = (atomic.target(p).path for p in (files.moments, files.moments_meta))
+            m2_path, meta_path = (chunks.table_target(p) for p in (files.moments, files.moments_meta))
             temps.append((write_temp(m2_path, lambda fh: record.update(chunks.save(fh, m2, "moments"))), m2_path))
             text = json.dumps({**meta, "array": record}, indent=2).encode()
             temps.append((write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
@@ -554,7 +554,7 @@ def save_moments(rs: rules.RuleSet, directory: Path, m2: np.ndarray, values: np.
 
 
 def load_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray | None = None) -> np.ndarray:
-    """The second moments ``E[R^2]`` of the table of ``rs`` in ``directory`` (memory-mapped, shaped like the
+    """The second moments ``E[R^2]`` of the table of ``rs`` in ``directory`` (in memory, shaped like the
     values, NaN where a state cannot occur), checked against their SHA-256 and against the values they belong
     to (``values``, else the table's own metadata). :class:`TableMissing` if there are none or they belong to
     other values (an older solve: computed again when needed); :class:`TableError` if damaged."""

@@ -143,7 +143,7 @@ def solve_and_save(
 
 def _targets(files: TargetFiles) -> list[Path]:
     try:
-        return [atomic.target(p).path for p in (files.data, files.index, files.meta)]
+        return [chunks.table_target(p) for p in (files.data, files.index, files.meta)]
     except atomic.TargetError as e:
         raise table.TableError(f"cannot write the {files.rules} target table: {e}") from None
 

@@ -241,7 +241,7 @@ def test_simulate_interrupted_in_the_win_build_says_what_it_left(monkeypatch, tm
     assert "no games are summed up; the win strategy's tables saved in" in result.stderr
     assert "penta.win.npy (2 MB)" in result.stderr and "win-end" not in result.stderr.split("Interrupted", 1)[1]
     result = CliRunner().invoke(main, args)  # the next run: the theta tables are there, the end game is not
-    assert "Building the win strategy's tables: the end-game table (the theta tables read" in result.stderr
+    assert "Building the win strategy's tables: the end-game table (the theta tables read from" in result.stderr
 
 
 def test_win_table_sizes_in_the_readme_and_docs(readme):
@@ -348,7 +348,7 @@ def _limits():
         ("a JSON object of the same pairs (at most {} KiB", cli.SHEET_FILE_LIMIT / 1024, "64"),
         ("not UTF-8, longer than {} KiB", batch_io.MAX_LINE / 1024, "64"),
         ("(a few thousand at a time at most)", batch_io.CHUNK, None),
-        ("generator's state; at most {} MB, UTF-8)", engine.MAX_SAVE_BYTES / (1 << 20), "1"),
+        ("generator's state; at most {} MB, UTF-8,", engine.MAX_SAVE_BYTES / (1 << 20), "1"),
         ("A line of input is at most {} bytes", terminal.MAX_LINE, "4096"),
         ("(at most {} characters)", engine.MAX_NAME, "32"),
         ("(0: at once, up to {})", engine.MAX_AUTO_COMMIT, "86400"),

@@ -33,15 +33,15 @@ SMALL = rules.get_rules("penta").reduced(
 WIN_GAMES = ["simulate", "-n", "300", "--players", "win,optimal", "--seed", "3", "--json"]
 
 # kind -> the commands that read it. Each must refuse a damaged file (exit 1, saying it is damaged), except the
-# win tables, which are built again from the value table when theirs is damaged (said on stderr): the answer is
-# then the intact one.
+# games of the win strategy, which build its tables again from the value table when theirs are damaged (said on
+# stderr): the answer is then the intact one.
 READERS: dict[str, list[list[str]]] = {
     "values": [["advise", "2", "6"], ["distribution"], ["simulate", "-n", "10"], ["verify"]],
     "moments": [["advise", "2", "6"], ["verify"]],
     "targets": [["advise", "2", "6", "--target", "60"], ["distribution", "--target", "60"], ["verify"]],
     "targets-index": [["advise", "2", "6", "--target", "60"], ["distribution", "--target", "60"], ["verify"]],
-    "win": [WIN_GAMES],
-    "win-end": [WIN_GAMES],
+    "win": [WIN_GAMES, ["verify"]],
+    "win-end": [WIN_GAMES, ["verify"]],
 }
 REBUILT = {"win", "win-end"}
 
@@ -73,7 +73,7 @@ def built(tmp_path_factory):
             assert result.exit_code == 0, result.output
         fresh_win_caches()
         intact = run(*WIN_GAMES, "--data", d)
-        yield d, json.loads(intact.stdout)
+    return d, json.loads(intact.stdout)  # the registry as it was: each test registers the small game itself
 
 
 def files_of(directory: Path, kind: chunks.Kind) -> list[Path]:
@@ -183,7 +183,10 @@ def test_a_flipped_byte_is_refused_by_every_command(built, kind_name, monkeypatc
                     result = run(*command, "--data", directory, stdin="")
                 where = f"{kind_name}: byte {position} of {path.name}, `{' '.join(command)}`"
                 assert "Traceback" not in result.output, where
-                if kind_name in REBUILT:
+                assert result.exception is None or isinstance(result.exception, SystemExit), (
+                    f"{where}: {result.exception}"
+                )
+                if kind_name in REBUILT and command is WIN_GAMES:
                     assert result.exit_code == 0, f"{where}: {result.output}"
                     assert timeless(json.loads(result.stdout)) == timeless(intact), where
                     assert "damaged" in caplog.text and path.name in caplog.text, where
@@ -336,3 +339,92 @@ def test_tables_changed_under_a_running_server_change_nothing(penta_full, tmp_pa
         assert advise(url, SITUATIONS[2]) == expected[2]
         assert proc.poll() is None
     assert "Traceback" not in log.read_text()
+
+
+def test_a_damaged_chunk_met_in_the_middle_of_a_question_ends_it_cleanly(tmp_path, monkeypatch):
+    """The target table's data is checked as a question reads it: with small chunks, a byte flipped in each
+    chunk in turn; every question either gives the intact answer (it read no damaged chunk) or ends with exit 1
+    naming the file, never a traceback, and some do end so."""
+    monkeypatch.setitem(rules.REGISTRY, "penta", SMALL)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 1024)
+    for args in (["solve", "--json"], ["solve", "--targets", "--json"]):
+        assert run(*args, "--data", tmp_path).exit_code == 0
+    question = ["advise", "2", "6", "--sheet", "twos=4", "--target", "60", "--json", "--data", tmp_path]
+    intact = run(*question)
+    assert intact.exit_code == 0, intact.output
+    path = tmp_path / "penta.targets.npy"
+    refused = 0
+    for position in positions(path)[1:]:  # the header's chunk is checked on loading: the others as read
+        flip(path, position)
+        result = run(*question)
+        flip(path, position)
+        assert "Traceback" not in result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception  # handled
+        if result.exit_code == 0:
+            assert result.stdout == intact.stdout
+        else:
+            assert result.exit_code == 1 and "penta.targets.npy" in result.output and "damaged" in result.output
+            refused += 1
+    assert refused > 0
+
+
+def test_a_header_numpy_cannot_parse_is_refused(tmp_path):
+    header = b"{'descr': '<f8', 'fortran_order': False, 'shape': (2, 8192, 64, }"  # unbalanced: a tokenizer error
+    header += b" " * (118 - len(header)) + b"\n"
+    raw = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(64)
+    (tmp_path / "a.npy").write_bytes(raw)
+    record = {
+        "kind": "values",
+        "dtype": "float64",
+        "shape": [8],
+        "bytes": len(raw),
+        "chunk_bytes": chunks.CHUNK_BYTES,
+        "algorithm": chunks.ALGORITHM,
+        "chunks": "".join(f"{c:08x}" for c in chunks.crcs(raw)),  # a record that matches the bytes
+    }
+    with pytest.raises(chunks.Damaged, match="no valid NumPy header"):
+        chunks.open_array(tmp_path / "a.npy", record, "values")
+
+
+def test_a_loaded_table_is_out_of_reach_of_its_file(built, tmp_path, monkeypatch):
+    """Tables checked whole are read into the process's memory: truncating the file (which would kill a
+    process reading it through a memory map, with SIGBUS) or writing over it changes nothing loaded."""
+    source, _ = built
+    monkeypatch.setitem(rules.REGISTRY, "penta", SMALL)
+    for name in ("penta.npy", "penta.json"):
+        shutil.copy(source / name, tmp_path)
+    loaded = table.load(SMALL, tmp_path)
+    before = np.array(loaded.values)
+    os.truncate(tmp_path / "penta.npy", 0)
+    assert np.array_equal(loaded.values, before, equal_nan=True)
+    (tmp_path / "penta.npy").write_bytes(b"\0" * len(before.tobytes()))
+    assert np.array_equal(loaded.values, before, equal_nan=True)
+
+
+def test_a_table_file_linked_to_a_file_of_the_user_is_never_written(tmp_path, monkeypatch):
+    """A table file that is a symbolic link to something that is not a table: solving refuses to write through
+    it and leaves that file as it was."""
+    monkeypatch.setitem(rules.REGISTRY, "penta", SMALL)
+    victim = tmp_path / "notes.txt"
+    victim.write_text("my notes\n")
+    data = tmp_path / "tables"
+    data.mkdir()
+    for name in ("penta.npy", "penta.json"):
+        (data / name).symlink_to(victim)
+        result = run("solve", "--data", data)
+        assert result.exit_code == 1 and "left alone" in result.output and "Traceback" not in result.output
+        assert victim.read_text() == "my notes\n"
+        (data / name).unlink()
+
+
+def test_values_that_are_not_those_of_their_rules_are_refused(built, monkeypatch):
+    """A value table whose metadata was rewritten to match other values passes the chunk checks; the
+    second-moment pass, which computes the values again, refuses it (a TableError, never a traceback)."""
+    from pentadice.solver import moments
+
+    source, _ = built
+    monkeypatch.setitem(rules.REGISTRY, "penta", SMALL)
+    values = np.array(table.load(SMALL, source).values)
+    values[~np.isnan(values)] += 3.0
+    with pytest.raises(table.TableError, match="not those of its rules"):
+        moments.second_moments(SMALL, values)

@@ -248,7 +248,7 @@ class Advisor:
         on_wait: Callable[[Path], None] | None = None,
         spread: bool = False,
     ) -> Advisor:
-        """The advisor of a rule set, its table loaded memory-mapped from the table directory; a missing table
+        """The advisor of a rule set, its table loaded (checked) from the table directory; a missing table
         is solved once (with ``progress``) and saved there for next time. Processes asking at once for a
         missing table wait (``on_wait`` says so) for the one solving it."""
         rs = rules.get_rules(rules_name)

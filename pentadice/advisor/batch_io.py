@@ -20,6 +20,7 @@ from pentadice.situation import Situation
 
 FIELDS = {"dice", "rolls_left", "sheet"}
 MAX_LINE = 64 * 1024  # bytes: a situation takes about a hundred
+MAX_SKIP = 1024 * 1024  # bytes of a line too long read past, looking for its end; beyond, the batch ends
 CHUNK = 4096  # lines evaluated together: big enough for the parallel kernel, small enough to answer at once
 FIRST_CHUNK = 64  # the first chunk, doubled chunk after chunk up to CHUNK
 
@@ -28,14 +29,24 @@ class BatchLineError(ValueError):
     """A batch line that is not a situation; the reason in words."""
 
 
-class LineReader:
-    """The lines of a binary stream, each at most ``limit`` bytes (None stands for a longer line, read past and
-    never held whole), and :meth:`pending`: whether another line can be had without waiting, so that the
-    answers to what has come are written before more input is awaited (a program that sends a line and waits
-    for its answer gets it)."""
+class BatchInputError(ValueError):
+    """The batch input is not lines at all (a line with no end within :data:`MAX_SKIP` bytes): nothing after
+    it is read."""
 
-    def __init__(self, stream: BinaryIO, limit: int = MAX_LINE) -> None:
+
+class LineReader:
+    """The lines of a binary stream, each at most ``limit`` bytes (None stands for a longer line: given as
+    soon as the limit is passed, then read past up to its end, never held whole; a line with no end within
+    ``skip`` bytes raises :class:`BatchInputError`, so that a stream without newlines, such as /dev/zero,
+    ends the batch rather than being read for ever), and :meth:`pending`: whether another line can be had
+    without waiting, so that the answers to what has come are written before more input is awaited (a
+    program that sends a line and waits for its answer gets it)."""
+
+    def __init__(self, stream: BinaryIO, limit: int = MAX_LINE, skip: int | None = None) -> None:
         self.limit = limit
+        self.skip = MAX_SKIP if skip is None else skip
+        self.lines = 0  # lines given so far
+        self.skipped = 0  # bytes of a line too long read past so far
         self.stream = stream
         try:
             self.fd: int | None = stream.fileno()
@@ -46,6 +57,8 @@ class LineReader:
         self.skipping = False  # inside a line that is too long
 
     def pending(self) -> bool:
+        if self.skipping:
+            return False  # past a line too long: what came before it is answered first
         if self.fd is None or b"\n" in self.buffer or self.eof:
             return True
         ready, _, _ = select.select([self.fd], [], [], 0)
@@ -60,23 +73,32 @@ class LineReader:
             if cut >= 0:
                 line = bytes(self.buffer[: cut + 1])
                 del self.buffer[: cut + 1]
-                if self.skipping:
+                if self.skipping:  # the end of a line too long, given already
                     self.skipping = False
-                    yield None
-                elif len(line) > self.limit + 1:
-                    yield None
-                else:
-                    yield line
+                    continue
+                self.lines += 1
+                yield None if len(line) > self.limit + 1 else line
                 continue
             if self.eof:
-                if self.skipping or len(self.buffer) > self.limit:
-                    yield None
-                elif self.buffer:
-                    yield bytes(self.buffer)
+                if self.buffer and not self.skipping:
+                    self.lines += 1
+                    yield None if len(self.buffer) > self.limit else bytes(self.buffer)
                 return
-            if len(self.buffer) > self.limit:  # a line too long so far: drop what came, note it
+            if self.skipping:
+                self.skipped += len(self.buffer)
+                self.buffer.clear()
+                if self.skipped > self.skip:
+                    raise BatchInputError(
+                        f"line {self.lines} has no end within {self.skip // (1 << 20):,} MiB: the input is not "
+                        "one JSON situation a line, and the rest of it is not read"
+                    )
+            elif len(self.buffer) > self.limit + 1:  # a line too long: its error now, the rest read past
+                self.skipped = len(self.buffer)
                 self.buffer.clear()
                 self.skipping = True
+                self.lines += 1
+                yield None
+                continue
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
                 self.eof = True

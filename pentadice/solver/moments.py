@@ -971,7 +971,13 @@ def second_moments(
     C = np.abs(C, out=C)
     worst = float(np.nanmax(C)) if (~unreachable).any() else 0.0
     if check and not worst <= MAX_VALUE_DIFFERENCE:
-        raise RuntimeError(f"the moment pass does not reproduce the values (worst difference {worst:.3g})")
+        from pentadice.chunks import TableError
+
+        raise TableError(
+            f"the {rs.name} values are not those of its rules: the second-moment pass, which computes them again, "
+            f"differs by up to {worst:.3g} (the table was damaged or written by something else than pentadice); "
+            f"run `pentadice solve --rules {rs.name}` to solve it again"
+        )
     if timings is not None:
         timings["compile_seconds"] = compiled_at - start
         timings["seconds"] = time.perf_counter() - compiled_at

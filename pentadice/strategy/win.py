@@ -236,7 +236,7 @@ def save_tables(
             raise table.TableError(f"the {rs.name} table in {files.directory} is not the one the win tables are of")
         temps: list[tuple[Path, Path]] = []
         try:
-            final_npy, final_meta = (atomic.target(p).path for p in (npy, meta_path))
+            final_npy, final_meta = (chunks.table_target(p) for p in (npy, meta_path))
             temps.append((write_temp(final_npy, lambda fh: record.update(chunks.save(fh, array, kind))), final_npy))
             text = json.dumps({**meta, "array": record}, indent=2).encode()
             temps.append((write_temp(final_meta, lambda fh: fh.write(text)), final_meta))
@@ -305,6 +305,32 @@ def load_saved(
     if list(array.shape) != meta.get("shape"):
         return None
     return array
+
+
+def verify_saved(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -> list[tuple[Path, str, bool]]:
+    """Check every saved win table of ``rs`` in ``directory`` whole (``pentadice verify``): each chunk and the
+    SHA-256 of its array. ``(file, its SHA-256, whether it belongs to the value table ``values``)`` for each;
+    TableError naming a damaged one (a command would build it again, saying so)."""
+    import glob
+
+    from pentadice import chunks, inputs, table
+
+    d = Path(directory)
+    found = []
+    for suffix in (f".{THETA_KIND}.npy", f".{ENDGAME_KIND}-*.npy"):
+        for npy in sorted(d.glob(glob.escape(rs.name) + suffix)):
+            kind = THETA_KIND if npy.name.endswith(f".{THETA_KIND}.npy") else ENDGAME_KIND
+            meta_path = npy.with_suffix(".json")
+            try:
+                meta = inputs.loads(inputs.read_text(meta_path, "the win tables' metadata", table.META_LIMIT), "")
+                array = chunks.open_array(npy, meta.get("array") if isinstance(meta, dict) else None, kind).array
+            except (OSError, ValueError) as e:
+                raise table.TableError(f"{npy} cannot be used ({e}); it is built again when needed") from None
+            digest = table.checksum(array)
+            if digest != meta.get("checksum"):
+                raise table.TableError(f"{npy} does not match the SHA-256 in {meta_path}: the file is damaged")
+            found.append((npy, digest, meta.get("values_checksum") == table.checksum(saved_shape(rs, values))))
+    return found
 
 
 def grid_thetas(rs: rules.RuleSet, grid: tuple[float, ...] = GRID) -> np.ndarray:

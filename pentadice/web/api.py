@@ -13,11 +13,14 @@ of a request, but the page's own files.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import json
 import logging
+import mimetypes
 import time
 from collections.abc import Callable, Iterable, Mapping
+from email.utils import formatdate
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -29,7 +32,6 @@ from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
-from starlette.staticfiles import StaticFiles
 
 from pentadice import chances, rules
 from pentadice.inputs import InputError
@@ -526,7 +528,7 @@ def create_app(
     app.openapi = lambda: _openapi(app)
     hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
     app.add_middleware(SecurityHeaders, routes=app.router.routes, hosts=hosts)
-    files = StaticFiles(directory=static_dir, html=True) if static_dir is not None and static_dir.is_dir() else None
+    files = HeldFiles(static_dir) if static_dir is not None and static_dir.is_dir() else None
     app.mount("/", Pages(files, app.router.routes), name="page")
     return app
 
@@ -767,11 +769,61 @@ def _cross_site(scope) -> bool:
         return True
 
 
-class Pages:
-    """The page's files (``StaticFiles``: no directory listing, nothing outside the folder). An ``/api/`` path
-    no route took is a JSON error: 405 where a route has that path under another method, else 404."""
+class HeldFiles:
+    """The page's files, read into memory at start-up (a few small files): answered without a thread or a
+    file read, so that clients fetching them many times over (and not reading the answers) cost the server
+    little, and nothing done to the folder afterwards changes what is served. ``/`` and a folder answer its
+    ``index.html``; no directory listing, nothing outside the folder; GET and HEAD only (405); an ``ETag``
+    that ``If-None-Match`` can match (304)."""
 
-    def __init__(self, files: StaticFiles | None, routes: list) -> None:
+    LIMIT = 16 * 1024 * 1024  # bytes of page files held at most (the page is about 70 KB)
+
+    def __init__(self, directory: Path) -> None:
+        self.files: dict[str, tuple[bytes, list[tuple[bytes, bytes]]]] = {}
+        held = 0
+        for path in sorted(directory.rglob("*")):
+            if not path.is_file() or path.is_symlink():
+                continue
+            body = path.read_bytes()
+            held += len(body)
+            if held > self.LIMIT:
+                raise ValueError(f"the page's files in {directory} are larger than {self.LIMIT:,} bytes")
+            kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            if kind.startswith("text/") or kind == "application/javascript":
+                kind += "; charset=utf-8"
+            mtime = path.stat().st_mtime
+            tag = f'"{hashlib.md5(body, usedforsecurity=False).hexdigest()}"'.encode()
+            headers = [
+                (b"content-type", kind.encode()),
+                (b"etag", tag),
+                (b"last-modified", formatdate(mtime, usegmt=True).encode()),
+            ]
+            self.files[path.relative_to(directory).as_posix()] = (body, headers)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["method"] not in ("GET", "HEAD"):
+            raise HTTPException(405)
+        name = scope["path"].lstrip("/")
+        if name == "" or name.endswith("/"):
+            name += "index.html"
+        held = self.files.get(name)
+        if held is None:
+            raise HTTPException(404)
+        body, headers = held
+        status = 200
+        tags = [v for k, v in scope.get("headers", ()) if k.lower() == b"if-none-match"]
+        if tags and any(t.strip() in (headers[1][1], b"*") for v in tags for t in v.split(b",")):
+            status, body = 304, b""
+        length = [] if status == 304 else [(b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": [*headers, *length]})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+class Pages:
+    """The page's files (:class:`HeldFiles`). An ``/api/`` path no route took is a JSON error: 405 where a
+    route has that path under another method, else 404."""
+
+    def __init__(self, files: HeldFiles | None, routes: list) -> None:
         self.files = files
         self.routes = routes
 
@@ -787,6 +839,4 @@ class Pages:
             raise HTTPException(404)
         if self.files is None:  # no page installed: the API alone
             raise HTTPException(404)
-        # Whole files only: the page's files are small, and a range refused would be answered in plain text.
-        headers = [(k, v) for k, v in scope.get("headers", ()) if k.lower() not in (b"range", b"if-range")]
-        await self.files({**scope, "headers": headers}, receive, send)
+        await self.files(scope, receive, send)  # whole files only: the page's files are small

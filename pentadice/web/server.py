@@ -8,20 +8,23 @@ is a JSON error with the page's security headers."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import gc
 import heapq
 import ipaddress
 import json
 import logging
+import re
 import resource
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 
 import httptools
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 
 REQUEST_LIMIT = 1024  # requests processed at once; far above a household's players and the load tests
 CONNECTION_LIMIT = 8192  # connections open at once (fewer if the open-file limit is lower)
@@ -31,6 +34,10 @@ LINE_LIMIT = 8 * 1024  # bytes of the request line's target (414 beyond) and of 
 KEEP_ALIVE_SECONDS = 5.0  # an idle keep-alive connection is closed after this time
 LINGER_SECONDS = 2.0  # after a refusal, what the client still sends is read and dropped for this long
 OVERLOAD_LOG_SECONDS = 60.0  # an overload is logged at most once in this time
+PIPELINE_LIMIT = 32  # requests one connection may send ahead of its answers; beyond, the connection is closed
+FOLLOW_UPS_PER_TURN = 4  # requests sent ahead (pipelined) started at each turn of the event loop, all clients
+WRITE_STALL_SECONDS = 0.5  # an answer this long unsent (the client reads nothing) counts as keeping us waiting
+SEND_BUFFER = 64 * 1024  # bytes the kernel holds unsent per connection (not megabytes for a client not reading)
 log = logging.getLogger("pentadice.web")
 
 
@@ -103,6 +110,28 @@ def network_address(host: str) -> str:
         return socket.gethostbyname(socket.gethostname())
     except OSError:
         return host
+
+
+_HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?", re.IGNORECASE)
+
+
+def host_name(value: str) -> str:
+    """A ``serve --allow-host`` value checked: a host name (``my.box``) or an IP address (``192.168.1.5``,
+    ``::1`` or ``[::1]``) alone, any port being served; ValueError naming the form expected (a URL, a port, a
+    path or a user is not taken for a name that then matches nothing)."""
+    text = value.strip()
+    bare = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    try:
+        ipaddress.ip_address(bare)
+        return text
+    except ValueError:
+        pass
+    if len(text) <= 253 and _HOST_NAME.fullmatch(text):
+        return text
+    raise ValueError(
+        f"{value!r} is not a host name or address: give the name alone, as a browser's address bar shows it "
+        "between http:// and the port (for http://my.box:8000/: --allow-host my.box); any port is served"
+    )
 
 
 def allowed_hosts(host: str, extra: Iterable[str] = ()) -> frozenset[str]:
@@ -190,8 +219,17 @@ class Protocol(HttpToolsProtocol):
         self.head_timer: asyncio.TimerHandle | None = None
         self.since = time.monotonic()  # since when the server has waited for this client (see waiting_since)
         self.refused = False
+        self.running: RequestResponseCycle | None = None  # the request whose answer is being made
+        self.write_stalled: float | None = None  # since when writing has been paused (the client reads nothing)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+        self._connection_made(transport)
+
+    def _connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
         self.head_timer = self.loop.call_later(HEAD_SECONDS, self.head_timeout)
         if len(self.connections) > self.connection_limit and not self.shed(body_only=False):
@@ -200,7 +238,60 @@ class Protocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.cancel_head_timer()
+        self.drop_requests()
         super().connection_lost(exc)
+
+    def drop_requests(self) -> None:
+        """The connection is gone or being closed: every request on it, the one being answered and those
+        queued behind it, is answered to no one (its answer dropped, its body read as a disconnect), and the
+        queue is freed."""
+        for cycle in (self.running, self.cycle, *(c for c, _ in self.pipeline)):
+            if cycle is not None and not cycle.response_complete:
+                cycle.disconnected = True
+                cycle.message_event.set()
+        self.pipeline.clear()
+        if self.flow is not None:
+            self.flow.resume_writing()  # a send waiting for the client to read returns, and sends nothing
+
+    def close(self) -> None:
+        """Close the connection, its requests dropped (:meth:`drop_requests`)."""
+        self.refused = True
+        self.cancel_head_timer()
+        self.drop_requests()
+        self.transport.close()
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app) -> None:
+        self.running = cycle
+        send = cycle.send
+        transport = self.transport
+
+        async def guarded(message) -> None:  # a transport closed under a send is a client gone, not an error
+            if transport.is_closing():
+                cycle.disconnected = True
+            await send(message)
+
+        cycle.send = guarded  # type: ignore[method-assign]
+        super()._start_asgi_task(cycle, app)
+
+    def pause_writing(self) -> None:
+        self.write_stalled = time.monotonic()
+        super().pause_writing()
+
+    def resume_writing(self) -> None:
+        self.write_stalled = None
+        super().resume_writing()
+
+    def shutdown(self) -> None:
+        """On SIGTERM: a request still waiting for its body (it cannot complete now) or for its client to read
+        ends at once; the others finish (uvicorn's graceful shutdown)."""
+        if self.transport.is_closing():
+            return
+        cycle = self.running
+        waiting_body = cycle is not None and cycle.more_body and not cycle.response_started
+        if waiting_body or self.write_stalled is not None:
+            self.close()
+            return
+        super().shutdown()
 
     def data_received(self, data: bytes) -> None:
         if self.refused:
@@ -215,6 +306,8 @@ class Protocol(HttpToolsProtocol):
         except httptools.HttpParserUpgrade:
             pass  # no upgrade is served: the request was answered as an ordinary one
         except httptools.HttpParserError as e:
+            if self.refused:  # stopped from a callback (too many requests sent ahead): closed already
+                return
             reason = str(e).rstrip(".") or "it cannot be read"
             self.refuse(400, f"the request is not valid HTTP: {reason[:1].lower()}{reason[1:]}")
             return
@@ -229,11 +322,17 @@ class Protocol(HttpToolsProtocol):
             self.url += url
 
     def on_headers_complete(self) -> None:
+        if self.refused:
+            raise _Stop
+        if len(self.pipeline) >= PIPELINE_LIMIT:  # a client sending ahead without reading its answers
+            self.close()
+            raise _Stop  # the rest of what it sent is not parsed
         self.in_head = False
         self.cancel_head_timer()
         self.since = time.monotonic()  # the body, if any, is awaited from now
         refusal = self.head_refusal()
-        if refusal is None and len(self.tasks) >= self.request_limit and not self.shed(body_only=True):
+        starts_now = self.cycle is None or self.cycle.response_complete  # not queued behind an earlier request
+        if refusal is None and starts_now and len(self.tasks) >= self.request_limit and not self.shed(body_only=True):
             _overloaded(len(self.connections), len(self.tasks))
             refusal = error_response(503, "the server is busy: too many requests at once; try again")
         if refusal is None:
@@ -262,13 +361,31 @@ class Protocol(HttpToolsProtocol):
             return error_response(431, f"the request head is larger than {HEAD_LIMIT // 1024} KiB")
         return None
 
+    def on_body(self, body: bytes) -> None:
+        if not self.refused:
+            super().on_body(body)
+
     def on_message_complete(self) -> None:
+        if self.refused:
+            return
         super().on_message_complete()
         self.in_head, self.head_bytes = True, 0  # what comes next is the next request's head
 
     def on_response_complete(self) -> None:
         self.since = time.monotonic()  # idle from now, until the next request
-        super().on_response_complete()
+        if not self.pipeline or self.transport.is_closing():
+            super().on_response_complete()
+            return
+        # A request sent ahead of this answer: started in its turn among every connection's (FOLLOW_UPS_PER_TURN
+        # a turn of the event loop), so that clients sending many at once cannot crowd out the others.
+        self.server_state.total_requests += 1
+        self._unset_keepalive_if_required()
+        self.flow.resume_reading()
+        cycle, app = self.pipeline.pop()
+        self.running = cycle
+        _follow_ups.append((self, cycle, app))
+        if len(_follow_ups) == 1:
+            self.loop.call_soon(_start_follow_ups, self.loop)
 
     def head_timeout(self) -> None:
         """The head did not arrive whole in time: 408 if some of it came, else the connection is closed."""
@@ -295,9 +412,12 @@ class Protocol(HttpToolsProtocol):
         self.cancel_head_timer()
         if self.transport.is_closing():
             return
-        if self.cycle is not None and not self.cycle.response_complete:  # an answer may have begun: no other
-            self.transport.close()
-            return
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            if cycle.response_started or self.pipeline or self.running is not cycle:
+                self.close()  # an answer has begun, or others are due first: no other
+                return
+            self.drop_requests()  # the request is answered here, not by the application reading its body
         self.transport.write(error_bytes(status, message))
         if not linger or not self.transport.can_write_eof():
             self.transport.close()
@@ -314,6 +434,8 @@ class Protocol(HttpToolsProtocol):
         cycle = self.cycle
         if cycle is None or cycle.response_complete:
             return None if body_only else self.since
+        if self.write_stalled is not None and time.monotonic() - self.write_stalled > WRITE_STALL_SECONDS:
+            return self.write_stalled  # an answer waiting for a client that does not read
         if cycle.more_body and not cycle.response_started and not self.pipeline:
             return self.since
         return None
@@ -330,12 +452,30 @@ class Protocol(HttpToolsProtocol):
             return False
         _overloaded(len(self.connections), len(self.tasks))
         for _, _, other in heapq.nsmallest(max(1, len(waiting) // 32), waiting):
-            other.refused = True
-            other.cancel_head_timer()
             if other.cycle is None or other.cycle.response_complete:
                 other.transport.write(error_bytes(503, "the server is busy: a slow or idle connection is closed"))
-            other.transport.close()
+            other.close()
         return True
+
+
+_follow_ups: deque[tuple[Protocol, RequestResponseCycle, object]] = deque()
+
+
+def _start_follow_ups(loop: asyncio.AbstractEventLoop) -> None:
+    """Start the first :data:`FOLLOW_UPS_PER_TURN` requests queued by :meth:`Protocol.on_response_complete`
+    (those of closed connections are dropped), and the next ones at the next turn of the loop."""
+    for _ in range(min(FOLLOW_UPS_PER_TURN, len(_follow_ups))):
+        protocol, cycle, app = _follow_ups.popleft()
+        if protocol.transport.is_closing() or cycle.disconnected:
+            cycle.disconnected = True
+            continue
+        protocol._start_asgi_task(cycle, app)
+    if _follow_ups:
+        loop.call_soon(_start_follow_ups, loop)
+
+
+class _Stop(Exception):
+    """Raised from a parser callback: what else the client sent is not parsed (the connection is closed)."""
 
 
 _last_overload = [-float("inf")]
