@@ -610,7 +610,11 @@ def simulate(ctx, games, seed, strategy, rules_name, as_json, out, players, data
     except KeyboardInterrupt:
         if tally.games:  # what was played is summed up all the same
             summary(time.perf_counter() - start, None)
-        kept = f"the summary above is of the {tally.games:,} games played of {games:,}"
+        kept = (
+            f"the summary above is of the {tally.games:,} games played of {games:,}"
+            if tally.games
+            else f"stopped before any of the {games:,} games was played"
+        )
         if target is None:
             raise exits.Interrupted(kept) from None
         if target.streamed:
@@ -1049,6 +1053,9 @@ def _served_rules(given: tuple[str, ...], data: str | None) -> list[str]:
     from pentadice import table
 
     held = table.inventory(paths.data_dir(data))
+    for name, state in held.items():  # a table there that cannot be used is left out, and said so
+        if name != rules.DEFAULT_RULES and state.startswith("unusable"):
+            click.echo(f"Not serving {name}: {state.removeprefix('unusable: ')}", err=True)
     return [n for n in rules.REGISTRY if n == rules.DEFAULT_RULES or held.get(n, "").startswith("solved")]
 
 

@@ -323,3 +323,51 @@ def test_sigterm_ends_kiriki_target_build_within_seconds(tmp_path):
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+def test_a_batch_stream_without_newlines_ends_with_an_error_in_bounded_time(penta_table_dir, tmp_path):
+    """``advise --batch /dev/zero`` (a stream without a newline) once read for ever at full CPU, printing
+    nothing: the line gets its error as soon as it passes 64 KiB, and a line with no end within 1 MiB ends
+    the batch (exit 2, saying so). A long line that ends is refused alone, the lines around it answered."""
+    args = [sys.executable, "-m", "pentadice", "advise", "--data", str(penta_table_dir), "--batch"]
+    try:
+        done = subprocess.run([*args, "/dev/zero"], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("advise --batch /dev/zero was still reading after 30 s")
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert json.loads(done.stdout) == {"line": 1, "error": "the line is longer than 65,536 bytes"}
+    assert "line 1 has no end within 1 MiB" in done.stderr, done.stderr
+    lines = tmp_path / "lines.jsonl"
+    lines.write_bytes(b'{"dice": [1, 2, 3, 4, 5]}\n' + b" " * 200_000 + b'\n{"dice": [6, 6, 6, 6, 6]}\n')
+    done = subprocess.run([*args, str(lines)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a.get("dice") for a in answers] == [[1, 2, 3, 4, 5], None, [6, 6, 6, 6, 6]], answers
+    assert answers[1] == {"line": 2, "error": "the line is longer than 65,536 bytes"}
+    assert "no end within" not in done.stderr
+
+
+def test_a_simulation_stopped_before_any_game_says_so(penta_table_dir, monkeypatch):
+    """No summary is printed when no game was played, so the message does not point at one."""
+    from pentadice.simulator import simulate as sim
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sim, "run", stopped)
+    result = run("simulate", "-n", "5000", "--data", str(penta_table_dir))
+    assert result.exit_code == 130
+    assert "stopped before any of the 5,000 games was played" in result.stderr
+    assert "summary above" not in result.output
+
+
+def test_serve_says_which_tables_it_leaves_out(tmp_path, penta_table_dir, capsys):
+    """Without --rules, `serve` serves Penta and every rule set solved there; one whose table cannot be used
+    (damaged, of other rules) is left out with a line that says why, not silently."""
+    from pentadice.cli import _served_rules
+
+    for name in ("penta.npy", "penta.json"):
+        shutil.copy(penta_table_dir / name, tmp_path / name)
+        shutil.copy(penta_table_dir / name, tmp_path / name.replace("penta", "kiriki"))  # Penta's, named Kiriki's
+    assert _served_rules((), str(tmp_path)) == ["penta"]
+    assert "Not serving kiriki: " in (err := capsys.readouterr().err) and "holds the 'penta' rule set" in err

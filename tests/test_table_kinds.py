@@ -415,6 +415,11 @@ def test_a_table_file_linked_to_a_file_of_the_user_is_never_written(tmp_path, mo
         assert result.exit_code == 1 and "left alone" in result.output and "Traceback" not in result.output
         assert victim.read_text() == "my notes\n"
         (data / name).unlink()
+    nowhere = tmp_path / "nowhere" / "penta.npy"
+    (data / "penta.npy").symlink_to(nowhere)  # a link that leads nowhere: no table is created there either
+    result = run("advise", "2", "6", "--data", data)  # a missing table is solved: refused before solving
+    assert result.exit_code == 1 and "does not exist: it is left alone" in result.output
+    assert not nowhere.parent.exists()
 
 
 def test_values_that_are_not_those_of_their_rules_are_refused(built, monkeypatch):

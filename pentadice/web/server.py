@@ -206,7 +206,14 @@ class Protocol(HttpToolsProtocol):
       ``connection_limit`` connections: past either, the connections that have kept the server waiting longest
       (a head or body still arriving, or idle) are closed first; 503 only when none is. Said in the log at
       most once in :data:`OVERLOAD_LOG_SECONDS`.
-    - Every refusal here is ``{"error": ...}`` with the security headers (:func:`error_response`)."""
+    - A connection whose answer has waited more than :data:`WRITE_STALL_SECONDS` for its client to read
+      (the kernel holds about twice :data:`SEND_BUFFER` for it) also keeps the server waiting, and is shed
+      likewise. At most :data:`PIPELINE_LIMIT` requests sent ahead of their answers (more: the connection is
+      closed, the rest unread); those sent ahead start :data:`FOLLOW_UPS_PER_TURN` at a turn of the loop.
+    - A client gone (or shed) drops its requests: their answers are sent to no one and nothing is logged.
+      On SIGTERM a request waiting for its body or for its client to read ends at once (:meth:`shutdown`).
+    - Every refusal here is ``{"error": ...}`` with the security headers (:func:`error_response`), a chunked
+      body whose chunk size cannot be read included, when no answer has begun."""
 
     connection_limit = CONNECTION_LIMIT
     request_limit = REQUEST_LIMIT
