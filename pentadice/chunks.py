@@ -282,13 +282,8 @@ def is_table_file(path: Path) -> bool:
 
 def table_target(path: Path) -> Path:
     """Where a table file given as ``path`` is written (a link followed), checked first: a regular file that
-    is one of pentadice's tables, or a new name; :class:`pentadice.atomic.TargetError` for anything else,
-    a symbolic link that leads nowhere included (a table is never created where such a link points)."""
-    path = Path(path)
-    if path.is_symlink() and not path.exists():
-        raise atomic.TargetError(
-            f"{path} is a symbolic link to {os.readlink(path)}, which does not exist: it is left alone; remove it first"
-        )
+    is one of pentadice's tables, or a new name (a link to a file not there yet is written through: tables
+    kept on another disk); :class:`pentadice.atomic.TargetError` for anything else."""
     return atomic.target(path, replaces=is_table_file).path
 
 
