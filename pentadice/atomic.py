@@ -84,7 +84,7 @@ def target(
         if stat.S_ISFIFO(st.st_mode) and stream_ok:
             return Target(final, "stream", given)
         if not stat.S_ISREG(st.st_mode):
-            kind = _kind(st.st_mode)
+            kind = kind_of(st.st_mode)
             raise TargetError(f"{given} is {kind}, not a regular file: it is left alone; give a file name")
         if replaces is not None and st.st_size > 0 and not replaces(final):
             raise TargetError(f"{given} exists and is not a file this would replace: it is left alone; remove it first")
@@ -104,10 +104,12 @@ def _still_replaceable(where: Target) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(st.st_mode):
-        raise TargetError(f"{where.given} became {_kind(st.st_mode)} meanwhile: it is left alone")
+        raise TargetError(f"{where.given} became {kind_of(st.st_mode)} meanwhile: it is left alone")
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` is, in words: ``a directory``, ``a device``, ``a pipe``, ``a socket``, or ``not
+    a regular file``."""
     for test, name in (
         (stat.S_ISDIR, "a directory"),
         (stat.S_ISCHR, "a device"),

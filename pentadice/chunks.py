@@ -29,7 +29,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
-import stat
 import threading
 import zlib
 from pathlib import Path
@@ -169,12 +168,21 @@ def save(fh: BinaryIO, array: np.ndarray, kind_name: str) -> dict:
     }
 
 
+def write_temp(final: Path, array: np.ndarray, kind_name: str) -> tuple[Path, dict]:
+    """``array`` written as a file of the registered kind under a temporary name beside ``final``
+    (:func:`pentadice.atomic.write_temp`: the caller renames it into place), and its record (:func:`save`)."""
+    record: dict = {}
+    tmp = atomic.write_temp(final, lambda fh: record.update(save(fh, array, kind_name)))
+    return tmp, record
+
+
 class CheckedArray:
     """An array read from a checked file: :attr:`array` (memory-mapped, or in memory for a private copy), and
     :meth:`ensure`, which checks the chunks holding some of its elements before they are used."""
 
-    def __init__(self, raw: np.ndarray, offset: int, array: np.ndarray, sums: list[int], path: Path, what: str):
-        self.raw, self.offset, self.array, self.path, self.what = raw, offset, array, path, what
+    def __init__(self, raw: np.ndarray, sums: list[int], path: Path, what: str) -> None:
+        self.raw, self.path, self.what = raw, path, what
+        self.array, self.offset = raw, 0  # the file's bytes, until its header is parsed (open_array)
         self._sums = sums
         self._checked = np.zeros(len(sums), dtype=bool)
 
@@ -205,10 +213,6 @@ class CheckedArray:
         """Check every chunk (:class:`Damaged` at the first that does not match)."""
         self._check_chunks(0, len(self._sums))
 
-    @property
-    def fully_checked(self) -> bool:
-        return bool(self._checked.all())
-
 
 def _read_private(path: Path, size: int) -> np.ndarray:
     """The file's ``size`` bytes, read into memory (OSError if it is shorter now)."""
@@ -230,7 +234,8 @@ def open_array(path: Path, record: object, kind_name: str, private: bool | None 
     """Open the ``.npy`` file ``path`` of a registered kind against its ``record`` (from :func:`save`, read from
     the table's metadata), checked as its kind says (all of it now, or its header now and each chunk before its
     first use). TableError (:class:`Damaged` for bytes that do not match) naming the file and the problem;
-    OSError if it cannot be read. ``private``: read it into memory (default: :func:`private_copies`)."""
+    OSError if it cannot be read. ``private``: read it into memory and check it whole (default: for the kinds
+    checked whole, and for every kind where :func:`private_copies` is on)."""
     k = kind(kind_name)
     path = Path(path)
     private = (k.check == "all" or private_copies()) if private is None else private
@@ -255,11 +260,9 @@ def open_array(path: Path, record: object, kind_name: str, private: bool | None 
     raw = _read_private(path, size) if private else np.memmap(path, dtype=np.uint8, mode="r")
     if len(raw) != size:
         raise Damaged(f"{path} changed size while it was read")
-    head = CheckedArray(raw, 0, raw, sums, path, k.what)
-    head.ensure(0, min(size, CHUNK_BYTES))  # the header lies in the first chunk: checked before it is parsed
-    array, offset = _parse(raw, path, k, record)
-    checked = CheckedArray(raw, offset, array, sums, path, k.what)
-    checked._checked[0] = True
+    checked = CheckedArray(raw, sums, path, k.what)
+    checked.ensure(0, 1)  # the header lies in the first chunk: checked before it is parsed
+    checked.array, checked.offset = _parse(raw, path, k, record)
     if private or k.check == "all":
         checked.check_all()
     return checked
@@ -294,18 +297,7 @@ def not_a_file(path: Path) -> str:
     path = Path(path)
     target = Path(os.path.realpath(path))
     try:
-        mode = os.stat(target).st_mode
-        kind = (
-            "a directory"
-            if stat.S_ISDIR(mode)
-            else "a named pipe"
-            if stat.S_ISFIFO(mode)
-            else "a socket"
-            if stat.S_ISSOCK(mode)
-            else "a device"
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "not a regular file"
-        )
+        kind = atomic.kind_of(os.stat(target).st_mode)
     except OSError:
         kind = "missing"
     what = f"a symbolic link to {target} ({kind})" if path.is_symlink() else kind

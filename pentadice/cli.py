@@ -166,6 +166,17 @@ def _joined_sheets(given: tuple[str, ...]) -> str | None:
     return " ".join(given) if given else None
 
 
+def _sheet_option(example: str):
+    """``--sheet``, repeatable (:func:`_joined_sheets`), its help with ``example``."""
+    return click.option(
+        "--sheet",
+        "sheet_text",
+        multiple=True,
+        callback=lambda ctx, param, value: _joined_sheets(value),
+        help=f'Filled boxes, e.g. "{example}" (box names below; repeatable).',
+    )
+
+
 BOX_NAMES_HELP = (
     "\b\nBox names for --sheet, in any case, words joined by '-', '_', a space or nothing:\n  "
     + rules.PENTA_RULES.names_help().replace("), ", "),\n  ")
@@ -182,13 +193,7 @@ BOX_NAMES_HELP = (
 @click.option(
     "--rolls-left", type=click.IntRange(0, 2), default=2, show_default=True, help="Rerolls left (0: last roll)."
 )
-@click.option(
-    "--sheet",
-    "sheet_text",
-    multiple=True,
-    callback=lambda ctx, param, value: _joined_sheets(value),
-    help='Filled boxes, e.g. "ones=3 full house=25 penta=50 penta_bonus=100" (box names below; repeatable).',
-)
+@_sheet_option("ones=3 full house=25 penta=50 penta_bonus=100")
 @click.option(
     "--sheet-file",
     metavar="FILE",
@@ -751,13 +756,7 @@ def _simulate_summary(tally, advisor, strategy, seed, as_json, target, seconds: 
 @click.option(
     "--rolls-left", type=click.IntRange(0, 2), default=None, help="Rerolls left with DICE showing [default: 2]."
 )
-@click.option(
-    "--sheet",
-    "sheet_text",
-    multiple=True,
-    callback=lambda ctx, param, value: _joined_sheets(value),
-    help='Filled boxes, e.g. "ones=3 full house=25" (names below; repeatable).',
-)
+@_sheet_option("ones=3 full house=25")
 @click.option("--sheet-file", metavar="FILE", default=None, help="The sheet as box=points text or JSON ('-': stdin).")
 @RULES_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

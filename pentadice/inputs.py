@@ -121,6 +121,13 @@ _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 
 
+def json_kind(value: object) -> str:
+    """What a JSON value is, in words, for a message: ``a string``, ``a number``, ``a list``, ``an object``,
+    ``true or false``, ``null``."""
+    kinds = {list: "a list", dict: "an object", str: "a string", int: "a number", float: "a number"}
+    return kinds.get(type(value), "true or false" if isinstance(value, bool) else "null")
+
+
 def unsafe_char(c: str) -> bool:
     """Whether ``c`` is a control character (C0, DEL, C1, ESC), a lone surrogate, a line or paragraph separator
     or a bidirectional control: characters that must never reach a terminal raw."""

@@ -89,7 +89,7 @@ class Sheet:
         except inputs.InputError as e:
             raise SheetError(str(e)) from None
         if not isinstance(data, dict):
-            raise SheetError(f"the sheet must be a JSON object of box: points pairs, not {_json_kind(data)}")
+            raise SheetError(f"the sheet must be a JSON object of box: points pairs, not {inputs.json_kind(data)}")
         return cls.from_pairs(list(data.items()), rs)
 
     @classmethod
@@ -238,9 +238,3 @@ def _spans(values: frozenset[int]) -> str:
             runs.append([v])
     words = [str(r[0]) if len(r) == 1 else f"{r[0]} to {r[-1]}" for r in runs]
     return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else words[0]
-
-
-def _json_kind(data: object) -> str:
-    return {list: "a list", str: "a string", int: "a number", float: "a number", bool: "true or false"}.get(
-        type(data), "null"
-    )

@@ -311,11 +311,9 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
     meta = metadata(rs, values)
     values_path, parquet_path, meta_path = _targets(files)
     temps: list[tuple[Path, Path]] = []
-    record: dict = {}
     try:
-        temps.append(
-            (write_temp(values_path, lambda fh: record.update(chunks.save(fh, values, "values"))), values_path)
-        )
+        tmp, record = chunks.write_temp(values_path, values, "values")
+        temps.append((tmp, values_path))
         parquet = write_temp(parquet_path, lambda fh: write_parquet(rs, values, meta, fh))
         temps.append((parquet, parquet_path))
         meta = {**meta, "parquet_checksum": file_checksum(parquet), "array": record}
@@ -522,7 +520,6 @@ def save_moments(rs: rules.RuleSet, directory: Path, m2: np.ndarray, values: np.
         raise TableError(f"a second-moment table is float64 shaped {shape}, not {m2.dtype} {m2.shape}")
     values_checksum = checksum(values)
     meta = moments_metadata(rs, m2, values_checksum, start_sd(rs, values, m2))
-    record: dict = {}
     with writer_lock(files):
         try:
             on_disk = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
@@ -533,7 +530,8 @@ def save_moments(rs: rules.RuleSet, directory: Path, m2: np.ndarray, values: np.
         temps: list[tuple[Path, Path]] = []
         try:
             m2_path, meta_path = (chunks.table_target(p) for p in (files.moments, files.moments_meta))
-            temps.append((write_temp(m2_path, lambda fh: record.update(chunks.save(fh, m2, "moments"))), m2_path))
+            tmp, record = chunks.write_temp(m2_path, m2, "moments")
+            temps.append((tmp, m2_path))
             text = json.dumps({**meta, "array": record}, indent=2).encode()
             temps.append((write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
             with Held(committed=True):

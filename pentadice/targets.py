@@ -181,14 +181,12 @@ def write(rs: rules.RuleSet, built: kernel.Built, files: TargetFiles, targets: l
     index = np.stack([built.first, built.count, built.offset]).astype(np.int64)
     meta = metadata(rs, built, index)
     temps: list[tuple[Path, Path]] = []
-    records: dict[str, dict] = {"data_array": {}, "index_array": {}}
     try:
-        data = np.asarray(built.data, dtype=np.uint16)
-        save_data = lambda fh: records["data_array"].update(chunks.save(fh, data, "targets"))  # noqa: E731
-        save_index = lambda fh: records["index_array"].update(chunks.save(fh, index, "targets-index"))  # noqa: E731
-        temps.append((atomic.write_temp(data_path, save_data), data_path))
-        temps.append((atomic.write_temp(index_path, save_index), index_path))
-        text = json.dumps({**meta, **records}, indent=2).encode()
+        tmp, data_record = chunks.write_temp(data_path, np.asarray(built.data, dtype=np.uint16), "targets")
+        temps.append((tmp, data_path))
+        tmp, index_record = chunks.write_temp(index_path, index, "targets-index")
+        temps.append((tmp, index_path))
+        text = json.dumps({**meta, "data_array": data_record, "index_array": index_record}, indent=2).encode()
         temps.append((atomic.write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
         with Held(committed=True):
             for tmp, final in temps:
@@ -216,11 +214,6 @@ class TargetTable:
     checked: chunks.CheckedArray
     meta: dict
     files: TargetFiles
-
-    @property
-    def data(self) -> np.ndarray:
-        """The stored probabilities, unchecked: read them through :meth:`row`."""
-        return self.checked.array
 
     def row(self, penta_scored: int, open_mask: int, sub: int, lanes: int | None = None) -> np.ndarray:
         """P*(state, t) for t = 0 .. (the row's length, or ``lanes``) - 1, as float64."""

@@ -226,7 +226,6 @@ def save_tables(
         "checksum": table.checksum(array),
     }
     npy, meta_path = saved_paths(rs, directory, kind, params)
-    record: dict = {}
     with table.writer_lock(files):
         try:
             on_disk = inputs.loads(inputs.read_text(files.meta, "the table metadata", table.META_LIMIT), "")
@@ -237,7 +236,8 @@ def save_tables(
         temps: list[tuple[Path, Path]] = []
         try:
             final_npy, final_meta = (chunks.table_target(p) for p in (npy, meta_path))
-            temps.append((write_temp(final_npy, lambda fh: record.update(chunks.save(fh, array, kind))), final_npy))
+            tmp, record = chunks.write_temp(final_npy, array, kind)
+            temps.append((tmp, final_npy))
             text = json.dumps({**meta, "array": record}, indent=2).encode()
             temps.append((write_temp(final_meta, lambda fh: fh.write(text)), final_meta))
             with Held(committed=True):
@@ -316,6 +316,7 @@ def verify_saved(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -
     from pentadice import chunks, inputs, table
 
     d = Path(directory)
+    values_checksum = table.checksum(saved_shape(rs, values))
     found = []
     for suffix in (f".{THETA_KIND}.npy", f".{ENDGAME_KIND}-*.npy"):
         for npy in sorted(d.glob(glob.escape(rs.name) + suffix)):
@@ -329,7 +330,7 @@ def verify_saved(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -
             digest = table.checksum(array)
             if digest != meta.get("checksum"):
                 raise table.TableError(f"{npy} does not match the SHA-256 in {meta_path}: the file is damaged")
-            found.append((npy, digest, meta.get("values_checksum") == table.checksum(saved_shape(rs, values))))
+            found.append((npy, digest, meta.get("values_checksum") == values_checksum))
     return found
 
 

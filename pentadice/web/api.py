@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 from pentadice import chances, rules
-from pentadice.inputs import InputError
+from pentadice.inputs import InputError, json_kind
 from pentadice.moves import Keep, MoveError, Score
 from pentadice.play import strategies
 from pentadice.play.engine import (
@@ -569,17 +569,6 @@ def _chances_answer(rs, values, sheets) -> dict:
         return {"chances": None, "reason": str(e)}
 
 
-def _json_kind(value: object) -> str:
-    """What a JSON value is, in words: ``a string``, ``a number``, ``a list``..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-
-
 def _players_of(value: object) -> list[Player]:
     """Players from ``"Ana,cpu:win"`` or ``[{"name": "Ana"}, {"name": "cpu", "computer": true, "strategy":
     "win"}]``."""
@@ -595,7 +584,7 @@ def _players_of(value: object) -> list[Player]:
         if not isinstance(item, dict):
             example = '{"name": "Ana", "computer": false}'
             raise ApiError(
-                422, f"{where} is {_json_kind(item)} {bodies.short(item)}, not an object: a player is {example}"
+                422, f"{where} is {json_kind(item)} {bodies.short(item)}, not an object: a player is {example}"
             )
         try:
             bodies.check_fields(item, ("name", "computer", "strategy"), ("name",))
