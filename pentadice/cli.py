@@ -80,8 +80,13 @@ def solve(
         return
     directory = paths.data_dir(data)
     try:
+        from pentadice.solver import moments
+
+        # The second moments (the SD of every option), in the same pass: not unasked for Maxi Yatzy, whose pass
+        # is long (moments.automatic).
+        with_m2 = moments.automatic(rs) if with_moments is None else with_moments
         table.prepare_directory(directory, rs.name)
-        if solver.needs_compiling(rs):  # a first run: say why nothing moves for a few seconds
+        if solver.needs_compiling(rs) or (with_m2 and moments.needs_compiling(rs)):  # a first run: say why
             click.echo(solver.COMPILING_MESSAGE, err=True)
         bar = _progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
         solved = []
@@ -93,21 +98,17 @@ def solve(
                     bar.update(1)
                     interrupt.check()
 
-                solved.append(solver.solve(rs, threads=threads, progress=progress))
+                solved.append(solver.solve(rs, threads=threads, progress=progress, moments=with_m2))
                 interrupt.check()
             solved.append(time.perf_counter())
             return solved[0].values
 
         files = table.solve_and_save(rs, directory, solve)
         solution, write_seconds = solved[0], time.perf_counter() - solved[1]
-        try:  # the second moments (the SD of every option), one more pass over the states
-            from pentadice.solver import moments
-
-            spread = None  # not computed: Maxi Yatzy's pass is long (moments.automatic, 587 s measured), unless asked
-            if moments.automatic(rs) if with_moments is None else with_moments:
-                if moments.needs_compiling(rs):  # a first run: say why nothing moves for a few seconds more
-                    click.echo(moments.COMPILING_MESSAGE, err=True)
-                spread = table.build_moments(rs, directory, solution.values, solution.threads, force=True)
+        try:  # the second moments, solved with the values: written beside them
+            spread = None
+            if solution.m2 is not None:
+                spread = table.store_moments(rs, directory, solution.values, solution.m2)
                 spread["metadata"] = str(table.TableFiles(directory, rs.name).moments_meta)  # written with it
         except KeyboardInterrupt:
             raise exits.Interrupted(f"the {rs.name} table was written whole; its second moments were not") from None
@@ -129,8 +130,8 @@ def solve(
         "threads": solution.threads,
         "files": {**files.as_dict(), "m2": spread and spread["file"], "m2_metadata": spread and spread["metadata"]},
         "sd": spread and spread["sd"],
-        "moments_seconds": spread and spread["seconds"],
-        "moments_compile_seconds": spread and spread["compile_seconds"],
+        "moments_seconds": spread and 0.0,  # no pass of their own: solved with the values ("seconds")
+        "moments_compile_seconds": spread and 0.0,
     }
     if as_json:
         click.echo(json.dumps(summary))
@@ -145,13 +146,10 @@ def solve(
         click.echo(f"Spread:          {moments.on_demand_message(rs)}")
     click.echo(f"States solved:   {solution.states_solved:,}")
     threads_text = f"{solution.threads} thread{'s' if solution.threads != 1 else ''}"
-    click.echo(f"Solve:           {solution.solve_seconds:.3f} s on {threads_text}")
+    with_sd = ", values and second moments in one pass" if spread is not None else ""
+    click.echo(f"Solve:           {solution.solve_seconds:.3f} s on {threads_text}{with_sd}")
     click.echo(f"JIT compile:     {solution.compile_seconds:.3f} s (Numba; loaded from cache after the first run)")
     click.echo(f"Write:           {write_seconds:.3f} s")
-    if spread is not None:
-        click.echo(
-            f"Second moments:  {spread['seconds']:.3f} s (JIT compile {spread['compile_seconds']:.3f} s), for the SDs"
-        )
     click.echo(f"Files:           {files.values}")
     click.echo(f"                 {files.parquet}")
     click.echo(f"                 {files.meta}")

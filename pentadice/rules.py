@@ -650,6 +650,100 @@ def successor_row(p: np.ndarray, b: int, pts: int) -> int:
     return p[o + F_ROW]
 
 
+def box_successor(p: np.ndarray, b: int, pts: int, open_mask: int, penta_scored: int) -> tuple[int, int, int]:
+    """Filling box ``b`` with ``pts`` points: the next state's open boxes and Penta flag, and the upper points it
+    adds to the subtotal (an upper box's points, else 0) (compilable)."""
+    added = pts if p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE else 0
+    flag = penta_scored if b != p[P_PENTA_BOX] else (1 if pts > 0 else 0)
+    return open_mask & ~(1 << b), flag, added
+
+
+def comes_back(p: np.ndarray, open_mask: int, penta_scored: int) -> bool:
+    """Whether a turn in this state can lead back to it (Kiriki: five of a kind added to the Penta box)."""
+    return p[P_PENTA_REPEAT] == 1 and penta_scored == 1 and penta_filled(p, open_mask) and open_mask != 0
+
+
+def successors(
+    p: np.ndarray, n_dice: int, open_mask: int, penta_scored: int, r_mask: np.ndarray, r_flag: np.ndarray,
+    r_add: np.ndarray,
+) -> int:  # fmt: skip
+    """Where each successor row of a state leads (compilable; the rows of :func:`successor_row`): ``r_mask[r]``
+    the next state's open boxes (-1: no way to fill a box leads there from this state), ``r_flag[r]`` its Penta
+    flag, ``r_add[r]`` the upper points added. Every row of an open box: an upper box one per count of its face
+    (0 to all the dice), the Penta box two (filled at 0, with points), any other box one. Where a turn can come
+    back to the state (:func:`comes_back`), the Penta box's second row, free since the box is filled, is the
+    state itself; returns that row, else -1.
+
+    The one place that knows how a box fills; every pass reads a successor's value as ``table[r_flag[r],
+    r_mask[r], min(subtotal + r_add[r], threshold)]`` plus :func:`upper_bonus` ``(subtotal, r_add[r])``.
+    """
+    for r in range(p[P_N_ROWS]):
+        r_mask[r] = -1
+    own = -1
+    if comes_back(p, open_mask, penta_scored):
+        own = p[P_BOX_DATA + BOX_FIELDS * p[P_PENTA_BOX] + F_ROW] + 1
+        r_mask[own] = open_mask
+        r_flag[own] = penta_scored
+        r_add[own] = 0
+    for b in range(p[P_N_BOXES]):
+        if (open_mask >> b) & 1 == 0:
+            continue
+        nxt = open_mask & ~(1 << b)
+        o = P_BOX_DATA + BOX_FIELDS * b
+        kind = p[o + F_KIND]
+        row = p[o + F_ROW]
+        n = n_dice + 1 if kind == K_FACE else (2 if kind == K_PENTA else 1)
+        for c in range(n):
+            r_mask[row + c] = nxt
+            r_flag[row + c] = c if kind == K_PENTA else penta_scored
+            r_add[row + c] = c * p[o + F_A] if kind == K_FACE else 0
+    return own
+
+
+def hand_options(
+    p: np.ndarray, counts: np.ndarray, scores: np.ndarray, open_mask: int, penta_scored: int, points: np.ndarray,
+    opt_box: np.ndarray, opt_row: np.ndarray, opt_points: np.ndarray, n_opt: np.ndarray, hand_bonus: np.ndarray,
+) -> None:  # fmt: skip
+    """The legal boxes of each hand ``h`` (``counts[h]``, ``scores[h]``) in a state, in sheet order (compilable):
+    ``n_opt[h]`` of them, ``opt_box[h, i]``, its successor row ``opt_row[h, i]`` and its points
+    ``opt_points[h, i]`` (Penta bonus included, upper bonus not), and the Penta bonus of the roll
+    ``hand_bonus[h]``. Hands whose points do not depend on the state are read from the score table
+    (:func:`score_table`); the others ask :func:`score_options`.
+
+    The one builder of a hand's options: every pass and the advisor take them from here, for all the hands of a
+    state in one call (a compiled call per hand would cost more than the options).
+    """
+    n_boxes = p[P_N_BOXES]
+    open_boxes = np.empty(n_boxes, dtype=np.int64)
+    n_open = 0
+    for b in range(n_boxes):
+        if (open_mask >> b) & 1 == 1:
+            open_boxes[n_open] = b
+            n_open += 1
+    for h in range(counts.shape[0]):
+        n = 0
+        hand_bonus[h] = 0
+        if scores[h, n_boxes] == 1:  # every open box, at its points and successor row from the score table
+            for i in range(n_open):
+                b = open_boxes[i]
+                opt_box[h, i] = b
+                opt_row[h, i] = scores[h, n_boxes + 1 + b]
+                opt_points[h, i] = float(scores[h, b])
+            n = n_open
+        else:
+            bonus = score_options(p, counts[h], open_mask, penta_scored, points)
+            hand_bonus[h] = bonus
+            for b in range(n_boxes):
+                pts = points[b]
+                if pts < 0:
+                    continue
+                opt_box[h, n] = b
+                opt_row[h, n] = successor_row(p, b, pts)
+                opt_points[h, n] = float(pts + bonus)
+                n += 1
+        n_opt[h] = n
+
+
 def upper_bonus(p: np.ndarray, subtotal: int, added: int) -> int:
     """The upper bonus paid when ``added`` upper points take the upper subtotal to the threshold (compilable)."""
     if subtotal < p[P_UPPER_THRESHOLD] and subtotal + added >= p[P_UPPER_THRESHOLD]:
@@ -697,7 +791,17 @@ def dice_counts(dice: Iterable[int]) -> np.ndarray:
 
 
 # The functions above that Numba compiles (with the turn functions): they call only each other.
-COMPILED = (penta_filled, joker_applies, score_options, successor_row, upper_bonus)
+COMPILED = (
+    penta_filled,
+    joker_applies,
+    score_options,
+    successor_row,
+    upper_bonus,
+    box_successor,
+    comes_back,
+    successors,
+    hand_options,
+)
 
 
 def legal_scores(

@@ -629,6 +629,15 @@ def verify_moments(tbl: Table) -> dict | None:
     return inputs.loads(inputs.read_text(files.moments_meta, "the second moments' metadata", META_LIMIT), "")
 
 
+def store_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray, m2: np.ndarray) -> dict:
+    """Write the second moments solved with ``values`` beside the table (``pentadice solve``): a summary ``{sd,
+    file}``, ``sd`` the SD of the final score at the start of a game."""
+    from pentadice.solver.moments import start_sd
+
+    path = save_moments(rs, directory, m2, values)
+    return {"sd": start_sd(rs, values, m2), "file": str(path)}
+
+
 def build_moments(
     rs: rules.RuleSet, directory: Path, values: np.ndarray, threads: int = 1, force: bool = False
 ) -> dict:

@@ -14,6 +14,12 @@ the last roll back to the first:
 4. :func:`best_subkeeps`: the best keep inside a multiset is its own value or the best keep inside one of
    the multisets with one die fewer. For a hand, that is its value with one more roll left.
 
+This turn is every pass of the max-plus family (choices are maxima, keeps are means): the values, and with
+four operations of its own in place of :func:`successor_value`, :func:`option_gain`, :func:`chosen` and
+:func:`distance`, the exponential utility (``pentadice.solver.kernels.compile_pass``; ``docs/solver.md``, "One
+traversal, many passes"). Which boxes a hand may fill and where each leads are the rules module's
+(:func:`pentadice.rules.successors`, :func:`pentadice.rules.hand_options`).
+
 Functions here may call only each other and the rules module's compilable functions, by their bare names:
 the compiler rebinds those names to the compiled versions. Each compiled function costs compile time on a
 first run (Numba optimises a function again with every function it calls), so the call tree is kept
@@ -25,22 +31,15 @@ from __future__ import annotations
 import numpy as np
 
 from pentadice.rules import (
-    BOX_FIELDS,
-    F_A,
-    F_KIND,
-    F_ROW,
-    K_FACE,
-    K_PENTA,
-    P_BOX_DATA,
     P_N_BOXES,
     P_N_ROWS,
-    P_PENTA_BOX,
-    P_PENTA_REPEAT,
     P_ROLLS,
     P_UPPER_THRESHOLD,
-    penta_filled,
+    box_successor,
+    comes_back,
+    hand_options,
     score_options,
-    successor_row,
+    successors,
     upper_bonus,
 )
 
@@ -63,80 +62,53 @@ FIXED_POINT_TOLERANCE = 1e-12  # Kiriki's self-returning states: stop when a tur
 MAX_FIXED_POINT_STEPS = 100
 
 
-def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows):
+def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows, T):
     """Fill ``rows`` with the next state's value, per lane (subtotal ``s0 + lane``), for each way to fill an
-    open box; and, where Kiriki lets five of a kind be added to a filled Penta box, the state itself (its
-    current estimate in ``V``, in the Penta box's second row): that turn fills nothing."""
+    open box (:func:`pentadice.rules.successors`: the rows of the rules' successor_row), the upper bonus it pays
+    included; and, where Kiriki lets five of a kind be added to a filled Penta box, the state itself (its
+    current estimate in ``V``, in the Penta box's second row): that turn fills nothing. ``T``: the pass's
+    parameter (:func:`successor_value`)."""
     cap = p[P_UPPER_THRESHOLD]
-    if repeats(p, open_mask, penta_scored):
-        r = p[P_BOX_DATA + BOX_FIELDS * p[P_PENTA_BOX] + F_ROW] + 1
-        for u in range(W):
-            rows[r, u] = V[penta_scored, open_mask, s0 + u]
-    for b in range(p[P_N_BOXES]):
-        if (open_mask >> b) & 1 == 0:
+    n_rows = p[P_N_ROWS]
+    r_mask = np.empty(n_rows, dtype=np.int64)
+    r_flag = np.empty(n_rows, dtype=np.int64)
+    r_add = np.empty(n_rows, dtype=np.int64)
+    successors(p, n_dice, open_mask, penta_scored, r_mask, r_flag, r_add)
+    for r in range(n_rows):
+        nxt = r_mask[r]
+        if nxt < 0:
             continue
-        nxt = open_mask & ~(1 << b)
-        o = P_BOX_DATA + BOX_FIELDS * b
-        kind = p[o + F_KIND]
-        row = p[o + F_ROW]
-        if kind == K_FACE:
-            face = p[o + F_A]
-            for c in range(n_dice + 1):
-                a = c * face
-                r = row + c
-                for u in range(W):
-                    rows[r, u] = V[penta_scored, nxt, min(s0 + u + a, cap)] + upper_bonus(p, s0 + u, a)
-        elif kind != K_PENTA:
-            for u in range(W):
-                rows[row, u] = V[penta_scored, nxt, s0 + u]
-        else:
-            for f in range(2):
-                for u in range(W):
-                    rows[row + f, u] = V[f, nxt, s0 + u]
+        f = r_flag[r]
+        a = r_add[r]
+        for u in range(W):
+            s = s0 + u
+            rows[r, u] = successor_value(V[f, nxt, min(s + a, cap)], upper_bonus(p, s, a), T)
 
 
-def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, points):
-    """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box.
-
-    ``scores`` is :func:`pentadice.rules.score_table`: hands whose points do not depend on the state take
-    them and their successor rows from there (every open box, at its normal points) instead of asking the
-    rules again.
-    """
+def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, points, T):
+    """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box
+    (:func:`pentadice.rules.hand_options`), a successor row and the box's points taken together by
+    :func:`chosen` (``T``: the pass's parameter)."""
+    n_hands = hand_counts.shape[0]
     n_boxes = p[P_N_BOXES]
-    box_rows = np.empty(n_boxes, dtype=np.int64)  # the legal boxes of a hand: successor row and points
-    box_points = np.empty(n_boxes)
-    open_boxes = np.empty(n_boxes, dtype=np.int64)
-    n_open = 0
-    for b in range(n_boxes):
-        if (open_mask >> b) & 1 == 1:
-            open_boxes[n_open] = b
-            n_open += 1
-    for h in range(hand_counts.shape[0]):
-        n_options = 0
-        if scores[h, n_boxes] == 1:  # every open box, at its points and successor row from the table
-            for i in range(n_open):
-                b = open_boxes[i]
-                box_rows[i] = scores[h, n_boxes + 1 + b]
-                box_points[i] = float(scores[h, b])
-            n_options = n_open
-        else:
-            bonus = score_options(p, hand_counts[h], open_mask, penta_scored, points)
-            for b in range(n_boxes):
-                pts = points[b]
-                if pts < 0:
-                    continue
-                # The successor row of the box, then best = max(best, row + points) lane by lane.
-                box_rows[n_options] = successor_row(p, b, pts)
-                box_points[n_options] = float(pts + bonus)
-                n_options += 1
+    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_points = np.empty((n_hands, n_boxes))
+    n_opt = np.empty(n_hands, dtype=np.int64)
+    bonus = np.empty(n_hands, dtype=np.int64)
+    hand_options(p, hand_counts, scores, open_mask, penta_scored, points, opt_box, opt_row, opt_points, n_opt, bonus)
+    for h in range(n_hands):
+        n_options = n_opt[h]
+        box_rows = opt_row[h]
+        box_points = opt_points[h]
         if W < HAND_BLOCK:
             for u in range(W):
                 out[h, u] = -np.inf
             for i in range(n_options):
                 r = box_rows[i]
-                add = box_points[i]
+                add = option_gain(box_points[i], T)
                 for u in range(W):
-                    x = rows[r, u] + add
+                    x = chosen(rows[r, u], add)
                     if x > out[h, u]:
                         out[h, u] = x
             continue
@@ -144,38 +116,38 @@ def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, poin
             m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = m8 = m9 = m10 = m11 = m12 = m13 = m14 = m15 = -np.inf
             for i in range(n_options):
                 r = box_rows[i]
-                add = box_points[i]
-                x = rows[r, j] + add
+                add = option_gain(box_points[i], T)
+                x = chosen(rows[r, j], add)
                 m0 = x if x > m0 else m0
-                x = rows[r, j + 1] + add
+                x = chosen(rows[r, j + 1], add)
                 m1 = x if x > m1 else m1
-                x = rows[r, j + 2] + add
+                x = chosen(rows[r, j + 2], add)
                 m2 = x if x > m2 else m2
-                x = rows[r, j + 3] + add
+                x = chosen(rows[r, j + 3], add)
                 m3 = x if x > m3 else m3
-                x = rows[r, j + 4] + add
+                x = chosen(rows[r, j + 4], add)
                 m4 = x if x > m4 else m4
-                x = rows[r, j + 5] + add
+                x = chosen(rows[r, j + 5], add)
                 m5 = x if x > m5 else m5
-                x = rows[r, j + 6] + add
+                x = chosen(rows[r, j + 6], add)
                 m6 = x if x > m6 else m6
-                x = rows[r, j + 7] + add
+                x = chosen(rows[r, j + 7], add)
                 m7 = x if x > m7 else m7
-                x = rows[r, j + 8] + add
+                x = chosen(rows[r, j + 8], add)
                 m8 = x if x > m8 else m8
-                x = rows[r, j + 9] + add
+                x = chosen(rows[r, j + 9], add)
                 m9 = x if x > m9 else m9
-                x = rows[r, j + 10] + add
+                x = chosen(rows[r, j + 10], add)
                 m10 = x if x > m10 else m10
-                x = rows[r, j + 11] + add
+                x = chosen(rows[r, j + 11], add)
                 m11 = x if x > m11 else m11
-                x = rows[r, j + 12] + add
+                x = chosen(rows[r, j + 12], add)
                 m12 = x if x > m12 else m12
-                x = rows[r, j + 13] + add
+                x = chosen(rows[r, j + 13], add)
                 m13 = x if x > m13 else m13
-                x = rows[r, j + 14] + add
+                x = chosen(rows[r, j + 14], add)
                 m14 = x if x > m14 else m14
-                x = rows[r, j + 15] + add
+                x = chosen(rows[r, j + 15], add)
                 m15 = x if x > m15 else m15
             out[h, j] = m0
             out[h, j + 1] = m1
@@ -368,9 +340,30 @@ def best_subkeeps(subs, n_hands, K, B):
                 K[k, j + 7] = m7
 
 
-def repeats(p, open_mask, penta_scored):
-    """Whether a turn in this state can lead back to it (Kiriki: five of a kind added to the Penta box)."""
-    return p[P_PENTA_REPEAT] == 1 and penta_scored == 1 and penta_filled(p, open_mask) and open_mask != 0
+# The pass's arithmetic. The turn above is every pass of the max-plus family: the expected value (these, the
+# plain-Python defaults) and the exponential utility (pentadice.solver.utility's, rebound by the compiler under
+# the same names). ``T`` is the pass's one parameter (the utility's theta; the value pass ignores it).
+
+
+def successor_value(x, bonus, T):
+    """A successor row's entry: the next state's table entry ``x`` with the upper ``bonus`` paid on the way."""
+    return x + bonus
+
+
+def option_gain(points, T):
+    """A box's points (Penta bonus included) as the pass takes them together with a successor row."""
+    return points
+
+
+def chosen(row, gain):
+    """A box's worth: its successor row's entry and its gain (:func:`option_gain`) taken together."""
+    return row + gain
+
+
+def distance(new, old):
+    """How far one turn moved a self-returning state's entry (Kiriki's secant steps stop below
+    ``FIXED_POINT_TOLERANCE``)."""
+    return abs(new - old)
 
 
 def aligned_rows(n_rows):
@@ -381,7 +374,7 @@ def aligned_rows(n_rows):
     return buf[skip : skip + n_rows * W].reshape((n_rows, W))
 
 
-def solve_states(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags, lo, hi):
+def solve_states(V, T, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags, lo, hi):
     """The value at the start of a turn of each state ``(masks[i], penta_scored_flags[i])``, ``lo <= i < hi``,
     per lane, written into ``V``: independent states of one layer, whose values depend only on earlier layers.
 
@@ -393,6 +386,9 @@ def solve_states(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_s
     coming back), so secant steps on T(x) - x, from below, reach the fixed point in a few turns; they stop
     once a turn changes no lane by more than ``FIXED_POINT_TOLERANCE``. They start from the value of the same
     boxes with the Penta box at 0, a lower bound that the solver computes first.
+
+    ``T`` is the pass's parameter (the value pass: 0.0). Returns the most secant steps a state needed (more
+    than ``MAX_FIXED_POINT_STEPS``: no fixed point found).
 
     (One function rather than a turn function called per state: each level of compiled calls costs compile
     time on a first run.)
@@ -406,11 +402,12 @@ def solve_states(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_s
     xb = np.empty(W)
     n_hands = weight.shape[0]
     total = float(6**n_dice)
+    most = 0
     for i in range(lo, hi):
         open_mask = masks[i]
         penta_scored = penta_scored_flags[i]
         out = V[penta_scored, open_mask]
-        repeating = repeats(p, open_mask, penta_scored)
+        repeating = comes_back(p, open_mask, penta_scored)
         if repeating:
             start = V[0, open_mask]
             for u in range(W):
@@ -419,8 +416,8 @@ def solve_states(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_s
         step = 0
         while True:
             # One turn, with ``out`` as the value of coming back (Kiriki).
-            successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows)
-            hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points)
+            successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows, T)
+            hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points, T)
             for _ in range(p[P_ROLLS] - 1):  # one roll earlier: keeps worth their reroll, hands one more roll
                 keep_values(add, n_hands, K)
                 best_subkeeps(subs, n_hands, K, B)
@@ -441,7 +438,7 @@ def solve_states(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_s
             else:
                 change = 0.0
                 for u in range(W):
-                    change = max(change, abs(out[u] - xb[u]))
+                    change = max(change, distance(out[u], xb[u]))
                 if change <= FIXED_POINT_TOLERANCE:
                     break
                 for u in range(W):
@@ -455,6 +452,29 @@ def solve_states(V, p, n_dice, counts, scores, add, subs, weight, masks, penta_s
             step += 1
             if step > MAX_FIXED_POINT_STEPS:
                 break
+        most = max(most, step)
+    return most
+
+
+def turn_levels(V, T, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points):
+    """One state's turn values for every lane (subtotal) under the pass's table ``V``: ``L[0, h, u]`` the hand
+    ``h`` after the last roll, ``L[r, k, u]`` keeping multiset ``k`` with ``r`` rerolls left (the simulator's
+    and the win strategy's choices read these)."""
+    n_hands = scores.shape[0]
+    n_keeps = counts.shape[0]
+    n_rolls = p[P_ROLLS]
+    successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows, T)
+    hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points, T)
+    for h in range(n_hands):
+        for u in range(W):
+            L[0, h, u] = K[h, u]
+    for r in range(1, n_rolls):
+        keep_values(add, n_hands, K)
+        if r < n_rolls - 1:
+            best_subkeeps(subs, n_hands, K, B)
+        for j in range(n_hands, n_keeps):
+            for u in range(W):
+                L[r, j, u] = K[j, u]
 
 
 def score_values(V, p, counts, open_mask, penta_scored, sub, points, out):
@@ -467,9 +487,8 @@ def score_values(V, p, counts, open_mask, penta_scored, sub, points, out):
         if pts < 0:
             out[b] = np.nan
             continue
-        added = pts if p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE else 0
-        nxt_penta_scored = penta_scored if b != p[P_PENTA_BOX] else (1 if pts > 0 else 0)
-        nxt = V[nxt_penta_scored, open_mask & ~(1 << b), min(sub + added, cap)]
+        nxt_mask, nxt_flag, added = box_successor(p, b, pts, open_mask, penta_scored)
+        nxt = V[nxt_flag, nxt_mask, min(sub + added, cap)]
         # The same sums in the same order as hand_values, so both give the same bits.
         out[b] = (nxt + upper_bonus(p, sub, added)) + float(pts + bonus)
     return bonus
@@ -499,8 +518,8 @@ def situation_values(
     ``K[k, 0]`` is the value still to come of keeping multiset ``k`` and rerolling the rest. Returns the
     Penta bonus of scoring the dice now."""
     if rerolls > 0:
-        successor_rows(V, p, n_dice, open_mask, penta_scored, sub, rows)
-        hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points)
+        successor_rows(V, p, n_dice, open_mask, penta_scored, sub, rows, 0.0)
+        hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points, 0.0)
         for _ in range(rerolls):
             keep_values(add, n_hands, K)
             best_subkeeps(subs, n_hands, K, B)

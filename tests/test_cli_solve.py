@@ -39,7 +39,7 @@ def test_solve_human_summary(tmp_path):
     assert "Rules:           penta (Penta)" in out
     assert "Expected score:  254.48484588" in out  # at least 9 decimals are printed
     assert "States solved:   536,448" in out
-    assert "JIT compile:" in out and "on 1 thread\n" in out
+    assert "JIT compile:" in out and "on 1 thread, values and second moments in one pass\n" in out
     assert str(tmp_path / "penta.parquet") in out
 
 

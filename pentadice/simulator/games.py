@@ -34,13 +34,6 @@ P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
 P_N_BOXES = rules.P_N_BOXES
 P_N_ROWS = rules.P_N_ROWS
 P_PENTA_BOX = rules.P_PENTA_BOX
-P_BOX_DATA = rules.P_BOX_DATA
-BOX_FIELDS = rules.BOX_FIELDS
-F_KIND = rules.F_KIND
-F_A = rules.F_A
-F_ROW = rules.F_ROW
-K_FACE = rules.K_FACE
-K_PENTA = rules.K_PENTA
 SHARED_GROUP = 2048  # games of one state from which the threads share the group (each computes its values)
 
 # The dice generator: counter (g * GAME_STRIDE + (t * 4 + r) * 8 + i) spread by GOLDEN, mixed by SplitMix64.
@@ -119,10 +112,8 @@ def final_hand(L, n_dice, n_rolls, size, add, subkeeps, key, game, t, sub):
 
 # The names play_turn calls, rebound in each compiled copy to the rule set's lanes (see play_turn_for).
 W = kernels.LANES
-wide_successor_rows = kernels.wide.successor_rows
-wide_hand_values = kernels.wide.hand_values
-wide_keep_values = kernels.wide.keep_values
-wide_best_subkeeps = kernels.wide.best_subkeeps
+wide_turn_levels = kernels.wide.turn_levels
+wide_box_successor = kernels.wide.box_successor
 wide_score_options = kernels.wide.score_options
 wide_successor_row = kernels.wide.successor_row
 aligned_rows = kernels.wide.aligned_rows
@@ -146,7 +137,6 @@ def play_turn(
     column per box of the sheet) and Penta bonus points are added to ``bonus_out[g]``. One function, not one
     per step: each level of compiled calls costs compile time on a first run.
     """
-    n_hands = scores.shape[0]
     n_keeps = counts.shape[0]
     n_rolls = p[P_ROLLS]
     n_boxes = p[P_N_BOXES]
@@ -176,18 +166,7 @@ def play_turn(
         open_mask = k // n_flags
         penta_scored = k - open_mask * n_flags
         # The group's turn values, every lane (the solver's code).
-        wide_successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows)
-        wide_hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points)
-        for h in range(n_hands):  # written out: slice assignment compiles Numba's shape-error message
-            for u in range(W):
-                L[0, h, u] = K[h, u]
-        for r in range(1, n_rolls):
-            wide_keep_values(add, n_hands, K)
-            if r < n_rolls - 1:  # the first roll's decision needs keep values only, not the hands' best keeps
-                wide_best_subkeeps(subs, n_hands, K, B)
-            for j in range(n_hands, n_keeps):
-                for u in range(W):
-                    L[r, j, u] = K[j, u]
+        wide_turn_levels(V, 0.0, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points)
         for i in range(first_game, last_game):
             g = order[i]
             game = first + g
@@ -208,15 +187,14 @@ def play_turn(
                     best = value
             pts = points[box]
             bonus_out[g] += bonus
-            if box == penta_box:
-                penta_scored_flags[g] = 1 if pts > 0 else 0
             if (open_mask >> box) & 1 == 1:
                 scores_out[g, box] = pts
             else:  # Kiriki: five of a kind added to the Penta box, filling nothing
                 scores_out[g, box] += pts
-            if p[P_BOX_DATA + BOX_FIELDS * box + F_KIND] == K_FACE:
-                subtotals[g] = min(sub + pts, cap)
-            masks[g] = open_mask & ~(1 << box)
+            nxt, flag, added = wide_box_successor(p, box, pts, open_mask, penta_scored)
+            masks[g] = nxt
+            penta_scored_flags[g] = flag
+            subtotals[g] = min(sub + added, cap)
         lo = hi
 
 
@@ -231,10 +209,8 @@ def play_turn_for(lanes: int):
         scope = dict(play_turn.__globals__)
         scope.update(
             W=lanes,
-            wide_successor_rows=w.successor_rows,
-            wide_hand_values=w.hand_values,
-            wide_keep_values=w.keep_values,
-            wide_best_subkeeps=w.best_subkeeps,
+            wide_turn_levels=w.turn_levels,
+            wide_box_successor=w.box_successor,
             wide_score_options=w.score_options,
             aligned_rows=w.aligned_rows,
         )

@@ -50,6 +50,7 @@ endgame_turn_values = utility.target.target_turn_values
 wide_score_options = turn_kernels.wide.score_options
 wide_successor_row = turn_kernels.wide.successor_row
 wide_upper_bonus = turn_kernels.wide.upper_bonus
+wide_box_successor = turn_kernels.wide.box_successor
 lt_mixture = lastturns.mixture
 lt_best_keep = lastturns.best_keep
 lt_best_box = lastturns.best_box
@@ -57,14 +58,6 @@ P_ROLLS = rules.P_ROLLS
 P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
 P_N_BOXES = rules.P_N_BOXES
 P_N_ROWS = rules.P_N_ROWS
-P_PENTA_BOX = rules.P_PENTA_BOX
-P_BOX_DATA = rules.P_BOX_DATA
-BOX_FIELDS = rules.BOX_FIELDS
-F_KIND = rules.F_KIND
-F_A = rules.F_A
-F_ROW = rules.F_ROW
-K_FACE = rules.K_FACE
-K_PENTA = rules.K_PENTA
 W = utility.LANES  # rebound per lane count (play_groups_for)
 SUB_STRIDE = 256  # end-game group keys: (open_mask * 2 + flag) * SUB_STRIDE + subtotal (thresholds up to 216)
 SHARED_GROUP = 2048
@@ -111,7 +104,6 @@ def play_groups(
     n_rolls = p[P_ROLLS]
     cap = p[P_UPPER_THRESHOLD]
     n_boxes = p[P_N_BOXES]
-    penta_box = p[P_PENTA_BOX]
     K = np.empty((n_keeps, W))
     B = np.empty((n_keeps, W))
     L = np.empty((n_rolls, n_keeps, W))
@@ -161,16 +153,15 @@ def play_groups(
             pts = points[box]
             bonus_out[e] += bonus
             totals[e] += pts + bonus
-            if box == penta_box:
-                flags[e] = 1 if pts > 0 else 0
             if (open_mask >> box) & 1 == 1:
                 scores_out[e, box] = pts
             else:
                 scores_out[e, box] += pts
-            if p[P_BOX_DATA + BOX_FIELDS * box + F_KIND] == K_FACE:
-                totals[e] += wide_upper_bonus(p, sub, pts)
-                subtotals[e] = min(sub + pts, cap)
-            masks[e] = open_mask & ~(1 << box)
+            nxt, flag, added = wide_box_successor(p, box, pts, open_mask, penta_scored)
+            totals[e] += wide_upper_bonus(p, sub, added)
+            masks[e] = nxt
+            flags[e] = flag
+            subtotals[e] = min(sub + added, cap)
 
 
 _PLAY_GROUPS: dict[int, object] = {}
@@ -213,7 +204,6 @@ def play_endgame_groups(
     L = np.empty((n_rolls, n_keeps, n_lanes))
     q = np.empty(n_lanes)
     points = np.empty(p[P_N_BOXES], dtype=np.int64)
-    penta_box = p[P_PENTA_BOX]
     small = -1
     for gi in range(group_keys.shape[0]):
         lo = group_starts[gi]
@@ -248,13 +238,12 @@ def play_endgame_groups(
             pts = points[box]
             bonus_out[e] += bonus
             totals[e] += pts + bonus
-            if box == penta_box:
-                flags[e] = 1 if pts > 0 else 0
             scores_out[e, box] = pts
-            if p[P_BOX_DATA + BOX_FIELDS * box + F_KIND] == K_FACE:
-                totals[e] += wide_upper_bonus(p, sub, pts)
-                subtotals[e] = min(sub + pts, cap)
-            masks[e] = open_mask & ~(1 << box)
+            nxt, flag, added = wide_box_successor(p, box, pts, open_mask, penta_scored)
+            totals[e] += wide_upper_bonus(p, sub, added)
+            masks[e] = nxt
+            flags[e] = flag
+            subtotals[e] = min(sub + added, cap)
 
 
 turn_kernels.drop_stale_cache([play_endgame_groups])

@@ -20,9 +20,9 @@ The policy is the advisor's first-ranked option, read from the values computed b
 the solver and the advisor run (the same operations, so the same bits): after the last roll the first best
 box in sheet order; with rerolls left, scoring now if the best box is worth at least the best proper keep,
 else the best keep, ties to the smallest keep number (more dice first, then by faces: the advisor's
-``Option.tie_key``). That keep is found per lane from ``BI[k]``, the first keep inside keep ``k`` worth the
-best value inside it (``k`` itself if it is, else the smallest of its sub-keeps' answers that reach it), in
-branch-free lane loops beside the solver's ``best_subkeeps``.
+``Option.tie_key``). That keep is found per lane by the second-moment pass's own steps
+(:func:`pentadice.solver.moments.best_keep_moments` and ``best_proper_keeps``: the one place of that order in
+compiled code), its second moments left at zero.
 
 Sizes come from the rule set's parameters and the arrays' shapes (boxes, successor rows, the keeps one die
 smaller), as in :mod:`pentadice.turn`; the kernels are compiled once per lane count (:func:`compiled`), and the
@@ -42,7 +42,6 @@ from pentadice.rules import (
     BOX_FIELDS,
     F_A,
     F_KIND,
-    F_ROW,
     K_FACE,
     K_PENTA,
     P_BOX_DATA,
@@ -53,9 +52,11 @@ from pentadice.rules import (
     P_ROLLS,
     P_UPPER_BONUS,
     P_UPPER_THRESHOLD,
-    score_options,
+    box_successor,
+    hand_options,
     upper_bonus,
 )
+from pentadice.solver.moments import best_keep_moments, best_proper_keeps
 from pentadice.turn import best_subkeeps, hand_values, keep_values, successor_rows
 
 # Lanes: ``compiled(lanes)`` rebinds W to the rule set's lane count (a constant there); the turn functions called
@@ -145,13 +146,15 @@ def turn_outcomes(
     rows = np.empty((p[P_N_ROWS], W))
     KV = np.empty((R, n_keeps, W))  # keep values with r rerolls left
     BV = np.empty((R, n_keeps, W))  # the best keep inside each keep
-    BI = np.empty((R, n_keeps, W), dtype=np.int64)  # and which it is
+    BI = np.empty((R, n_keeps, W))  # and which it is (its number)
+    BM = np.zeros((n_keeps, W))  # the second moments those steps carry: not needed here
+    Z = np.zeros((n_keeps, W))
     S = np.empty((n_hands, W))  # the best box's value per hand
     M = np.empty((n_keeps, W))  # mass on hands, then on keeps
     points = np.empty(n_boxes, dtype=np.int64)
     opt_n = np.empty(n_hands, dtype=np.int64)
     opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_pts = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_gain = np.empty((n_hands, n_boxes))  # points and Penta bonus
     opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
     opt_bonus = np.empty(n_hands, dtype=np.int64)
     flags = np.zeros(n_boxes * 2 * n_points, dtype=np.bool_)
@@ -159,8 +162,6 @@ def turn_outcomes(
     act = np.empty(W, dtype=np.int64)  # the active lanes
     box_arg = np.empty((n_hands, W), dtype=np.int64)  # each hand's box (its option number) per lane
     keep_arg = np.empty(W, dtype=np.int64)
-    tmp = np.empty(W, dtype=np.int64)
-    bk = np.empty(W)
     total = float(6**n_dice)
     for i in range(lo, hi):
         sid = sids[i]
@@ -175,58 +176,18 @@ def turn_outcomes(
         if not any_active:
             continue
         # The values inside the turn, as the solver and the advisor compute them.
-        successor_rows(V, p, n_dice, mask, ps, 0, rows)
-        hand_values(p, counts[:n_hands], scores, mask, ps, rows, K, points)
+        successor_rows(V, p, n_dice, mask, ps, 0, rows, 0.0)
+        hand_values(p, counts[:n_hands], scores, mask, ps, rows, K, points, 0.0)
         for r in range(1, R):
             keep_values(add, n_hands, K)
             KV[r] = K
-            best_subkeeps(subs, n_hands, K, B)
-            BV[r] = B
-            # BI[r, k]: the first keep (smallest number: the advisor's order) inside keep k worth BV[r, k]. Keep k
-            # comes before every keep inside it, so it is its own answer when it is worth the best.
-            last = n_keeps - 1  # the empty keep: nothing inside it but itself
-            for u in range(W):
-                BI[r, last, u] = last
-            for k in range(last - 1, n_hands - 1, -1):  # branch-free lane loops, which vectorise
-                for u in range(W):
-                    tmp[u] = n_keeps
-                for j in range(subs.shape[1]):
-                    sk = subs[k, j]
-                    for u in range(W):
-                        c = BI[r, sk, u]
-                        tmp[u] = c if (BV[r, sk, u] == BV[r, k, u]) & (c < tmp[u]) else tmp[u]
-                for u in range(W):
-                    BI[r, k, u] = k if KV[r, k, u] == BV[r, k, u] else tmp[u]
-        # Each hand's legal boxes, in sheet order, with their successor rows (as hand_values builds them).
-        for h in range(n_hands):
-            n = 0
-            bonus = 0
-            if scores[h, n_boxes] == 1:  # every open box, at its points and successor row from the score table
-                for b in range(n_boxes):
-                    if (mask >> b) & 1 == 1:
-                        opt_box[h, n] = b
-                        opt_pts[h, n] = scores[h, b]
-                        opt_row[h, n] = scores[h, n_boxes + 1 + b]
-                        n += 1
-            else:
-                bonus = score_options(p, counts[h], mask, ps, points)
-                for b in range(n_boxes):
-                    pts = points[b]
-                    if pts < 0:
-                        continue
-                    opt_box[h, n] = b
-                    opt_pts[h, n] = pts
-                    o = P_BOX_DATA + BOX_FIELDS * b
-                    kind = p[o + F_KIND]
-                    if kind == K_FACE:
-                        opt_row[h, n] = p[o + F_ROW] + pts // p[o + F_A]
-                    elif kind != K_PENTA:
-                        opt_row[h, n] = p[o + F_ROW]
-                    else:
-                        opt_row[h, n] = p[o + F_ROW] + (1 if pts > 0 else 0)
-                    n += 1
-            opt_n[h] = n
-            opt_bonus[h] = bonus
+            # BV[r, k], BI[r, k]: the best keep inside keep k and its number, ties to the smallest (the advisor's
+            # order); for a hand, its best proper keep (the second-moment pass's steps, without their moments).
+            best_keep_moments(subs, n_hands, W, KV[r], Z, BV[r], BI[r], BM)
+            best_proper_keeps(subs, n_hands, W, BV[r], BI[r], BM)
+            best_subkeeps(subs, n_hands, K, B)  # the hands' values with one more roll, for the roll before
+        # Each hand's legal boxes, in sheet order, with their successor rows (as hand_values takes them).
+        hand_options(p, counts[:n_hands], scores, mask, ps, points, opt_box, opt_row, opt_gain, opt_n, opt_bonus)
         # Each hand's box after the last roll, per lane: the first best in sheet order (as hand_values finds it).
         for h in range(n_hands):
             for u in range(W):
@@ -234,7 +195,7 @@ def turn_outcomes(
                 box_arg[h, u] = -1
             for o in range(opt_n[h]):
                 row = opt_row[h, o]
-                gain = float(opt_pts[h, o] + opt_bonus[h])
+                gain = opt_gain[h, o]
                 for u in range(W):
                     x = rows[row, u] + gain
                     if x > S[h, u]:
@@ -262,23 +223,9 @@ def turn_outcomes(
                 for u in range(W):
                     M[k, u] = 0.0
             for h in range(n_hands):
-                if r > 0:  # the best proper keep: the best keep inside one of the keeps a die smaller
+                if r > 0:  # the best proper keep, if it is worth more than the best box
                     for u in range(W):
-                        bk[u] = -np.inf
-                    for j in range(subs.shape[1]):
-                        s = subs[h, j]
-                        for u in range(W):
-                            x = BV[r, s, u]
-                            bk[u] = x if x > bk[u] else bk[u]
-                    for u in range(W):
-                        tmp[u] = n_keeps
-                    for j in range(subs.shape[1]):
-                        sk = subs[h, j]
-                        for u in range(W):
-                            c = BI[r, sk, u]
-                            tmp[u] = c if (BV[r, sk, u] == bk[u]) & (c < tmp[u]) else tmp[u]
-                    for u in range(W):
-                        keep_arg[u] = tmp[u] if bk[u] > S[h, u] else -1
+                        keep_arg[u] = int(BI[r, h, u]) if BV[r, h, u] > S[h, u] else -1
                 for a in range(n_act):
                     u = act[a]
                     m = M[h, u]
@@ -293,12 +240,13 @@ def turn_outcomes(
                     o = box_arg[h, u]
                     b = opt_box[h, o]
                     bf = 1 if opt_bonus[h] > 0 else 0
-                    e = (b * 2 + bf) * n_points + opt_pts[h, o]
+                    pts = int(opt_gain[h, o]) - opt_bonus[h]
+                    e = (b * 2 + bf) * n_points + pts
                     if not flags[e]:
                         flags[e] = True
                         tlist[i, ntouch[i]] = e
                         ntouch[i] += 1
-                    out[i, b, bf, opt_pts[h, o], u] += m
+                    out[i, b, bf, pts, u] += m
             if r == 0:
                 break
             # Roll the dice not kept: each keep gains a die of each face with chance 1/6, the smallest first.
@@ -325,7 +273,6 @@ def push_outcomes(
     cap = p[P_UPPER_THRESHOLD]
     pb = p[P_PENTA_BONUS]
     n_boxes = p[P_N_BOXES]
-    penta = p[P_PENTA_BOX]
     n_points = out.shape[3]
     for i in range(n_chunk):
         sid = sids[i]
@@ -337,25 +284,19 @@ def push_outcomes(
             pts = e % n_points
             bf = (e // n_points) % 2
             b = e // (2 * n_points)
-            nxt = mask & ~(1 << b)
-            nps = ps if b != penta else (1 if pts > 0 else 0)
+            nxt, nps, added = box_successor(p, b, pts, mask, ps)
             nslot = slot_of[(nps << n_boxes) | nxt]
             if part[nslot] != me:
                 continue
-            upper = p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE
-            base = bf * pb + (0 if upper else pts)
+            base = bf * pb + pts - added  # the upper points are counted in the subtotal lane, until it caps
             w2 = width[nslot]
             for u in range(W):
                 q = out[i, b, bf, pts, u]
                 if q == 0.0:
                     continue
                 out[i, b, bf, pts, u] = 0.0
-                if upper:
-                    u2 = min(u + pts, cap)
-                    inc = base + upper_bonus(p, u, pts) + (u + pts - u2)
-                else:
-                    u2 = u
-                    inc = base
+                u2 = min(u + added, cap)
+                inc = base + upper_bonus(p, u, added) + (u + added - u2)
                 lo = rlo[slot, u]
                 hi = rhi[slot, u]
                 if hi + inc >= w2 or row_off[nslot, u2] < 0:
@@ -375,9 +316,11 @@ def push_outcomes(
 def compiled(lanes: int = LANES) -> types.SimpleNamespace:
     """``plan_slots``, ``turn_outcomes`` and ``push_outcomes`` compiled for ``lanes`` lanes (Numba, cached on disk
     per lane count), calling the solver's turn functions of that lane count."""
-    from pentadice.solver import kernels
+    from pentadice.solver import kernels, moments
 
     scope = dict(vars(kernels.wide_for(lanes)))
+    steps = moments.compiled(lanes)
+    scope.update(best_keep_moments=steps.best_keep_moments, best_proper_keeps=steps.best_proper_keeps)
     out = {}
     for fn in (plan_slots, turn_outcomes, push_outcomes):
         out[fn.__name__] = kernels._compile(fn, scope, lanes)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from pentadice import rules, states
+from pentadice.solver import layers
 from pentadice.turn_inputs import turn_inputs
 
 ProgressFn = Callable[[int, int], None]
@@ -26,6 +25,7 @@ class Solution:
     compile_seconds: float
     solve_seconds: float
     threads: int
+    m2: np.ndarray | None = None  # the second moments, when solved in the same pass (``solve(moments=True)``)
 
     @property
     def expected_score(self) -> float:
@@ -56,7 +56,7 @@ def compile_kernels_for(rs: rules.RuleSet) -> float:
     start = time.perf_counter()
     V = np.zeros((rs.n_flags, 1 << rs.n_boxes, rs.lanes))
     empty = np.zeros(0, dtype=np.int64)
-    k.wide_for(rs.lanes).solve_states(V, *turn_inputs(rs).layer(), empty, empty, 0, 0)
+    k.wide_for(rs.lanes).solve_states(V, 0.0, *turn_inputs(rs).layer(), empty, empty, 0, 0)
     return time.perf_counter() - start
 
 
@@ -73,9 +73,6 @@ def stages(rs: rules.RuleSet) -> int:
     return len(states.layers(rs))
 
 
-PARTS_PER_THREAD = 4  # a layer is cut in this many parts per thread, so that a slow part holds nobody up long
-
-
 def solve_values(rs: rules.RuleSet, progress: ProgressFn | None = None, threads: int = 1) -> np.ndarray:
     """Values of every state of rule set ``rs`` (all ``rs.lanes`` lanes, before unreachable states are blanked),
     the states of each layer shared out among ``threads`` threads (the compiled kernel releases the GIL). Every
@@ -84,45 +81,50 @@ def solve_values(rs: rules.RuleSet, progress: ProgressFn | None = None, threads:
     inputs = turn_inputs(rs).layer()
     V = np.full((rs.n_flags, 1 << rs.n_boxes, rs.lanes), np.nan)
     V[:, 0, :] = 0.0  # game over: nothing more to score
-    layers = states.layers(rs)
-    pool = ThreadPoolExecutor(threads) if threads > 1 else None
-    try:
-        for i, (masks, penta_scored_flags) in enumerate(layers):
-            if pool is None:
-                k.solve_states(V, *inputs, masks, penta_scored_flags, 0, len(masks))
-            else:
-                cuts = np.linspace(0, len(masks), threads * PARTS_PER_THREAD + 1).astype(int)
-                parts = [
-                    pool.submit(k.solve_states, V, *inputs, masks, penta_scored_flags, lo, hi)
-                    for lo, hi in itertools.pairwise(cuts)
-                    if hi > lo
-                ]
-                for part in parts:
-                    part.result()
+    all_layers = states.layers(rs)
+    with layers.Workers(threads) as workers:
+        for i, (masks, penta_scored_flags) in enumerate(all_layers):
+            workers.run(k.solve_states, (V, 0.0, *inputs, masks, penta_scored_flags), len(masks))
             if progress is not None:
-                progress(i + 1, len(layers))
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+                progress(i + 1, len(all_layers))
     return V
 
 
-def solve(rs: rules.RuleSet, threads: int | None = None, progress: ProgressFn | None = None) -> Solution:
+def solve(
+    rs: rules.RuleSet, threads: int | None = None, progress: ProgressFn | None = None, moments: bool = False
+) -> Solution:
     """Solve rule set ``rs`` exactly: the expected final score of every reachable state under optimal play.
 
     ``threads`` caps the worker threads (default: Numba's thread count, all cores); the result is the same bits
-    whatever it is.
+    whatever it is. ``moments``: the second moments too (``Solution.m2``), in the same pass where the rule set
+    allows (:func:`pentadice.solver.moments.fusable`: every registered one), the values still the same bits.
     """
     import numba
+
+    from pentadice.solver import moments as moments_pass
 
     if threads is not None and not 1 <= threads <= numba.config.NUMBA_NUM_THREADS:
         raise ValueError(f"--threads must be between 1 and {numba.config.NUMBA_NUM_THREADS}, not {threads}")
     used = threads or numba.get_num_threads()
-    compile_seconds = compile_kernels_for(rs)
-    start = time.perf_counter()
-    V = solve_values(rs, progress, used)
-    solve_seconds = time.perf_counter() - start
+    m2 = None
+    if moments and moments_pass.fusable(rs):
+        timings: dict = {}
+        V, m2 = moments_pass.solve_both(rs, used, progress, timings)
+        compile_seconds, solve_seconds = timings["compile_seconds"], timings["seconds"]
+    else:
+        compile_seconds = compile_kernels_for(rs)
+        start = time.perf_counter()
+        V = solve_values(rs, progress, used)
+        solve_seconds = time.perf_counter() - start
+    unreachable = ~states.reachable(rs)
     V = V[:, :, : rs.upper_threshold + 1]
-    V[~states.reachable(rs)] = np.nan
+    V[unreachable] = np.nan
     V = np.ascontiguousarray(V)
-    return Solution(rs, V, compile_seconds, solve_seconds, used)
+    if m2 is not None:
+        m2 = m2[:, :, : rs.upper_threshold + 1]
+        m2[unreachable] = np.nan
+        m2 = np.ascontiguousarray(m2)
+    solution = Solution(rs, V, compile_seconds, solve_seconds, used, m2)
+    if moments and m2 is None:  # a reduced game: the second-moment pass apart
+        solution.m2 = moments_pass.second_moments(rs, V, threads=used, force=True)
+    return solution

@@ -13,6 +13,7 @@ compiled function releases it).
 from __future__ import annotations
 
 import hashlib
+import sys
 import types
 import warnings
 from pathlib import Path
@@ -21,14 +22,15 @@ from pentadice import rules, turn
 from pentadice.compiled import jit
 
 
-def _compile(fn, compiled: dict, lanes: int):
-    """``fn`` compiled (:func:`pentadice.compiled.jit`) for rows of ``lanes`` lanes, its compiled callees rebound."""
+def _compile(fn, compiled: dict, lanes: int, tag: str = ""):
+    """``fn`` compiled (:func:`pentadice.compiled.jit`) for rows of ``lanes`` lanes, its compiled callees rebound;
+    ``tag`` names the pass it is built for, when not the value pass."""
     scope = dict(fn.__globals__)
     scope.update(compiled)
     scope["W"] = lanes
     clone = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
-    # One cache entry per lane count: Numba names cache files after the qualified name.
-    clone.__qualname__ = f"{fn.__qualname__}_w{lanes}"
+    # One cache entry per pass and lane count: Numba names cache files after the qualified name.
+    clone.__qualname__ = f"{fn.__qualname__}{'_' + tag if tag else ''}_w{lanes}"
     clone.__module__ = fn.__module__
     clone.__doc__ = fn.__doc__
     return jit(clone, nogil=True)
@@ -68,6 +70,43 @@ def _compile_all(lanes: int) -> types.SimpleNamespace:
     return types.SimpleNamespace(**compiled)
 
 
+# The value pass's arithmetic in ``turn`` that another pass of the max-plus family replaces (see turn.py).
+PASS_OPS = ("successor_value", "option_gain", "chosen", "distance")
+
+
+def reaching(names) -> set[str]:
+    """The turn functions that call any of ``names``, directly or through other turn functions."""
+    found = set(names)
+    grew = True
+    while grew:
+        grew = False
+        for fn in TURN_FUNCTIONS:
+            if fn.__name__ not in found and found & set(fn.__code__.co_names):
+                found.add(fn.__name__)
+                grew = True
+    return found - set(names)
+
+
+def compile_pass(tag: str, ops: dict, lanes: int) -> types.SimpleNamespace:
+    """The turn functions of another pass of the max-plus family, for ``lanes`` lanes: ``ops`` (plain functions
+    named as :data:`PASS_OPS`) replace the value pass's arithmetic; only the functions that reach them are
+    compiled again (under ``tag``), the others are the value pass's own. Numba keys its cache on a function's
+    own file: :func:`drop_stale_cache` with the ops' module as well keeps a changed op from running stale."""
+    if set(ops) != set(PASS_OPS):
+        raise ValueError(f"a pass supplies exactly {PASS_OPS}, not {sorted(ops)}")
+    compiled = dict(vars(wide_for(lanes) if lanes > 1 else narrow))
+    for name in PASS_OPS:
+        compiled[name] = _compile(ops[name], compiled, lanes, tag)
+    again = reaching(PASS_OPS)
+    for fn in TURN_FUNCTIONS:
+        if fn.__name__ in again:
+            compiled[fn.__name__] = _compile(fn, compiled, lanes, tag)
+    ns = types.SimpleNamespace(**compiled)
+    modules = {sys.modules[f.__module__] for f in ops.values()}
+    drop_stale_cache([compiled[n] for n in (*PASS_OPS, *sorted(again))], extra=modules)
+    return ns
+
+
 LANES = 64  # the lanes of Penta's tables (upper threshold 63); other rule sets: RuleSet.lanes
 _wide = {LANES: _compile_all(LANES)}
 
@@ -86,13 +125,15 @@ aligned_rows = wide.aligned_rows
 solve_states = wide.solve_states  # the solver: a run of independent states (releases the GIL)
 
 
-def drop_stale_cache(dispatchers) -> None:
-    """Empty Numba's cache of ``dispatchers`` when ``rules.py`` or ``turn.py`` changed since it was written.
+def drop_stale_cache(dispatchers, extra=()) -> None:
+    """Empty Numba's cache of ``dispatchers`` when ``rules.py``, ``turn.py`` or a module of ``extra`` (the
+    files the dispatchers are built from besides their own) changed since it was written.
 
     Numba keys a cached function on its own source file only, and these functions compile in the functions
     they call from other files: without this a changed rule would silently run the old compiled one.
     """
-    sources = b"".join(Path(m.__file__).read_bytes() for m in (rules, turn))
+    modules = (rules, turn, *sorted(extra, key=lambda m: m.__name__))
+    sources = b"".join(Path(m.__file__).read_bytes() for m in modules)
     stamp_text = hashlib.sha256(sources).hexdigest()
     try:
         cache = dispatchers[0]._cache
@@ -106,8 +147,8 @@ def drop_stale_cache(dispatchers) -> None:
         stamp.write_text(stamp_text)
     except AttributeError as e:  # Numba's private cache layout changed: say so, never run stale rules silently
         warnings.warn(
-            f"pentadice cannot check Numba's cache for stale compiled rules ({e}); after editing rules.py or "
-            "turn.py run `make clean`",
+            f"pentadice cannot check Numba's cache for stale compiled rules ({e}); after editing rules.py, "
+            "turn.py or a pass's operations run `make clean`",
             RuntimeWarning,
             stacklevel=2,
         )

@@ -14,8 +14,9 @@ carries the second moment of the option it picks:
   first), else it takes the best keep inside it (ties: the smallest keep number, which is the advisor's order:
   keeps are numbered with more dice first, then in the order of their faces).
 
-The values are recomputed alongside with the value kernel's operations in its order (a check: they equal the
-table). Kiriki's self-returning states: the policy is fixed by the values, so the state's second moment is
+The values are computed alongside with the value kernel's operations in its order: ``solve`` solves both in
+this one pass (:func:`solve_both`, the values the same bits as the value pass's); on a table loaded without its
+second moments they are a check (they equal the table). Kiriki's self-returning states: the policy is fixed by the values, so the state's second moment is
 linear in itself, ``M2 = A + P * M2`` with ``P`` the chance of coming back; in those states only, the pass
 carries ``P`` as a third quantity and solves ``M2 = A / (1 - P)`` exactly.
 
@@ -30,32 +31,25 @@ single question, without Numba's start-up.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from pentadice import rules, states
 from pentadice.rules import (
-    BOX_FIELDS,
-    F_A,
-    F_KIND,
-    F_ROW,
-    K_FACE,
-    K_PENTA,
-    P_BOX_DATA,
     P_N_BOXES,
     P_N_ROWS,
-    P_PENTA_BOX,
     P_ROLLS,
     P_UPPER_THRESHOLD,
-    score_options,
-    successor_row,
+    comes_back,
+    hand_options,
+    successors,
     upper_bonus,
 )
-from pentadice.turn import repeats
+from pentadice.solver import layers
+from pentadice.turn import keep_values
+from pentadice.turn import solve_states as value_states
 from pentadice.turn_inputs import turn_inputs
 
 # Lanes of the compiled build: ``compiled(lanes)`` rebinds ``W`` to the rule set's lane count (``RuleSet.lanes``,
@@ -66,117 +60,36 @@ LANES_PER_PASS = 64  # Penta's and Yatzy's lanes (upper threshold 63); Maxi Yatz
 MAX_VALUE_DIFFERENCE = 1e-9  # the recomputed values must agree with the table (they agree to the bit in practice)
 
 
-def turn_moments(
-    V,
-    M,
-    p,
-    n_dice,
-    counts,
-    scores,
-    add,
-    subs,
-    open_mask,
-    penta_scored,
-    s0,
-    lanes,
-    levels,
-    KV,
-    KM,
-    KP,
-    SV,
-    SM,
-    SP,
-    BV,
-    BI,
-    BM,
-    rowsV,
-    rowsM,
-    rowsP,
-):
-    """One state's turn for ``lanes`` lanes, lane ``u`` being subtotal ``s0 + u``: each keep's value ``KV``,
-    second moment ``KM`` and chance of coming back (Kiriki) ``KP``, ``levels`` rerolls before the end; for
-    hands, the hand's value and moments with ``levels`` rerolls left, under the advisor's choice.
-
-    ``V`` and ``M`` are the value and second-moment tables; the state's own entry of ``M`` is read as the second
-    moment of coming back (0 while it is being solved: ``KP`` then says how much of it each entry lacks). The
-    other arrays are scratch (:func:`new_work`): ``S*`` the best box per hand, ``BV``, ``BI`` and ``BM`` the
-    value, number and second moment of the best keep inside each keep, ``rows*`` the successor rows. Separate
-    arrays, so that the compiler knows they do not overlap and vectorises the blocks of lanes.
-    """
-    n_hands = 0  # hands: the keeps of all the dice, numbered first
-    for k in range(counts.shape[0]):
-        s = 0
-        for f in range(6):
-            s += counts[k, f]
-        if s == n_dice:
-            n_hands += 1
-    n_keeps = counts.shape[0]
+def moment_rows(V, M, p, n_dice, open_mask, penta_scored, s0, lanes, rowsV, rowsM, rowsP, r_mask, r_flag, r_add):
+    """The successor rows (:func:`pentadice.rules.successors`), lane ``u`` subtotal ``s0 + u``: ``rowsV`` the
+    next state's value plus the upper bonus ``b``, ``rowsM`` its second moment with ``b`` added (``E[(b + Y)^2]``),
+    ``rowsP`` 1 on the row of the state itself (Kiriki), else 0."""
     cap = p[P_UPPER_THRESHOLD]
-    n_boxes = p[P_N_BOXES]
-    n_subs = subs.shape[1]  # the keeps one die smaller (5 entries with up to 5 dice, 6 with 6)
-    points = np.empty(n_boxes, dtype=np.int64)
-    box_rows = np.empty(n_boxes, dtype=np.int64)
-    box_add = np.empty(n_boxes)
-    # All the lanes of the solver's build (W lanes, a constant there) in blocks of 8; fewer lanes (the advisor's
-    # one, the last lanes of a reduced game) take the plain loops.
-    blocked = W >= 8 and lanes == W
-    # Successor rows (as turn.successor_rows: each box's first row from the rule set's parameters).
-    rep = repeats(p, open_mask, penta_scored)  # a turn can come back to this state: KP is carried
-    if rep:  # the Penta box's second row: the state itself
-        r = p[P_BOX_DATA + BOX_FIELDS * p[P_PENTA_BOX] + F_ROW] + 1
-        for u in range(lanes):
-            rowsV[r, u] = V[penta_scored, open_mask, s0 + u]
-            rowsM[r, u] = M[penta_scored, open_mask, s0 + u]
-            rowsP[r, u] = 1.0
-    for b in range(n_boxes):
-        if (open_mask >> b) & 1 == 0:
+    own = successors(p, n_dice, open_mask, penta_scored, r_mask, r_flag, r_add)
+    for r in range(p[P_N_ROWS]):
+        nxt = r_mask[r]
+        if nxt < 0:
             continue
-        nxt = open_mask & ~(1 << b)
-        o = P_BOX_DATA + BOX_FIELDS * b
-        kind = p[o + F_KIND]
-        row = p[o + F_ROW]
-        if kind == K_FACE:
-            face = p[o + F_A]
-            for c in range(n_dice + 1):
-                a = c * face
-                r = row + c
-                for u in range(lanes):
-                    s = min(s0 + u + a, cap)
-                    ub = upper_bonus(p, s0 + u, a)
-                    v = V[penta_scored, nxt, s]
-                    rowsV[r, u] = v + ub
-                    rowsM[r, u] = M[penta_scored, nxt, s] + 2.0 * ub * v + float(ub * ub)
-                    rowsP[r, u] = 0.0
-        elif kind != K_PENTA:
-            for u in range(lanes):
-                rowsV[row, u] = V[penta_scored, nxt, s0 + u]
-                rowsM[row, u] = M[penta_scored, nxt, s0 + u]
-                rowsP[row, u] = 0.0
-        else:
-            for f in range(2):
-                for u in range(lanes):
-                    rowsV[row + f, u] = V[f, nxt, s0 + u]
-                    rowsM[row + f, u] = M[f, nxt, s0 + u]
-                    rowsP[row + f, u] = 0.0
-    # After the last roll: the first best box in sheet order.
-    for h in range(n_hands):
-        n_options = 0
-        if scores[h, n_boxes] == 1:  # every open box, at its points and successor row from the score table
-            for b in range(n_boxes):
-                if (open_mask >> b) & 1 == 1:
-                    box_rows[n_options] = scores[h, n_boxes + 1 + b]
-                    box_add[n_options] = float(scores[h, b])
-                    n_options += 1
-        else:
-            bonus = score_options(p, counts[h], open_mask, penta_scored, points)
-            for b in range(n_boxes):
-                pts = points[b]
-                if pts < 0:
-                    continue
-                box_rows[n_options] = successor_row(p, b, pts)
-                box_add[n_options] = float(pts + bonus)
-                n_options += 1
-        if blocked:  # blocks of 8 lanes, loads before stores: vector instructions
+        f = r_flag[r]
+        a = r_add[r]
+        q = 1.0 if r == own else 0.0
+        for u in range(lanes):
+            s = min(s0 + u + a, cap)
+            ub = upper_bonus(p, s0 + u, a)
+            v = V[f, nxt, s]
+            rowsV[r, u] = v + ub
+            rowsM[r, u] = M[f, nxt, s] + 2.0 * ub * v + float(ub * ub)
+            rowsP[r, u] = q
+
+
+def moment_hands(lanes, rep, opt_row, opt_points, n_opt, rowsV, rowsM, rowsP, KV, KM, KP, SV, SM, SP, BV):
+    """After the last roll, each hand into the first best box in sheet order (as ``turn.hand_values``): its value
+    ``SV``, second moment ``SM`` (``g^2 + 2 g E[Y] + E[Y^2]``, ``g`` the box's points) and, where a turn can
+    come back (``rep``), chance of coming back ``SP``; copied into the hands' rows of ``KV``, ``KM``, ``KP``. The
+    hands' options: :func:`pentadice.rules.hand_options`."""
+    for h in range(n_opt.shape[0]):
+        n = n_opt[h]
+        if W >= 8 and lanes == W:  # blocks of 8 lanes, loads before stores: vector instructions
             for j in range(0, W, 8):
                 v0 = -np.inf
                 v1 = -np.inf
@@ -194,9 +107,9 @@ def turn_moments(
                 m5 = 0.0
                 m6 = 0.0
                 m7 = 0.0
-                for i in range(n_options):
-                    r = box_rows[i]
-                    g = box_add[i]
+                for i in range(n):
+                    r = opt_row[h, i]
+                    g = opt_points[h, i]
                     g2 = g * g
                     y = rowsV[r, j]
                     x = y + g
@@ -247,44 +160,44 @@ def turn_moments(
                     m7 = z if c else m7
                     v7 = x if x > v7 else v7
                 SV[h, j] = v0
-                SV[h, j + 1] = v1
-                SV[h, j + 2] = v2
-                SV[h, j + 3] = v3
-                SV[h, j + 4] = v4
-                SV[h, j + 5] = v5
-                SV[h, j + 6] = v6
-                SV[h, j + 7] = v7
                 SM[h, j] = m0
-                SM[h, j + 1] = m1
-                SM[h, j + 2] = m2
-                SM[h, j + 3] = m3
-                SM[h, j + 4] = m4
-                SM[h, j + 5] = m5
-                SM[h, j + 6] = m6
-                SM[h, j + 7] = m7
                 KV[h, j] = v0
-                KV[h, j + 1] = v1
-                KV[h, j + 2] = v2
-                KV[h, j + 3] = v3
-                KV[h, j + 4] = v4
-                KV[h, j + 5] = v5
-                KV[h, j + 6] = v6
-                KV[h, j + 7] = v7
                 KM[h, j] = m0
+                SV[h, j + 1] = v1
+                SM[h, j + 1] = m1
+                KV[h, j + 1] = v1
                 KM[h, j + 1] = m1
+                SV[h, j + 2] = v2
+                SM[h, j + 2] = m2
+                KV[h, j + 2] = v2
                 KM[h, j + 2] = m2
+                SV[h, j + 3] = v3
+                SM[h, j + 3] = m3
+                KV[h, j + 3] = v3
                 KM[h, j + 3] = m3
+                SV[h, j + 4] = v4
+                SM[h, j + 4] = m4
+                KV[h, j + 4] = v4
                 KM[h, j + 4] = m4
+                SV[h, j + 5] = v5
+                SM[h, j + 5] = m5
+                KV[h, j + 5] = v5
                 KM[h, j + 5] = m5
+                SV[h, j + 6] = v6
+                SM[h, j + 6] = m6
+                KV[h, j + 6] = v6
                 KM[h, j + 6] = m6
+                SV[h, j + 7] = v7
+                SM[h, j + 7] = m7
+                KV[h, j + 7] = v7
                 KM[h, j + 7] = m7
             if rep:  # Kiriki: the chance of coming back of the same choices (row 0 of BV, free here: scratch)
                 for u in range(lanes):
                     BV[0, u] = -np.inf
                     SP[h, u] = 0.0
-                for i in range(n_options):
-                    r = box_rows[i]
-                    g = box_add[i]
+                for i in range(n):
+                    r = opt_row[h, i]
+                    g = opt_points[h, i]
                     for u in range(lanes):
                         x = rowsV[r, u] + g
                         q = rowsP[r, u]
@@ -295,477 +208,436 @@ def turn_moments(
                         BV[0, u] = x if c else y
                 for u in range(lanes):
                     KP[h, u] = SP[h, u]
-        else:
-            # Lane-inner loops with selects rather than branches, so that the compiler vectorises across lanes.
-            for u in range(lanes):
-                SV[h, u] = -np.inf
-                SM[h, u] = 0.0
-                SP[h, u] = 0.0
-            for i in range(n_options):
-                r = box_rows[i]
-                g = box_add[i]
-                for u in range(lanes):
-                    y = rowsV[r, u]
-                    x = y + g
-                    c = x > SV[h, u]
-                    SM[h, u] = g * g + 2.0 * g * y + rowsM[r, u] if c else SM[h, u]
-                    SP[h, u] = rowsP[r, u] if c else SP[h, u]
-                    SV[h, u] = x if c else SV[h, u]
-            for u in range(lanes):
-                KV[h, u] = SV[h, u]
-                KM[h, u] = SM[h, u]
-                KP[h, u] = SP[h, u]
-    last = n_keeps - 1
-    for _ in range(levels):
-        # Keeps: the mean over the six faces of the keep one die larger (the value kernel's sums, in its order).
-        for k in range(n_hands, n_keeps):
-            a0 = add[k, 0]
-            a1 = add[k, 1]
-            a2 = add[k, 2]
-            a3 = add[k, 3]
-            a4 = add[k, 4]
-            a5 = add[k, 5]
-            if blocked:  # blocks of 8 lanes, loads before stores: vector instructions
-                for j in range(0, W, 8):
-                    v0 = (KV[a0, j] + KV[a1, j] + KV[a2, j] + KV[a3, j] + KV[a4, j] + KV[a5, j]) / 6.0
-                    v1 = (
-                        KV[a0, j + 1] + KV[a1, j + 1] + KV[a2, j + 1] + KV[a3, j + 1] + KV[a4, j + 1] + KV[a5, j + 1]
-                    ) / 6.0
-                    v2 = (
-                        KV[a0, j + 2] + KV[a1, j + 2] + KV[a2, j + 2] + KV[a3, j + 2] + KV[a4, j + 2] + KV[a5, j + 2]
-                    ) / 6.0
-                    v3 = (
-                        KV[a0, j + 3] + KV[a1, j + 3] + KV[a2, j + 3] + KV[a3, j + 3] + KV[a4, j + 3] + KV[a5, j + 3]
-                    ) / 6.0
-                    v4 = (
-                        KV[a0, j + 4] + KV[a1, j + 4] + KV[a2, j + 4] + KV[a3, j + 4] + KV[a4, j + 4] + KV[a5, j + 4]
-                    ) / 6.0
-                    v5 = (
-                        KV[a0, j + 5] + KV[a1, j + 5] + KV[a2, j + 5] + KV[a3, j + 5] + KV[a4, j + 5] + KV[a5, j + 5]
-                    ) / 6.0
-                    v6 = (
-                        KV[a0, j + 6] + KV[a1, j + 6] + KV[a2, j + 6] + KV[a3, j + 6] + KV[a4, j + 6] + KV[a5, j + 6]
-                    ) / 6.0
-                    v7 = (
-                        KV[a0, j + 7] + KV[a1, j + 7] + KV[a2, j + 7] + KV[a3, j + 7] + KV[a4, j + 7] + KV[a5, j + 7]
-                    ) / 6.0
-                    m0 = (KM[a0, j] + KM[a1, j] + KM[a2, j] + KM[a3, j] + KM[a4, j] + KM[a5, j]) / 6.0
-                    m1 = (
-                        KM[a0, j + 1] + KM[a1, j + 1] + KM[a2, j + 1] + KM[a3, j + 1] + KM[a4, j + 1] + KM[a5, j + 1]
-                    ) / 6.0
-                    m2 = (
-                        KM[a0, j + 2] + KM[a1, j + 2] + KM[a2, j + 2] + KM[a3, j + 2] + KM[a4, j + 2] + KM[a5, j + 2]
-                    ) / 6.0
-                    m3 = (
-                        KM[a0, j + 3] + KM[a1, j + 3] + KM[a2, j + 3] + KM[a3, j + 3] + KM[a4, j + 3] + KM[a5, j + 3]
-                    ) / 6.0
-                    m4 = (
-                        KM[a0, j + 4] + KM[a1, j + 4] + KM[a2, j + 4] + KM[a3, j + 4] + KM[a4, j + 4] + KM[a5, j + 4]
-                    ) / 6.0
-                    m5 = (
-                        KM[a0, j + 5] + KM[a1, j + 5] + KM[a2, j + 5] + KM[a3, j + 5] + KM[a4, j + 5] + KM[a5, j + 5]
-                    ) / 6.0
-                    m6 = (
-                        KM[a0, j + 6] + KM[a1, j + 6] + KM[a2, j + 6] + KM[a3, j + 6] + KM[a4, j + 6] + KM[a5, j + 6]
-                    ) / 6.0
-                    m7 = (
-                        KM[a0, j + 7] + KM[a1, j + 7] + KM[a2, j + 7] + KM[a3, j + 7] + KM[a4, j + 7] + KM[a5, j + 7]
-                    ) / 6.0
-                    KV[k, j] = v0
-                    KV[k, j + 1] = v1
-                    KV[k, j + 2] = v2
-                    KV[k, j + 3] = v3
-                    KV[k, j + 4] = v4
-                    KV[k, j + 5] = v5
-                    KV[k, j + 6] = v6
-                    KV[k, j + 7] = v7
-                    KM[k, j] = m0
-                    KM[k, j + 1] = m1
-                    KM[k, j + 2] = m2
-                    KM[k, j + 3] = m3
-                    KM[k, j + 4] = m4
-                    KM[k, j + 5] = m5
-                    KM[k, j + 6] = m6
-                    KM[k, j + 7] = m7
-                if rep:  # the chance of coming back: only where a turn can come back (Kiriki)
-                    for j in range(0, W, 8):
-                        q0 = (KP[a0, j] + KP[a1, j] + KP[a2, j] + KP[a3, j] + KP[a4, j] + KP[a5, j]) / 6.0
-                        q1 = (
-                            KP[a0, j + 1]
-                            + KP[a1, j + 1]
-                            + KP[a2, j + 1]
-                            + KP[a3, j + 1]
-                            + KP[a4, j + 1]
-                            + KP[a5, j + 1]
-                        ) / 6.0
-                        q2 = (
-                            KP[a0, j + 2]
-                            + KP[a1, j + 2]
-                            + KP[a2, j + 2]
-                            + KP[a3, j + 2]
-                            + KP[a4, j + 2]
-                            + KP[a5, j + 2]
-                        ) / 6.0
-                        q3 = (
-                            KP[a0, j + 3]
-                            + KP[a1, j + 3]
-                            + KP[a2, j + 3]
-                            + KP[a3, j + 3]
-                            + KP[a4, j + 3]
-                            + KP[a5, j + 3]
-                        ) / 6.0
-                        q4 = (
-                            KP[a0, j + 4]
-                            + KP[a1, j + 4]
-                            + KP[a2, j + 4]
-                            + KP[a3, j + 4]
-                            + KP[a4, j + 4]
-                            + KP[a5, j + 4]
-                        ) / 6.0
-                        q5 = (
-                            KP[a0, j + 5]
-                            + KP[a1, j + 5]
-                            + KP[a2, j + 5]
-                            + KP[a3, j + 5]
-                            + KP[a4, j + 5]
-                            + KP[a5, j + 5]
-                        ) / 6.0
-                        q6 = (
-                            KP[a0, j + 6]
-                            + KP[a1, j + 6]
-                            + KP[a2, j + 6]
-                            + KP[a3, j + 6]
-                            + KP[a4, j + 6]
-                            + KP[a5, j + 6]
-                        ) / 6.0
-                        q7 = (
-                            KP[a0, j + 7]
-                            + KP[a1, j + 7]
-                            + KP[a2, j + 7]
-                            + KP[a3, j + 7]
-                            + KP[a4, j + 7]
-                            + KP[a5, j + 7]
-                        ) / 6.0
-                        KP[k, j] = q0
-                        KP[k, j + 1] = q1
-                        KP[k, j + 2] = q2
-                        KP[k, j + 3] = q3
-                        KP[k, j + 4] = q4
-                        KP[k, j + 5] = q5
-                        KP[k, j + 6] = q6
-                        KP[k, j + 7] = q7
-            else:
-                for u in range(lanes):
-                    KV[k, u] = (KV[a0, u] + KV[a1, u] + KV[a2, u] + KV[a3, u] + KV[a4, u] + KV[a5, u]) / 6.0
-                    KM[k, u] = (KM[a0, u] + KM[a1, u] + KM[a2, u] + KM[a3, u] + KM[a4, u] + KM[a5, u]) / 6.0
-                    if rep:
-                        KP[k, u] = (KP[a0, u] + KP[a1, u] + KP[a2, u] + KP[a3, u] + KP[a4, u] + KP[a5, u]) / 6.0
-        # The best keep inside each keep (itself included): the highest value, ties to the smallest keep number;
-        # its value, number and second moment are carried (its chance of coming back is read by its number).
-        # In the blocks every operand is loaded before the selects, and the second moment is selected before the
-        # number and the value: written in another order (a select of a load, or the second moment last) LLVM
-        # left these loops scalar and branchy, 4 to 6 times slower (checked on the compiled code's assembly).
+            continue
+        # Lane-inner loops with selects rather than branches, so that the compiler vectorises across lanes.
         for u in range(lanes):
-            BV[last, u] = KV[last, u]
-            BI[last, u] = last
-            BM[last, u] = KM[last, u]
-        for k in range(last - 1, n_hands - 1, -1):
-            kf = float(k)
-            if blocked:  # blocks of 8 lanes, loads before stores: vector instructions
-                for j in range(0, W, 8):
-                    v0 = KV[k, j]
-                    v1 = KV[k, j + 1]
-                    v2 = KV[k, j + 2]
-                    v3 = KV[k, j + 3]
-                    v4 = KV[k, j + 4]
-                    v5 = KV[k, j + 5]
-                    v6 = KV[k, j + 6]
-                    v7 = KV[k, j + 7]
-                    m0 = KM[k, j]
-                    m1 = KM[k, j + 1]
-                    m2 = KM[k, j + 2]
-                    m3 = KM[k, j + 3]
-                    m4 = KM[k, j + 4]
-                    m5 = KM[k, j + 5]
-                    m6 = KM[k, j + 6]
-                    m7 = KM[k, j + 7]
-                    i0 = kf
-                    i1 = kf
-                    i2 = kf
-                    i3 = kf
-                    i4 = kf
-                    i5 = kf
-                    i6 = kf
-                    i7 = kf
-                    for t in range(n_subs):
-                        s = subs[k, t]
-                        x = BV[s, j]
-                        e = BI[s, j]
-                        c = (x > v0) | ((x == v0) & (e < i0))
-                        z = BM[s, j]
-                        m0 = z if c else m0
-                        i0 = e if c else i0
-                        v0 = x if c else v0
-                        x = BV[s, j + 1]
-                        e = BI[s, j + 1]
-                        c = (x > v1) | ((x == v1) & (e < i1))
-                        z = BM[s, j + 1]
-                        m1 = z if c else m1
-                        i1 = e if c else i1
-                        v1 = x if c else v1
-                        x = BV[s, j + 2]
-                        e = BI[s, j + 2]
-                        c = (x > v2) | ((x == v2) & (e < i2))
-                        z = BM[s, j + 2]
-                        m2 = z if c else m2
-                        i2 = e if c else i2
-                        v2 = x if c else v2
-                        x = BV[s, j + 3]
-                        e = BI[s, j + 3]
-                        c = (x > v3) | ((x == v3) & (e < i3))
-                        z = BM[s, j + 3]
-                        m3 = z if c else m3
-                        i3 = e if c else i3
-                        v3 = x if c else v3
-                        x = BV[s, j + 4]
-                        e = BI[s, j + 4]
-                        c = (x > v4) | ((x == v4) & (e < i4))
-                        z = BM[s, j + 4]
-                        m4 = z if c else m4
-                        i4 = e if c else i4
-                        v4 = x if c else v4
-                        x = BV[s, j + 5]
-                        e = BI[s, j + 5]
-                        c = (x > v5) | ((x == v5) & (e < i5))
-                        z = BM[s, j + 5]
-                        m5 = z if c else m5
-                        i5 = e if c else i5
-                        v5 = x if c else v5
-                        x = BV[s, j + 6]
-                        e = BI[s, j + 6]
-                        c = (x > v6) | ((x == v6) & (e < i6))
-                        z = BM[s, j + 6]
-                        m6 = z if c else m6
-                        i6 = e if c else i6
-                        v6 = x if c else v6
-                        x = BV[s, j + 7]
-                        e = BI[s, j + 7]
-                        c = (x > v7) | ((x == v7) & (e < i7))
-                        z = BM[s, j + 7]
-                        m7 = z if c else m7
-                        i7 = e if c else i7
-                        v7 = x if c else v7
-                    BV[k, j] = v0
-                    BV[k, j + 1] = v1
-                    BV[k, j + 2] = v2
-                    BV[k, j + 3] = v3
-                    BV[k, j + 4] = v4
-                    BV[k, j + 5] = v5
-                    BV[k, j + 6] = v6
-                    BV[k, j + 7] = v7
-                    BI[k, j] = i0
-                    BI[k, j + 1] = i1
-                    BI[k, j + 2] = i2
-                    BI[k, j + 3] = i3
-                    BI[k, j + 4] = i4
-                    BI[k, j + 5] = i5
-                    BI[k, j + 6] = i6
-                    BI[k, j + 7] = i7
-                    BM[k, j] = m0
-                    BM[k, j + 1] = m1
-                    BM[k, j + 2] = m2
-                    BM[k, j + 3] = m3
-                    BM[k, j + 4] = m4
-                    BM[k, j + 5] = m5
-                    BM[k, j + 6] = m6
-                    BM[k, j + 7] = m7
-            else:
-                for u in range(lanes):
-                    BV[k, u] = KV[k, u]
-                    BI[k, u] = kf
-                    BM[k, u] = KM[k, u]
-                for t in range(n_subs):
+            SV[h, u] = -np.inf
+            SM[h, u] = 0.0
+            SP[h, u] = 0.0
+        for i in range(n):
+            r = opt_row[h, i]
+            g = opt_points[h, i]
+            for u in range(lanes):
+                y = rowsV[r, u]
+                x = y + g
+                c = x > SV[h, u]
+                SM[h, u] = g * g + 2.0 * g * y + rowsM[r, u] if c else SM[h, u]
+                SP[h, u] = rowsP[r, u] if c else SP[h, u]
+                SV[h, u] = x if c else SV[h, u]
+        for u in range(lanes):
+            KV[h, u] = SV[h, u]
+            KM[h, u] = SM[h, u]
+            KP[h, u] = SP[h, u]
+
+
+def best_keep_moments(subs, n_hands, lanes, KV, KM, BV, BI, BM):
+    """One roll earlier, the keeps' rows of ``KV`` and ``KM`` already their means over the faces: for each keep
+    smaller than a hand, rows ``BV``, ``BI``, ``BM``: the value, keep number and second moment of the best keep
+    inside it (itself included): the highest value, ties to the smallest keep number (the advisor's order:
+    :meth:`pentadice.advisor.advice.Option.tie_key`). The padding of ``subs`` (a keep with at most three smaller
+    keeps repeats the first) is not read: the best of a row and itself is that row.
+
+    In the blocks every operand is loaded before the selects, and the second moment is selected before the
+    number and the value: written in another order (a select of a load, or the second moment last) LLVM left
+    these loops scalar and branchy, 4 to 6 times slower (checked on the compiled code's assembly). One call per
+    roll, not per keep: a compiled call that passes arrays costs more than a keep's work.
+    """
+    last = KV.shape[0] - 1
+    for u in range(lanes):
+        BV[last, u] = KV[last, u]
+        BI[last, u] = last
+        BM[last, u] = KM[last, u]
+    for k in range(last - 1, n_hands - 1, -1):
+        used = 3 if subs[k, 3] == subs[k, 0] else subs.shape[1]
+        kf = float(k)
+        if W >= 8 and lanes == W:  # blocks of 8 lanes, loads before stores: vector instructions
+            for j in range(0, W, 8):
+                v0 = KV[k, j]
+                v1 = KV[k, j + 1]
+                v2 = KV[k, j + 2]
+                v3 = KV[k, j + 3]
+                v4 = KV[k, j + 4]
+                v5 = KV[k, j + 5]
+                v6 = KV[k, j + 6]
+                v7 = KV[k, j + 7]
+                i0 = kf
+                i1 = kf
+                i2 = kf
+                i3 = kf
+                i4 = kf
+                i5 = kf
+                i6 = kf
+                i7 = kf
+                m0 = KM[k, j]
+                m1 = KM[k, j + 1]
+                m2 = KM[k, j + 2]
+                m3 = KM[k, j + 3]
+                m4 = KM[k, j + 4]
+                m5 = KM[k, j + 5]
+                m6 = KM[k, j + 6]
+                m7 = KM[k, j + 7]
+                for t in range(0, used):
                     s = subs[k, t]
-                    for u in range(lanes):
-                        x = BV[s, u]
-                        m = BV[k, u]
-                        c = (x > m) | ((x == m) & (BI[s, u] < BI[k, u]))
-                        BI[k, u] = BI[s, u] if c else BI[k, u]
-                        BM[k, u] = BM[s, u] if c else BM[k, u]
-                        BV[k, u] = x if c else m
-        # Hands, one roll earlier: score now if the best box is worth at least the best proper keep, else that
-        # keep. The value as the value kernel computes it: the previous value or the best keep's, if higher.
-        for h in range(n_hands):
-            # The best proper keep's value, number and second moment (the plain loops: into rows 0 and 1 of rowsV
-            # and row 0 of rowsM, free once hands are valued).
-            if blocked:
-                for j in range(0, W, 8):
-                    s = subs[h, 0]
-                    v0 = BV[s, j]
-                    v1 = BV[s, j + 1]
-                    v2 = BV[s, j + 2]
-                    v3 = BV[s, j + 3]
-                    v4 = BV[s, j + 4]
-                    v5 = BV[s, j + 5]
-                    v6 = BV[s, j + 6]
-                    v7 = BV[s, j + 7]
-                    i0 = BI[s, j]
-                    i1 = BI[s, j + 1]
-                    i2 = BI[s, j + 2]
-                    i3 = BI[s, j + 3]
-                    i4 = BI[s, j + 4]
-                    i5 = BI[s, j + 5]
-                    i6 = BI[s, j + 6]
-                    i7 = BI[s, j + 7]
-                    m0 = BM[s, j]
-                    m1 = BM[s, j + 1]
-                    m2 = BM[s, j + 2]
-                    m3 = BM[s, j + 3]
-                    m4 = BM[s, j + 4]
-                    m5 = BM[s, j + 5]
-                    m6 = BM[s, j + 6]
-                    m7 = BM[s, j + 7]
-                    for t in range(1, n_subs):
-                        s = subs[h, t]
-                        x = BV[s, j]
-                        e = BI[s, j]
-                        c = (x > v0) | ((x == v0) & (e < i0))
-                        z = BM[s, j]
-                        m0 = z if c else m0
-                        i0 = e if c else i0
-                        v0 = x if c else v0
-                        x = BV[s, j + 1]
-                        e = BI[s, j + 1]
-                        c = (x > v1) | ((x == v1) & (e < i1))
-                        z = BM[s, j + 1]
-                        m1 = z if c else m1
-                        i1 = e if c else i1
-                        v1 = x if c else v1
-                        x = BV[s, j + 2]
-                        e = BI[s, j + 2]
-                        c = (x > v2) | ((x == v2) & (e < i2))
-                        z = BM[s, j + 2]
-                        m2 = z if c else m2
-                        i2 = e if c else i2
-                        v2 = x if c else v2
-                        x = BV[s, j + 3]
-                        e = BI[s, j + 3]
-                        c = (x > v3) | ((x == v3) & (e < i3))
-                        z = BM[s, j + 3]
-                        m3 = z if c else m3
-                        i3 = e if c else i3
-                        v3 = x if c else v3
-                        x = BV[s, j + 4]
-                        e = BI[s, j + 4]
-                        c = (x > v4) | ((x == v4) & (e < i4))
-                        z = BM[s, j + 4]
-                        m4 = z if c else m4
-                        i4 = e if c else i4
-                        v4 = x if c else v4
-                        x = BV[s, j + 5]
-                        e = BI[s, j + 5]
-                        c = (x > v5) | ((x == v5) & (e < i5))
-                        z = BM[s, j + 5]
-                        m5 = z if c else m5
-                        i5 = e if c else i5
-                        v5 = x if c else v5
-                        x = BV[s, j + 6]
-                        e = BI[s, j + 6]
-                        c = (x > v6) | ((x == v6) & (e < i6))
-                        z = BM[s, j + 6]
-                        m6 = z if c else m6
-                        i6 = e if c else i6
-                        v6 = x if c else v6
-                        x = BV[s, j + 7]
-                        e = BI[s, j + 7]
-                        c = (x > v7) | ((x == v7) & (e < i7))
-                        z = BM[s, j + 7]
-                        m7 = z if c else m7
-                        i7 = e if c else i7
-                        v7 = x if c else v7
-                    # Score now if the best box is worth at least the best proper keep.
-                    z = SM[h, j]
-                    m0 = z if SV[h, j] >= v0 else m0
-                    z = SM[h, j + 1]
-                    m1 = z if SV[h, j + 1] >= v1 else m1
-                    z = SM[h, j + 2]
-                    m2 = z if SV[h, j + 2] >= v2 else m2
-                    z = SM[h, j + 3]
-                    m3 = z if SV[h, j + 3] >= v3 else m3
-                    z = SM[h, j + 4]
-                    m4 = z if SV[h, j + 4] >= v4 else m4
-                    z = SM[h, j + 5]
-                    m5 = z if SV[h, j + 5] >= v5 else m5
-                    z = SM[h, j + 6]
-                    m6 = z if SV[h, j + 6] >= v6 else m6
-                    z = SM[h, j + 7]
-                    m7 = z if SV[h, j + 7] >= v7 else m7
-                    x0 = KV[h, j]
-                    x1 = KV[h, j + 1]
-                    x2 = KV[h, j + 2]
-                    x3 = KV[h, j + 3]
-                    x4 = KV[h, j + 4]
-                    x5 = KV[h, j + 5]
-                    x6 = KV[h, j + 6]
-                    x7 = KV[h, j + 7]
-                    KM[h, j] = m0
-                    KM[h, j + 1] = m1
-                    KM[h, j + 2] = m2
-                    KM[h, j + 3] = m3
-                    KM[h, j + 4] = m4
-                    KM[h, j + 5] = m5
-                    KM[h, j + 6] = m6
-                    KM[h, j + 7] = m7
-                    KV[h, j] = v0 if v0 > x0 else x0
-                    KV[h, j + 1] = v1 if v1 > x1 else x1
-                    KV[h, j + 2] = v2 if v2 > x2 else x2
-                    KV[h, j + 3] = v3 if v3 > x3 else x3
-                    KV[h, j + 4] = v4 if v4 > x4 else x4
-                    KV[h, j + 5] = v5 if v5 > x5 else x5
-                    KV[h, j + 6] = v6 if v6 > x6 else x6
-                    KV[h, j + 7] = v7 if v7 > x7 else x7
-            else:
-                s = subs[h, 0]
-                for u in range(lanes):
-                    rowsV[0, u] = BV[s, u]
-                    rowsV[1, u] = BI[s, u]
-                    rowsM[0, u] = BM[s, u]
-                for t in range(1, n_subs):
-                    s = subs[h, t]
-                    for u in range(lanes):
-                        x = BV[s, u]
-                        m = rowsV[0, u]
-                        c = (x > m) | ((x == m) & (BI[s, u] < rowsV[1, u]))
-                        rowsV[1, u] = BI[s, u] if c else rowsV[1, u]
-                        rowsM[0, u] = BM[s, u] if c else rowsM[0, u]
-                        rowsV[0, u] = x if c else m
-                for u in range(lanes):
-                    m = rowsV[0, u]
-                    KM[h, u] = SM[h, u] if SV[h, u] >= m else rowsM[0, u]
-                    KV[h, u] = m if m > KV[h, u] else KV[h, u]
-            if rep:  # the chance of coming back of the same choice (Kiriki): the keep's number into row 1 of rowsV
-                s = subs[h, 0]
-                for u in range(lanes):
-                    rowsV[0, u] = BV[s, u]
-                    rowsV[1, u] = BI[s, u]
-                for t in range(1, n_subs):
-                    s = subs[h, t]
-                    for u in range(lanes):
-                        x = BV[s, u]
-                        e = BI[s, u]
-                        m = rowsV[0, u]
-                        i = rowsV[1, u]
-                        c = (x > m) | ((x == m) & (e < i))
-                        rowsV[1, u] = e if c else i
-                        rowsV[0, u] = x if c else m
-                for u in range(lanes):
-                    KP[h, u] = SP[h, u] if SV[h, u] >= rowsV[0, u] else KP[int(rowsV[1, u]), u]
+                    x = BV[s, j]
+                    e = BI[s, j]
+                    c = (x > v0) | ((x == v0) & (e < i0))
+                    z = BM[s, j]
+                    m0 = z if c else m0
+                    i0 = e if c else i0
+                    v0 = x if c else v0
+                    x = BV[s, j + 1]
+                    e = BI[s, j + 1]
+                    c = (x > v1) | ((x == v1) & (e < i1))
+                    z = BM[s, j + 1]
+                    m1 = z if c else m1
+                    i1 = e if c else i1
+                    v1 = x if c else v1
+                    x = BV[s, j + 2]
+                    e = BI[s, j + 2]
+                    c = (x > v2) | ((x == v2) & (e < i2))
+                    z = BM[s, j + 2]
+                    m2 = z if c else m2
+                    i2 = e if c else i2
+                    v2 = x if c else v2
+                    x = BV[s, j + 3]
+                    e = BI[s, j + 3]
+                    c = (x > v3) | ((x == v3) & (e < i3))
+                    z = BM[s, j + 3]
+                    m3 = z if c else m3
+                    i3 = e if c else i3
+                    v3 = x if c else v3
+                    x = BV[s, j + 4]
+                    e = BI[s, j + 4]
+                    c = (x > v4) | ((x == v4) & (e < i4))
+                    z = BM[s, j + 4]
+                    m4 = z if c else m4
+                    i4 = e if c else i4
+                    v4 = x if c else v4
+                    x = BV[s, j + 5]
+                    e = BI[s, j + 5]
+                    c = (x > v5) | ((x == v5) & (e < i5))
+                    z = BM[s, j + 5]
+                    m5 = z if c else m5
+                    i5 = e if c else i5
+                    v5 = x if c else v5
+                    x = BV[s, j + 6]
+                    e = BI[s, j + 6]
+                    c = (x > v6) | ((x == v6) & (e < i6))
+                    z = BM[s, j + 6]
+                    m6 = z if c else m6
+                    i6 = e if c else i6
+                    v6 = x if c else v6
+                    x = BV[s, j + 7]
+                    e = BI[s, j + 7]
+                    c = (x > v7) | ((x == v7) & (e < i7))
+                    z = BM[s, j + 7]
+                    m7 = z if c else m7
+                    i7 = e if c else i7
+                    v7 = x if c else v7
+                BV[k, j] = v0
+                BV[k, j + 1] = v1
+                BV[k, j + 2] = v2
+                BV[k, j + 3] = v3
+                BV[k, j + 4] = v4
+                BV[k, j + 5] = v5
+                BV[k, j + 6] = v6
+                BV[k, j + 7] = v7
+                BI[k, j] = i0
+                BI[k, j + 1] = i1
+                BI[k, j + 2] = i2
+                BI[k, j + 3] = i3
+                BI[k, j + 4] = i4
+                BI[k, j + 5] = i5
+                BI[k, j + 6] = i6
+                BI[k, j + 7] = i7
+                BM[k, j] = m0
+                BM[k, j + 1] = m1
+                BM[k, j + 2] = m2
+                BM[k, j + 3] = m3
+                BM[k, j + 4] = m4
+                BM[k, j + 5] = m5
+                BM[k, j + 6] = m6
+                BM[k, j + 7] = m7
+            continue
+        for u in range(lanes):
+            BV[k, u] = KV[k, u]
+            BI[k, u] = kf
+            BM[k, u] = KM[k, u]
+        for t in range(used):
+            s = subs[k, t]
+            for u in range(lanes):
+                x = BV[s, u]
+                m = BV[k, u]
+                c = (x > m) | ((x == m) & (BI[s, u] < BI[k, u]))
+                BI[k, u] = BI[s, u] if c else BI[k, u]
+                BM[k, u] = BM[s, u] if c else BM[k, u]
+                BV[k, u] = x if c else m
 
 
-def solve_moments(V, M, C, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags, lo, hi):
+def best_proper_keeps(subs, n_hands, lanes, BV, BI, BM):
+    """Each hand's best proper keep (value, number, second moment) into the hand's rows of ``BV``, ``BI``,
+    ``BM`` (free: only keeps smaller than a hand have a best keep inside them), from the keeps' rows
+    (:func:`best_keep_moments`, whose blocks these are)."""
+    for k in range(n_hands):
+        used = 3 if subs[k, 3] == subs[k, 0] else subs.shape[1]
+        r0 = subs[k, 0]
+        if W >= 8 and lanes == W:  # blocks of 8 lanes, loads before stores: vector instructions
+            for j in range(0, W, 8):
+                v0 = BV[r0, j]
+                v1 = BV[r0, j + 1]
+                v2 = BV[r0, j + 2]
+                v3 = BV[r0, j + 3]
+                v4 = BV[r0, j + 4]
+                v5 = BV[r0, j + 5]
+                v6 = BV[r0, j + 6]
+                v7 = BV[r0, j + 7]
+                i0 = BI[r0, j]
+                i1 = BI[r0, j + 1]
+                i2 = BI[r0, j + 2]
+                i3 = BI[r0, j + 3]
+                i4 = BI[r0, j + 4]
+                i5 = BI[r0, j + 5]
+                i6 = BI[r0, j + 6]
+                i7 = BI[r0, j + 7]
+                m0 = BM[r0, j]
+                m1 = BM[r0, j + 1]
+                m2 = BM[r0, j + 2]
+                m3 = BM[r0, j + 3]
+                m4 = BM[r0, j + 4]
+                m5 = BM[r0, j + 5]
+                m6 = BM[r0, j + 6]
+                m7 = BM[r0, j + 7]
+                for t in range(1, used):
+                    s = subs[k, t]
+                    x = BV[s, j]
+                    e = BI[s, j]
+                    c = (x > v0) | ((x == v0) & (e < i0))
+                    z = BM[s, j]
+                    m0 = z if c else m0
+                    i0 = e if c else i0
+                    v0 = x if c else v0
+                    x = BV[s, j + 1]
+                    e = BI[s, j + 1]
+                    c = (x > v1) | ((x == v1) & (e < i1))
+                    z = BM[s, j + 1]
+                    m1 = z if c else m1
+                    i1 = e if c else i1
+                    v1 = x if c else v1
+                    x = BV[s, j + 2]
+                    e = BI[s, j + 2]
+                    c = (x > v2) | ((x == v2) & (e < i2))
+                    z = BM[s, j + 2]
+                    m2 = z if c else m2
+                    i2 = e if c else i2
+                    v2 = x if c else v2
+                    x = BV[s, j + 3]
+                    e = BI[s, j + 3]
+                    c = (x > v3) | ((x == v3) & (e < i3))
+                    z = BM[s, j + 3]
+                    m3 = z if c else m3
+                    i3 = e if c else i3
+                    v3 = x if c else v3
+                    x = BV[s, j + 4]
+                    e = BI[s, j + 4]
+                    c = (x > v4) | ((x == v4) & (e < i4))
+                    z = BM[s, j + 4]
+                    m4 = z if c else m4
+                    i4 = e if c else i4
+                    v4 = x if c else v4
+                    x = BV[s, j + 5]
+                    e = BI[s, j + 5]
+                    c = (x > v5) | ((x == v5) & (e < i5))
+                    z = BM[s, j + 5]
+                    m5 = z if c else m5
+                    i5 = e if c else i5
+                    v5 = x if c else v5
+                    x = BV[s, j + 6]
+                    e = BI[s, j + 6]
+                    c = (x > v6) | ((x == v6) & (e < i6))
+                    z = BM[s, j + 6]
+                    m6 = z if c else m6
+                    i6 = e if c else i6
+                    v6 = x if c else v6
+                    x = BV[s, j + 7]
+                    e = BI[s, j + 7]
+                    c = (x > v7) | ((x == v7) & (e < i7))
+                    z = BM[s, j + 7]
+                    m7 = z if c else m7
+                    i7 = e if c else i7
+                    v7 = x if c else v7
+                BV[k, j] = v0
+                BV[k, j + 1] = v1
+                BV[k, j + 2] = v2
+                BV[k, j + 3] = v3
+                BV[k, j + 4] = v4
+                BV[k, j + 5] = v5
+                BV[k, j + 6] = v6
+                BV[k, j + 7] = v7
+                BI[k, j] = i0
+                BI[k, j + 1] = i1
+                BI[k, j + 2] = i2
+                BI[k, j + 3] = i3
+                BI[k, j + 4] = i4
+                BI[k, j + 5] = i5
+                BI[k, j + 6] = i6
+                BI[k, j + 7] = i7
+                BM[k, j] = m0
+                BM[k, j + 1] = m1
+                BM[k, j + 2] = m2
+                BM[k, j + 3] = m3
+                BM[k, j + 4] = m4
+                BM[k, j + 5] = m5
+                BM[k, j + 6] = m6
+                BM[k, j + 7] = m7
+            continue
+        for u in range(lanes):
+            BV[k, u] = BV[r0, u]
+            BI[k, u] = BI[r0, u]
+            BM[k, u] = BM[r0, u]
+        for t in range(1, used):
+            s = subs[k, t]
+            for u in range(lanes):
+                x = BV[s, u]
+                m = BV[k, u]
+                c = (x > m) | ((x == m) & (BI[s, u] < BI[k, u]))
+                BI[k, u] = BI[s, u] if c else BI[k, u]
+                BM[k, u] = BM[s, u] if c else BM[k, u]
+                BV[k, u] = x if c else m
+
+
+def hand_choices(n_hands, lanes, rep, KV, KM, KP, SV, SM, SP, BV, BI, BM):
+    """Each hand one roll earlier, its best proper keep in its rows of ``BV``, ``BI``, ``BM``
+    (:func:`best_proper_keeps`): it scores now if its best box (``SV``, ``SM``, ``SP``) is worth at least that
+    keep (ties: scoring first), else it takes the keep, with its second moment (and, where a turn can come back,
+    ``rep``, its chance of coming back). Its value is the value kernel's: the previous one or the keep's, if
+    higher."""
+    for k in range(n_hands):
+        if W >= 8 and lanes == W:  # blocks of 8 lanes, loads before stores: vector instructions
+            for j in range(0, W, 8):
+                v0 = BV[k, j]
+                v1 = BV[k, j + 1]
+                v2 = BV[k, j + 2]
+                v3 = BV[k, j + 3]
+                v4 = BV[k, j + 4]
+                v5 = BV[k, j + 5]
+                v6 = BV[k, j + 6]
+                v7 = BV[k, j + 7]
+                m0 = BM[k, j]
+                m1 = BM[k, j + 1]
+                m2 = BM[k, j + 2]
+                m3 = BM[k, j + 3]
+                m4 = BM[k, j + 4]
+                m5 = BM[k, j + 5]
+                m6 = BM[k, j + 6]
+                m7 = BM[k, j + 7]
+                s0 = SV[k, j]
+                s1 = SV[k, j + 1]
+                s2 = SV[k, j + 2]
+                s3 = SV[k, j + 3]
+                s4 = SV[k, j + 4]
+                s5 = SV[k, j + 5]
+                s6 = SV[k, j + 6]
+                s7 = SV[k, j + 7]
+                q0 = SM[k, j]
+                q1 = SM[k, j + 1]
+                q2 = SM[k, j + 2]
+                q3 = SM[k, j + 3]
+                q4 = SM[k, j + 4]
+                q5 = SM[k, j + 5]
+                q6 = SM[k, j + 6]
+                q7 = SM[k, j + 7]
+                x0 = KV[k, j]
+                x1 = KV[k, j + 1]
+                x2 = KV[k, j + 2]
+                x3 = KV[k, j + 3]
+                x4 = KV[k, j + 4]
+                x5 = KV[k, j + 5]
+                x6 = KV[k, j + 6]
+                x7 = KV[k, j + 7]
+                KM[k, j] = q0 if s0 >= v0 else m0
+                KM[k, j + 1] = q1 if s1 >= v1 else m1
+                KM[k, j + 2] = q2 if s2 >= v2 else m2
+                KM[k, j + 3] = q3 if s3 >= v3 else m3
+                KM[k, j + 4] = q4 if s4 >= v4 else m4
+                KM[k, j + 5] = q5 if s5 >= v5 else m5
+                KM[k, j + 6] = q6 if s6 >= v6 else m6
+                KM[k, j + 7] = q7 if s7 >= v7 else m7
+                KV[k, j] = v0 if v0 > x0 else x0
+                KV[k, j + 1] = v1 if v1 > x1 else x1
+                KV[k, j + 2] = v2 if v2 > x2 else x2
+                KV[k, j + 3] = v3 if v3 > x3 else x3
+                KV[k, j + 4] = v4 if v4 > x4 else x4
+                KV[k, j + 5] = v5 if v5 > x5 else x5
+                KV[k, j + 6] = v6 if v6 > x6 else x6
+                KV[k, j + 7] = v7 if v7 > x7 else x7
+        else:
+            for u in range(lanes):
+                x = BV[k, u]
+                KM[k, u] = SM[k, u] if SV[k, u] >= x else BM[k, u]
+                KV[k, u] = x if x > KV[k, u] else KV[k, u]
+        if rep:  # the chance of coming back of the hand's choice (Kiriki)
+            for u in range(lanes):
+                KP[k, u] = SP[k, u] if SV[k, u] >= BV[k, u] else KP[int(BI[k, u]), u]
+
+
+def turn_moments(V, M, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, s0, lanes, levels, KV, KM, KP,
+                 SV, SM, SP, BV, BI, BM, rowsV, rowsM, rowsP):  # fmt: skip
+    """One state's turn for ``lanes`` lanes, lane ``u`` being subtotal ``s0 + u``: each keep's value ``KV``,
+    second moment ``KM`` and chance of coming back (Kiriki) ``KP``, ``levels`` rerolls before the end; for
+    hands, the hand's value and moments with ``levels`` rerolls left, under the advisor's choice.
+
+    ``V`` and ``M`` are the value and second-moment tables; the state's own entry of ``M`` is read as the second
+    moment of coming back (0 while it is being solved: ``KP`` then says how much of it each entry lacks). The
+    other arrays are scratch (:func:`new_work`, ``W`` lanes wide): ``S*`` the best box per hand, ``BV``, ``BI``
+    and ``BM`` the value, number and second moment of the best keep inside each keep, ``rows*`` the successor
+    rows. Separate arrays, so that the compiler knows they do not overlap and vectorises the blocks of lanes.
+    The keeps' means are the value kernel's own ``keep_values``, one channel at a time (same sums, same bits).
+    """
+    n_hands = 0  # hands: the keeps of all the dice, numbered first
+    for k in range(counts.shape[0]):
+        s = 0
+        for f in range(6):
+            s += counts[k, f]
+        if s == n_dice:
+            n_hands += 1
+    n_rows = p[P_N_ROWS]
+    n_boxes = p[P_N_BOXES]
+    r_mask = np.empty(n_rows, dtype=np.int64)
+    r_flag = np.empty(n_rows, dtype=np.int64)
+    r_add = np.empty(n_rows, dtype=np.int64)
+    points = np.empty(n_boxes, dtype=np.int64)
+    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_points = np.empty((n_hands, n_boxes))
+    n_opt = np.empty(n_hands, dtype=np.int64)
+    bonus = np.empty(n_hands, dtype=np.int64)
+    rep = comes_back(p, open_mask, penta_scored)  # a turn can come back to this state: KP is carried
+    moment_rows(V, M, p, n_dice, open_mask, penta_scored, s0, lanes, rowsV, rowsM, rowsP, r_mask, r_flag, r_add)
+    hand_options(
+        p, counts[:n_hands], scores, open_mask, penta_scored, points, opt_box, opt_row, opt_points, n_opt, bonus
+    )
+    moment_hands(lanes, rep, opt_row, opt_points, n_opt, rowsV, rowsM, rowsP, KV, KM, KP, SV, SM, SP, BV)
+    for _ in range(levels):
+        keep_values(add, n_hands, KV)
+        keep_values(add, n_hands, KM)
+        if rep:
+            keep_values(add, n_hands, KP)
+        best_keep_moments(subs, n_hands, lanes, KV, KM, BV, BI, BM)
+        best_proper_keeps(subs, n_hands, lanes, BV, BI, BM)
+        hand_choices(n_hands, lanes, rep, KV, KM, KP, SV, SM, SP, BV, BI, BM)
+
+
+def solve_moments(V, M, C, fused, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags, lo, hi):
     """The second moment at the start of a turn of states ``lo <= i < hi`` (``masks[i]``,
-    ``penta_scored_flags[i]``), every lane, written into ``M``; the values recomputed alongside into ``C``
-    (a check against ``V``). A state that can come back to itself solves ``M2 = A + P * M2``."""
+    ``penta_scored_flags[i]``), every lane, written into ``M``; the values recomputed alongside into ``C``. A state
+    that can come back to itself solves ``M2 = A + P * M2``.
+
+    ``fused``: the value pass and this one in one (``C`` is ``V``, the states' values not known yet): each turn's
+    values go into ``V`` as they are computed, the same sums in the same order as the value pass's, so the same
+    bits. A state that can come back to itself (Kiriki) first has its value solved by the value pass's secant
+    steps (:func:`pentadice.turn.solve_states`); its recomputed value, within 1e-12 of that fixed point, is not
+    written. Otherwise ``C`` is a check against the table ``V``.
+    """
     n_keeps = counts.shape[0]
     L = V.shape[2]
     KV, KM, KP, SV, SM, SP, BV, BI, BM, rowsV, rowsM, rowsP = new_work(max(n_keeps, p[P_N_ROWS]), W)
@@ -778,6 +650,9 @@ def solve_moments(V, M, C, p, n_dice, counts, scores, add, subs, weight, masks, 
     for i in range(lo, hi):
         open_mask = masks[i]
         penta_scored = penta_scored_flags[i]
+        rep = comes_back(p, open_mask, penta_scored)
+        if fused and rep:
+            value_states(V, 0.0, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags, i, i + 1)
         for u in range(L):
             M[penta_scored, open_mask, u] = 0.0  # coming back: solved for below
         for s0 in range(0, L, W):  # W subtotals at a time (all of them in the compiled build)
@@ -785,7 +660,6 @@ def solve_moments(V, M, C, p, n_dice, counts, scores, add, subs, weight, masks, 
             turn_moments(V, M, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, s0, lanes, levels,
                          KV, KM, KP, SV, SM, SP, BV, BI, BM, rowsV, rowsM, rowsP)  # fmt: skip
             # The hands weighted by their odds, hand by hand for all lanes (each lane's sums in the same order).
-            rep = repeats(p, open_mask, penta_scored)
             for u in range(lanes):
                 acc_v[u] = 0.0
                 acc_m[u] = 0.0
@@ -799,27 +673,20 @@ def solve_moments(V, M, C, p, n_dice, counts, scores, add, subs, weight, masks, 
                     for u in range(lanes):
                         acc_p[u] += w * KP[h, u]
             for u in range(lanes):
-                C[penta_scored, open_mask, s0 + u] = acc_v[u] / total
+                if not (fused and rep):
+                    C[penta_scored, open_mask, s0 + u] = acc_v[u] / total
                 M[penta_scored, open_mask, s0 + u] = (acc_m[u] / total) / (1.0 - acc_p[u] / total)
 
 
 def new_work(n, lanes):
     """The scratch arrays of :func:`turn_moments`, each ``n`` x lanes (``n`` the more of the keeps and the
-    successor rows: :func:`work_rows`), separately allocated."""
+    successor rows: :func:`work_rows`), separately allocated; zeros, so that lanes a call leaves out (fewer
+    lanes than the build's, whose keeps' means run on all of them) hold no slow subnormal garbage."""
     return (
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-        np.empty((n, lanes)),
-    )
+        np.zeros((n, lanes)), np.zeros((n, lanes)), np.zeros((n, lanes)), np.zeros((n, lanes)),
+        np.zeros((n, lanes)), np.zeros((n, lanes)), np.zeros((n, lanes)), np.zeros((n, lanes)),
+        np.zeros((n, lanes)), np.zeros((n, lanes)), np.zeros((n, lanes)), np.zeros((n, lanes)),
+    )  # fmt: skip
 
 
 def work_rows(rs: rules.RuleSet) -> int:
@@ -841,21 +708,19 @@ def compiled(lanes: int = LANES_PER_PASS):
 
     from pentadice.solver import kernels
 
-    scope = {
-        "score_options": kernels.narrow.score_options,
-        "upper_bonus": kernels.narrow.upper_bonus,
-        "repeats": kernels.narrow.repeats,
-        "successor_row": kernels.narrow.successor_row,
-    }
+    narrow = kernels.narrow
+    scope = {name: getattr(narrow, name) for name in ("comes_back", "hand_options", "successors", "upper_bonus")}
+    scope["keep_values"] = kernels.wide_for(lanes).keep_values  # the value pass's own, already compiled
+    scope["value_states"] = kernels.wide_for(lanes).solve_states
     out = {}
-    for fn in (new_work, turn_moments, solve_moments):
+    steps = (moment_rows, moment_hands, best_keep_moments, best_proper_keeps, hand_choices)
+    for fn in (new_work, *steps, turn_moments, solve_moments):
         scope.update(out)
         out[fn.__name__] = kernels._compile(fn, scope, lanes)
     kernels.drop_stale_cache(list(out.values()))
     return types.SimpleNamespace(**out)
 
 
-PARTS_PER_THREAD = 4
 # The pass runs by itself (with every `solve`, and in `advise` when the file is missing) only where its work, the
 # states between turns times the keeps of a turn, is at most this: Yatzy's 32,767 states x 252 keeps (8.3M;
 # 5.5 s on one quiet core, Penta's 3.1M about 2 s). Maxi Yatzy's 1,048,575 x 924 (969M) takes about 0.8 ms a
@@ -943,25 +808,11 @@ def second_moments(
     M[:, 0, :] = 0.0
     C[:, 0, :] = 0.0
     empty = np.zeros(0, dtype=np.int64)
-    k.solve_moments(V, M, C, *inputs, empty, empty, 0, 0)  # compile (or load) before timing
+    k.solve_moments(V, M, C, False, *inputs, empty, empty, 0, 0)  # compile (or load) before timing
     compiled_at = time.perf_counter()
-    pool = ThreadPoolExecutor(threads) if threads > 1 else None
-    try:
+    with layers.Workers(threads) as workers:
         for masks, flags in states.layers(rs):
-            if pool is None:
-                k.solve_moments(V, M, C, *inputs, masks, flags, 0, len(masks))
-                continue
-            cuts = np.linspace(0, len(masks), threads * PARTS_PER_THREAD + 1).astype(int)
-            parts = [
-                pool.submit(k.solve_moments, V, M, C, *inputs, masks, flags, lo, hi)
-                for lo, hi in itertools.pairwise(cuts)
-                if hi > lo
-            ]
-            for part in parts:
-                part.result()
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            workers.run(k.solve_moments, (V, M, C, False, *inputs, masks, flags), len(masks))
     # (In place where it can be: Maxi Yatzy's arrays are 0.6 GB each.)
     V, C = V[:, :, :n_lanes], C[:, :, :n_lanes]
     M = np.ascontiguousarray(M[:, :, :n_lanes])
@@ -983,6 +834,43 @@ def second_moments(
         timings["seconds"] = time.perf_counter() - compiled_at
         timings["max_value_difference"] = worst
     return M
+
+
+def fusable(rs: rules.RuleSet) -> bool:
+    """Whether the value pass and this one can run as one (:func:`solve_both`): the build's lanes are the rule
+    set's own (every registered rule set; a reduced game with a low threshold runs the two passes apart)."""
+    return lanes_for(rs) == rs.lanes
+
+
+def solve_both(
+    rs: rules.RuleSet, threads: int = 1, progress=None, timings: dict | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, M2)`` of every state of ``rs`` in one pass (``solve_moments`` fused): the values the same bits
+    as the value pass's (:func:`pentadice.solver.induction.solve_values`), both ``rs.lanes`` lanes wide and NaN
+    for masks outside the game, before unreachable states are blanked. ``progress(done, total)`` after each
+    layer; ``timings`` receives ``compile_seconds`` and ``seconds``."""
+    if not fusable(rs):
+        raise ValueError(f"{rs.name}'s lanes ({rs.lanes}) are not a build's: solve its values and moments apart")
+    start = time.perf_counter()
+    k = compiled(lanes_for(rs))
+    inputs = turn_inputs(rs).layer()
+    V = np.full((rs.n_flags, 1 << rs.n_boxes, rs.lanes), np.nan)
+    M = np.full(V.shape, np.nan)
+    V[:, 0, :] = 0.0  # game over: nothing more to score
+    M[:, 0, :] = 0.0
+    empty = np.zeros(0, dtype=np.int64)
+    k.solve_moments(V, M, V, True, *inputs, empty, empty, 0, 0)  # compile (or load) before timing
+    compiled_at = time.perf_counter()
+    all_layers = states.layers(rs)
+    with layers.Workers(threads) as workers:
+        for i, (masks, flags) in enumerate(all_layers):
+            workers.run(k.solve_moments, (V, M, V, True, *inputs, masks, flags), len(masks))
+            if progress is not None:
+                progress(i + 1, len(all_layers))
+    if timings is not None:
+        timings["compile_seconds"] = compiled_at - start
+        timings["seconds"] = time.perf_counter() - compiled_at
+    return V, M
 
 
 def sd(mean: float, second: float) -> float:
@@ -1010,7 +898,8 @@ def keep_moments(
     t = turn_inputs(rs)
     tables = t.tables
     sub = min(sub, rs.upper_threshold)
-    work = new_work(work_rows(rs), 1)
+    # The compiled build's keeps' means run on all its lanes: its scratch is that wide (lane 0 is this one).
+    work = new_work(work_rows(rs), lanes_for(rs) if compiled_code else 1)
     fn = compiled(lanes_for(rs)).turn_moments if compiled_code else turn_moments
     V = np.asarray(values)
     M = np.asarray(m2)

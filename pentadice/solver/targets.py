@@ -36,24 +36,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from pentadice.rules import (
-    BOX_FIELDS,
-    F_A,
-    F_KIND,
-    F_ROW,
-    K_FACE,
-    K_PENTA,
-    P_BOX_DATA,
     P_N_BOXES,
     P_N_ROWS,
     P_PENTA_BONUS,
-    P_PENTA_BOX,
     P_PENTA_POINTS,
-    P_PENTA_REPEAT,
     P_ROLLS,
     P_UPPER_THRESHOLD,
-    penta_filled,
+    box_successor,
+    comes_back,
+    hand_options,
     score_options,
-    successor_row,
+    successors,
     upper_bonus,
 )
 
@@ -64,70 +57,49 @@ MAX_STATES = 4_000_000  # table entries (flags x masks x subtotals) above this a
 
 def successor_targets(p, n_dice, off, ln, open_mask, flag, sub, self_len, r_off, r_len, r_ub, r_self):
     """Where the row of each way to fill a box lies (``r_off``, ``r_len``; ``r_self``: this state's own row,
-    Kiriki), and the upper bonus it pays (``r_ub``), by the row numbers of ``pentadice.turn.successor_rows``
-    (each box's first row in ``p``: an upper box one per count of its face, the Penta box two, others one)."""
+    Kiriki, ``self_len`` lanes long so far), and the upper bonus it pays (``r_ub``), by the successor rows of
+    :func:`pentadice.rules.successors`. Returns the largest length of a successor's row (the state's own
+    excepted)."""
     cap = p[P_UPPER_THRESHOLD]
-    penta = p[P_PENTA_BOX]
-    for r in range(p[P_N_ROWS]):
-        r_len[r] = 0
+    n_rows = p[P_N_ROWS]
+    r_mask = np.empty(n_rows, dtype=np.int64)
+    r_flag = np.empty(n_rows, dtype=np.int64)
+    r_add = np.empty(n_rows, dtype=np.int64)
+    own = successors(p, n_dice, open_mask, flag, r_mask, r_flag, r_add)
+    longest = 0
+    for r in range(n_rows):
         r_self[r] = 0
-    if p[P_PENTA_REPEAT] == 1 and flag == 1 and penta_filled(p, open_mask) and open_mask != 0:
-        r = p[P_BOX_DATA + BOX_FIELDS * penta + F_ROW] + 1  # the Penta box is filled: its row is free for this
-        r_off[r] = off[flag, open_mask, sub]
-        r_len[r] = self_len
-        r_ub[r] = 0
-        r_self[r] = 1
-    for bx in range(p[P_N_BOXES]):
-        if (open_mask >> bx) & 1 == 0:
+        nxt = r_mask[r]
+        if nxt < 0:
+            r_len[r] = 0
             continue
-        nmask = open_mask & ~(1 << bx)
-        o = P_BOX_DATA + BOX_FIELDS * bx
-        kind = p[o + F_KIND]
-        row = p[o + F_ROW]
-        if kind == K_FACE:
-            face = p[o + F_A]
-            for c in range(n_dice + 1):
-                r = row + c
-                added = c * face
-                nsub = min(sub + added, cap)
-                r_off[r] = off[flag, nmask, nsub]
-                r_len[r] = ln[flag, nmask, nsub]
-                r_ub[r] = upper_bonus(p, sub, added)
-        elif kind != K_PENTA:
-            r_off[row] = off[flag, nmask, sub]
-            r_len[row] = ln[flag, nmask, sub]
-            r_ub[row] = 0
-        else:
-            for f in range(2):
-                r_off[row + f] = off[f, nmask, sub]
-                r_len[row + f] = ln[f, nmask, sub]
-                r_ub[row + f] = 0
+        nsub = min(sub + r_add[r], cap)
+        r_off[r] = off[r_flag[r], nxt, nsub]
+        r_len[r] = ln[r_flag[r], nxt, nsub]
+        r_ub[r] = upper_bonus(p, sub, r_add[r])
+        if r != own:
+            longest = max(longest, r_len[r])
+    if own >= 0:
+        r_len[own] = self_len
+        r_self[own] = 1
+    return longest
 
 
-def hand_targets(p, counts, scores, prev, cur, open_mask, flag, r_off, r_len, r_ub, r_self, a, b, K, points):
+def hand_targets(opt_row, opt_gain, n_opt, prev, cur, r_off, r_len, r_ub, r_self, a, b, K):
     """``K[h, t - a]`` for ``a <= t < b``: per target lane ``t``, the best legal box for hand ``h`` after the
     last roll. (A tile of lanes at a time: the keeps' rows of a tile stay in the processor's cache.)
 
-    ``prev`` holds the rows of the states one box fuller, ``cur`` this state's own (Kiriki); the ``r_*``
-    arrays (:func:`successor_targets`) say where each way to fill a box leads.
+    The hands' options are :func:`pentadice.rules.hand_options`'s (``opt_gain``: points and Penta bonus);
+    ``prev`` holds the rows of the states one box fuller, ``cur`` this state's own (Kiriki); the ``r_*`` arrays
+    (:func:`successor_targets`) say where each way to fill a box leads.
     """
-    n_boxes = p[P_N_BOXES]
-    for h in range(counts.shape[0]):
+    for h in range(n_opt.shape[0]):
         best = K[h]
         for c in range(b - a):
             best[c] = 0.0
-        if scores[h, n_boxes] == 1:  # the score table's points and successor rows (state independent)
-            bonus = 0
-            for bx in range(n_boxes):
-                points[bx] = scores[h, bx] if (open_mask >> bx) & 1 == 1 else -1
-        else:
-            bonus = score_options(p, counts[h], open_mask, flag, points)
-        for bx in range(n_boxes):
-            pts = points[bx]
-            if pts < 0:
-                continue
-            r = successor_row(p, bx, pts)
-            g = pts + bonus + r_ub[r]
+        for i in range(n_opt[h]):
+            r = opt_row[h, i]
+            g = int(opt_gain[h, i]) + r_ub[r]
             src = cur if r_self[r] == 1 else prev
             top = min(b, g + 1)  # t - g <= 0: the target is already met
             for c in range(top - a):
@@ -209,12 +181,16 @@ def target_states(
     acc = np.empty(TILE)
     n_boxes = p[P_N_BOXES]
     points = np.empty(n_boxes, dtype=np.int64)
+    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_gain = np.empty((n_hands, n_boxes))
+    n_opt = np.empty(n_hands, dtype=np.int64)
+    hand_bonus = np.empty(n_hands, dtype=np.int64)
     r_off = np.zeros(p[P_N_ROWS], dtype=np.int64)
     r_len = np.zeros(p[P_N_ROWS], dtype=np.int64)
     r_ub = np.zeros(p[P_N_ROWS], dtype=np.int64)
     r_self = np.zeros(p[P_N_ROWS], dtype=np.int64)
     total = float(6**n_dice)
-    cap = p[P_UPPER_THRESHOLD]
     step = p[P_PENTA_POINTS]
     for i in range(lo, hi):
         flag = flags[i]
@@ -223,22 +199,12 @@ def target_states(
         o = off[flag, open_mask, sub]
         room = alloc[i]
         # Lanes past every successor's row plus the largest gain are 0.
-        reach = 1
-        for bx in range(n_boxes):
-            if (open_mask >> bx) & 1 == 0:
-                continue
-            nmask = open_mask & ~(1 << bx)
-            kind = p[P_BOX_DATA + BOX_FIELDS * bx + F_KIND]
-            if kind == K_FACE:
-                face = p[P_BOX_DATA + BOX_FIELDS * bx + F_A]
-                for c in range(n_dice + 1):
-                    reach = max(reach, ln[flag, nmask, min(sub + c * face, cap)])
-            elif kind != K_PENTA:
-                reach = max(reach, ln[flag, nmask, sub])
-            else:
-                reach = max(reach, ln[0, nmask, sub], ln[1, nmask, sub])
+        reach = max(1, successor_targets(p, n_dice, off, ln, open_mask, flag, sub, 0, r_off, r_len, r_ub, r_self))
+        hand_options(
+            p, counts[:n_hands], scores, open_mask, flag, points, opt_box, opt_row, opt_gain, n_opt, hand_bonus
+        )
         reach += gmax
-        repeating = p[P_PENTA_REPEAT] == 1 and flag == 1 and penta_filled(p, open_mask) and open_mask != 0
+        repeating = comes_back(p, open_mask, flag)
         n = min(room, reach) if not repeating else room
         window = n if not repeating else step  # Kiriki: windows that read only windows already solved
         wa = 0
@@ -249,9 +215,7 @@ def target_states(
             for a in range(wa, wb, TILE):  # tiles of lanes: independent of each other
                 b = min(wb, a + TILE)
                 w = b - a
-                hand_targets(
-                    p, counts[:n_hands], scores, prev, cur, open_mask, flag, r_off, r_len, r_ub, r_self, a, b, K, points
-                )
+                hand_targets(opt_row, opt_gain, n_opt, prev, cur, r_off, r_len, r_ub, r_self, a, b, K)
                 for _ in range(p[P_ROLLS] - 1):
                     keep_targets(add, n_hands, K, w)
                     best_subkeep_targets(subs, n_hands, K, B, w)
@@ -289,9 +253,15 @@ def situation_targets(
         r_self = np.zeros(p[P_N_ROWS], dtype=np.int64)
         self_len = ln[flag, open_mask, sub]
         successor_targets(p, n_dice, off, ln, open_mask, flag, sub, self_len, r_off, r_len, r_ub, r_self)
-        hand_targets(
-            p, counts[:n_hands], scores, buf, buf, open_mask, flag, r_off, r_len, r_ub, r_self, t, t + 1, K, points
+        opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
+        opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
+        opt_gain = np.empty((n_hands, n_boxes))
+        n_opt = np.empty(n_hands, dtype=np.int64)
+        hand_bonus = np.empty(n_hands, dtype=np.int64)
+        hand_options(
+            p, counts[:n_hands], scores, open_mask, flag, points, opt_box, opt_row, opt_gain, n_opt, hand_bonus
         )
+        hand_targets(opt_row, opt_gain, n_opt, buf, buf, r_off, r_len, r_ub, r_self, t, t + 1, K)
         for _ in range(rerolls):
             keep_targets(add, n_hands, K, 1)
             best_subkeep_targets(subs, n_hands, K, B, 1)
@@ -302,9 +272,7 @@ def situation_targets(
         pts = points[bx]
         if pts < 0:
             continue
-        added = pts if p[P_BOX_DATA + BOX_FIELDS * bx + F_KIND] == K_FACE else 0
-        nflag = flag if bx != p[P_PENTA_BOX] else (1 if pts > 0 else 0)
-        nmask = open_mask & ~(1 << bx)
+        nmask, nflag, added = box_successor(p, bx, pts, open_mask, flag)
         nsub = min(sub + added, cap)
         j = t - (pts + bonus + upper_bonus(p, sub, added))
         if j <= 0:
@@ -346,7 +314,10 @@ def compiled() -> types.SimpleNamespace:
     from pentadice.compiled import jit
     from pentadice.solver.kernels import drop_stale_cache, narrow
 
-    done = {name: getattr(narrow, name) for name in ("score_options", "upper_bonus", "penta_filled", "successor_row")}
+    done = {
+        name: getattr(narrow, name)
+        for name in ("score_options", "upper_bonus", "box_successor", "comes_back", "hand_options", "successors")
+    }
     for fn in KERNELS:
         scope = dict(fn.__globals__)
         scope.update(done)

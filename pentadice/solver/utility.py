@@ -2,11 +2,11 @@
 ``R`` the points still to come, under the policy that maximises it (theta > 0 seeks risk, theta < 0 avoids it;
 theta = 0 is the value table, solved elsewhere).
 
-Solved backward exactly like the values (``pentadice.turn``), except that a box is worth its successor's
-utility times ``exp(theta * points)`` (box points, Penta bonus and upper bonus) instead of successor plus
-points: ``exp(theta * (points + R'))`` factorises, and the sign keeps "larger is better" for theta < 0 too.
-Keeps are still averages over the dice and choices still maxima, so the turn reuses the solver's compiled
-``keep_values`` and ``best_subkeeps``; only the successor rows and the hands' values are new here.
+Solved backward by the values' own turn (``pentadice.turn``), with four operations of its own in place of the
+value pass's (:data:`OPS`, rebound by :func:`pentadice.solver.kernels.compile_pass`): a box is worth its
+successor's utility times ``exp(theta * points)`` (box points, Penta bonus and upper bonus) instead of successor
+plus points: ``exp(theta * (points + R'))`` factorises, and the sign keeps "larger is better" for theta < 0 too.
+Keeps are still averages over the dice and choices still maxima, so every other step is the value pass's.
 
 Kiriki's self-returning states are solved with the solver's secant steps (one turn is again increasing,
 convex and piecewise linear in the value of coming back, with slope ``P(come back) * exp(50 * theta)``, below 1
@@ -23,32 +23,17 @@ the arrays' shapes; the lanes (subtotals) are ``RuleSet.lanes``, each lane count
 
 from __future__ import annotations
 
-import itertools
 import math
+import sys
 import types
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from pentadice import rules, states
 from pentadice.compiled import jit
-from pentadice.rules import (
-    BOX_FIELDS,
-    F_A,
-    F_KIND,
-    F_ROW,
-    K_FACE,
-    K_PENTA,
-    P_BOX_DATA,
-    P_N_BOXES,
-    P_N_ROWS,
-    P_PENTA_BOX,
-    P_PENTA_REPEAT,
-    P_ROLLS,
-    P_UPPER_THRESHOLD,
-)
-from pentadice.solver import kernels
-from pentadice.turn import FIXED_POINT_TOLERANCE, MAX_FIXED_POINT_STEPS
+from pentadice.rules import P_N_BOXES, P_ROLLS, P_UPPER_THRESHOLD
+from pentadice.solver import kernels, layers
+from pentadice.turn import MAX_FIXED_POINT_STEPS
 from pentadice.turn_inputs import turn_inputs
 
 LANES = kernels.LANES  # Penta's lanes (threshold 63); a rule set's own: RuleSet.lanes
@@ -57,189 +42,64 @@ MAX_KIRIKI_THETA = 0.05  # P(five of a kind in a turn) <= 0.046: slope 0.046 * e
 MAX_EXPONENT = 600.0  # |theta| times the most points still to come stays below this (exp(709) overflows)
 W = LANES  # rebound by the compiler
 
-# Names the compiled functions find in their scope (rebound to the solver's compiled versions).
-_ = (P_PENTA_REPEAT, P_ROLLS, P_UPPER_THRESHOLD, P_N_BOXES, P_N_ROWS, P_PENTA_BOX, P_BOX_DATA, BOX_FIELDS)
-_ = (F_A, F_KIND, F_ROW, K_FACE, K_PENTA, FIXED_POINT_TOLERANCE, MAX_FIXED_POINT_STEPS)
+# Names the compiled end-game functions find in their scope (the rules' compiled versions are rebound).
+_ = (P_ROLLS, P_UPPER_THRESHOLD, P_N_BOXES)
 
 
-def theta_successor_rows(U, p, n_dice, open_mask, penta_scored, theta, rows):
-    """As :func:`pentadice.turn.successor_rows` (lane ``u`` = subtotal ``u``) with each row the next state's
-    utility times ``exp(theta * upper bonus)``."""
-    cap = p[P_UPPER_THRESHOLD]
-    if repeats(p, open_mask, penta_scored):  # noqa: F821 (the solver's compiled function)
-        r = p[P_BOX_DATA + BOX_FIELDS * p[P_PENTA_BOX] + F_ROW] + 1
-        for u in range(W):
-            rows[r, u] = U[penta_scored, open_mask, u]
-    for b in range(p[P_N_BOXES]):
-        if (open_mask >> b) & 1 == 0:
-            continue
-        nxt = open_mask & ~(1 << b)
-        o = P_BOX_DATA + BOX_FIELDS * b
-        kind = p[o + F_KIND]
-        row = p[o + F_ROW]
-        if kind == K_FACE:
-            face = p[o + F_A]
-            for c in range(n_dice + 1):
-                a = c * face
-                r = row + c
-                for u in range(W):
-                    bonus = upper_bonus(p, u, a)  # noqa: F821
-                    f = math.exp(theta * bonus) if bonus > 0 else 1.0
-                    rows[r, u] = U[penta_scored, nxt, min(u + a, cap)] * f
-        elif kind != K_PENTA:
-            for u in range(W):
-                rows[row, u] = U[penta_scored, nxt, u]
-        else:
-            for f in range(2):
-                for u in range(W):
-                    rows[row + f, u] = U[f, nxt, u]
+# The utility pass's arithmetic: the turn of pentadice.turn with these in place of the value pass's (the same
+# names; kernels.compile_pass rebinds them). ``T`` is theta.
 
 
-def theta_hand_values(p, hand_counts, scores, open_mask, penta_scored, theta, rows, out, points):
-    """``out[h, u]``: hand ``h``'s utility after the last roll: the best legal box, its successor row times
-    ``exp(theta * (points + Penta bonus))``."""
-    n_boxes = p[P_N_BOXES]
-    box_rows = np.empty(n_boxes, dtype=np.int64)
-    box_factor = np.empty(n_boxes)
-    for h in range(hand_counts.shape[0]):
-        if scores[h, n_boxes] == 1:
-            bonus = 0
-            for b in range(n_boxes):
-                points[b] = scores[h, b] if (open_mask >> b) & 1 == 1 else -1
-        else:
-            bonus = score_options(p, hand_counts[h], open_mask, penta_scored, points)  # noqa: F821
-        n_options = 0
-        for b in range(n_boxes):
-            pts = points[b]
-            if pts < 0:
-                continue
-            box_rows[n_options] = successor_row(p, b, pts)  # noqa: F821 (the compiled turn function, rebound)
-            box_factor[n_options] = math.exp(theta * float(pts + bonus))
-            n_options += 1
-        for u in range(W):
-            out[h, u] = -np.inf
-        for i in range(n_options):
-            r = box_rows[i]
-            f = box_factor[i]
-            for u in range(W):
-                x = rows[r, u] * f
-                if x > out[h, u]:
-                    out[h, u] = x
+def successor_value(x, bonus, T):
+    """The next state's utility times ``exp(theta * upper bonus)``."""
+    return x * math.exp(T * bonus) if bonus > 0 else x
 
 
-def solve_theta_states(U, theta, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags, lo, hi):
-    """The utility at the start of a turn of states ``lo <= i < hi`` of a layer, every lane, written into
-    ``U`` (as :func:`pentadice.turn.solve_states`, Kiriki's secant steps included). Returns the most secant
-    steps any state needed (more than MAX_FIXED_POINT_STEPS: no fixed point found)."""
-    K = aligned_rows(counts.shape[0])  # noqa: F821
-    B = aligned_rows(counts.shape[0])  # noqa: F821
-    rows = aligned_rows(p[P_N_ROWS])  # noqa: F821
-    points = np.empty(p[P_N_BOXES], dtype=np.int64)
-    xa = np.empty(W)
-    ya = np.empty(W)
-    xb = np.empty(W)
-    n_hands = weight.shape[0]
-    total = float(6**n_dice)
-    most = 0
-    for i in range(lo, hi):
-        open_mask = masks[i]
-        penta_scored = penta_scored_flags[i]
-        out = U[penta_scored, open_mask]
-        repeating = repeats(p, open_mask, penta_scored)  # noqa: F821
-        if repeating:
-            for u in range(W):
-                xa[u] = U[0, open_mask, u]
-                out[u] = xa[u]
-        step = 0
-        while True:
-            theta_successor_rows(U, p, n_dice, open_mask, penta_scored, theta, rows)
-            theta_hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, theta, rows, K, points)
-            for _ in range(p[P_ROLLS] - 1):
-                keep_values(add, n_hands, K)  # noqa: F821
-                best_subkeeps(subs, n_hands, K, B)  # noqa: F821
-            for u in range(W):
-                B[0, u] = 0.0
-            for h in range(n_hands):
-                w = float(weight[h])
-                for u in range(W):
-                    B[0, u] += w * K[h, u]
-            for u in range(W):
-                out[u] = B[0, u] / total
-            if not repeating:
-                break
-            if step == 0:
-                for u in range(W):
-                    ya[u] = out[u]
-                    xb[u] = out[u]
-            else:
-                change = 0.0
-                for u in range(W):
-                    change = max(change, abs(out[u] - xb[u]) / max(1.0, abs(out[u])))
-                if change <= FIXED_POINT_TOLERANCE:
-                    break
-                for u in range(W):
-                    fa = ya[u] - xa[u]
-                    fb = out[u] - xb[u]
-                    nxt = out[u] if fb == fa else xb[u] - fb * (xb[u] - xa[u]) / (fb - fa)
-                    xa[u] = xb[u]
-                    ya[u] = out[u]
-                    xb[u] = nxt
-                    out[u] = nxt
-            step += 1
-            if step > MAX_FIXED_POINT_STEPS:
-                break
-        most = max(most, step)
-    return most
+def option_gain(points, T):
+    """``exp(theta * points)``: a box's factor (its points and Penta bonus)."""
+    return math.exp(T * points)
+
+
+def chosen(row, gain):
+    """A box's utility: ``exp(theta * (points + R'))`` factorises."""
+    return row * gain
+
+
+def distance(new, old):
+    """Kiriki's secant steps stop on a relative change (utilities reach ``exp(+-400)``)."""
+    return abs(new - old) / max(1.0, abs(new))
 
 
 def theta_turn_values(V, theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points):
     """One state's turn values for every lane under a table (``theta == 0``: ``V`` holds expected points and
-    the solver's additive functions run; else ``V`` is the utility table of ``theta``): ``L[0, h, u]`` the
-    hand ``h`` after the last roll, ``L[r, k, u]`` keeping multiset ``k`` with ``r`` rerolls left; ``rows``
-    the successor rows (the box choice: row times ``exp(theta * points)``, or row plus points)."""
-    n_hands = scores.shape[0]
-    n_keeps = counts.shape[0]
-    n_rolls = p[P_ROLLS]
+    the value pass runs; else ``V`` is the utility table of ``theta``): ``pentadice.turn.turn_levels``."""
     if theta == 0.0:
-        successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows)  # noqa: F821
-        hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points)  # noqa: F821
+        value_levels(V, 0.0, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points)  # noqa: F821
     else:
-        theta_successor_rows(V, p, n_dice, open_mask, penta_scored, theta, rows)
-        theta_hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, theta, rows, K, points)
-    for h in range(n_hands):
-        for u in range(W):
-            L[0, h, u] = K[h, u]
-    for r in range(1, n_rolls):
-        keep_values(add, n_hands, K)  # noqa: F821
-        if r < n_rolls - 1:
-            best_subkeeps(subs, n_hands, K, B)  # noqa: F821
-        for j in range(n_hands, n_keeps):
-            for u in range(W):
-                L[r, j, u] = K[j, u]
+        utility_levels(V, theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points)  # noqa: F821
 
 
 def target_hand_values(p, hand_counts, scores, Wt, rowix, open_mask, flag, sub, out, points):
     """End-game tables (``W`` = :data:`TARGET_LANES` lanes, lane ``d`` = the points to beat): ``out[h, d]``,
     the best legal box's win credit, the next state's row read ``gain`` lanes lower (1 below lane 0)."""
     cap = p[P_UPPER_THRESHOLD]
+    n_hands = hand_counts.shape[0]
     n_boxes = p[P_N_BOXES]
-    for h in range(hand_counts.shape[0]):
-        if scores[h, n_boxes] == 1:
-            bonus = 0
-            for b in range(n_boxes):
-                points[b] = scores[h, b] if (open_mask >> b) & 1 == 1 else -1
-        else:
-            bonus = score_options(p, hand_counts[h], open_mask, flag, points)  # noqa: F821
+    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_gain = np.empty((n_hands, n_boxes))
+    n_opt = np.empty(n_hands, dtype=np.int64)
+    bonus = np.empty(n_hands, dtype=np.int64)
+    hand_options(p, hand_counts, scores, open_mask, flag, points, opt_box, opt_row, opt_gain, n_opt, bonus)  # noqa: F821
+    for h in range(n_hands):
         for d in range(W):
             out[h, d] = -1.0
-        for b in range(n_boxes):
-            pts = points[b]
-            if pts < 0:
-                continue
-            added = pts if p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE else 0
-            gain = pts + bonus + upper_bonus(p, sub, added)  # noqa: F821
-            nflag = flag if b != p[P_PENTA_BOX] else (1 if pts > 0 else 0)
-            row = Wt[rowix[open_mask & ~(1 << b)], nflag, min(sub + added, cap)]
+        for i in range(n_opt[h]):
+            b = opt_box[h, i]
+            pts = int(opt_gain[h, i]) - bonus[h]
+            nmask, nflag, added = box_successor(p, b, pts, open_mask, flag)  # noqa: F821
+            gain = pts + bonus[h] + upper_bonus(p, sub, added)  # noqa: F821
+            row = Wt[rowix[nmask], nflag, min(sub + added, cap)]
             for d in range(W):
                 e = d - gain
                 x = 1.0 if e < 0 else row[e]
@@ -295,31 +155,31 @@ def solve_target_states(Wt, rowix, p, n_dice, counts, scores, add, subs, weight,
                     out[u] = out[u] / total
 
 
-_OWN = (theta_successor_rows, theta_hand_values, solve_theta_states, theta_turn_values)
+OPS = {"successor_value": successor_value, "option_gain": option_gain, "chosen": chosen, "distance": distance}
 _TARGET = (target_hand_values, target_turn_values, solve_target_states)
 TARGET_LANES = 512  # the end game's lanes: points to beat 0..511 (a few turns gain less)
 
 
 def _compile_own(lanes: int) -> types.SimpleNamespace:
-    compiled = dict(vars(kernels.wide_for(lanes)))
-    compiled["math"] = math
-    for fn in kernels.compile_order(_OWN):
-        compiled[fn.__name__] = kernels._compile(fn, compiled, lanes)
-    return types.SimpleNamespace(**{fn.__name__: compiled[fn.__name__] for fn in _OWN})
+    """The utility pass for ``lanes`` lanes: the turn with :data:`OPS`, and :func:`theta_turn_values`."""
+    own = kernels.compile_pass("theta", OPS, lanes)
+    scope = {"value_levels": kernels.wide_for(lanes).turn_levels, "utility_levels": own.turn_levels}
+    levels = kernels._compile(theta_turn_values, scope, lanes)
+    kernels.drop_stale_cache([levels], extra=[sys.modules[__name__]])
+    return types.SimpleNamespace(solve_theta_states=own.solve_states, theta_turn_values=levels)
 
 
-_wide = {LANES: _compile_own(LANES)}
+_wide: dict[int, types.SimpleNamespace] = {}
 
 
 def wide_for(lanes: int) -> types.SimpleNamespace:
     """The utility kernels compiled for ``lanes`` lanes (``RuleSet.lanes``), made on first use."""
     if lanes not in _wide:
         _wide[lanes] = _compile_own(lanes)
-        kernels.drop_stale_cache(list(vars(_wide[lanes]).values()))
     return _wide[lanes]
 
 
-wide = _wide[LANES]  # 64 lanes: Penta, Yahtzee, Kiriki, Yatzy
+wide = wide_for(LANES)  # 64 lanes: Penta, Yahtzee, Kiriki, Yatzy
 
 
 def _compile_target() -> types.SimpleNamespace:
@@ -334,7 +194,7 @@ def _compile_target() -> types.SimpleNamespace:
 
 
 target = _compile_target()
-kernels.drop_stale_cache([*vars(wide).values(), *vars(target).values()])
+kernels.drop_stale_cache(list(vars(target).values()), extra=[sys.modules[__name__]])
 _ = jit  # every kernel here is compiled through pentadice.compiled.jit (by kernels._compile)
 
 
@@ -371,27 +231,14 @@ def solve_theta(rs: rules.RuleSet, theta: float, threads: int = 1) -> np.ndarray
     wide = wide_for(rs.lanes)
     U = np.full((rs.n_flags, 1 << rs.n_boxes, rs.lanes), np.nan)
     U[:, 0, :] = math.copysign(1.0, theta)  # game over: exp(0)
-    pool = ThreadPoolExecutor(threads) if threads > 1 else None
-    try:
+    with layers.Workers(threads) as workers:
         for masks, flags in states.layers(rs):
-            if pool is None:
-                most = wide.solve_theta_states(U, theta, *inputs, masks, flags, 0, len(masks))
-            else:
-                cuts = np.linspace(0, len(masks), threads * 4 + 1).astype(int)
-                parts = [
-                    pool.submit(wide.solve_theta_states, U, theta, *inputs, masks, flags, lo, hi)
-                    for lo, hi in itertools.pairwise(cuts)
-                    if hi > lo
-                ]
-                most = max(part.result() for part in parts)
+            most = max(workers.run(wide.solve_theta_states, (U, theta, *inputs, masks, flags), len(masks)))
             if most > MAX_FIXED_POINT_STEPS:
                 raise ValueError(
                     f"no fixed point for theta {theta} under {rs.title}: a state comes back to itself often "
                     "enough that E[exp(theta R)] is infinite"
                 )
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True)
     return U
 
 
@@ -412,22 +259,8 @@ def solve_endgame(rs: rules.RuleSet, max_open: int, threads: int = 1) -> tuple[n
     Wt = np.zeros((len(small), rs.n_flags, rs.upper_threshold + 1, TARGET_LANES))
     Wt[rowix[0], :, :, 0] = 0.5  # game over, level with the opponent: a tie
     inputs = turn_inputs(rs).layer()
-    pool = ThreadPoolExecutor(threads) if threads > 1 else None
-    try:
+    with layers.Workers(threads) as workers:
         for k in range(1, max_open + 1):
             masks = small[pop[small] == k].astype(np.int64)
-            if pool is None:
-                target.solve_target_states(Wt, rowix, *inputs, masks, 0, len(masks))
-                continue
-            cuts = np.linspace(0, len(masks), threads * 4 + 1).astype(int)
-            parts = [
-                pool.submit(target.solve_target_states, Wt, rowix, *inputs, masks, lo, hi)
-                for lo, hi in itertools.pairwise(cuts)
-                if hi > lo
-            ]
-            for part in parts:
-                part.result()
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True)
+            workers.run(target.solve_target_states, (Wt, rowix, *inputs, masks), len(masks))
     return Wt, rowix

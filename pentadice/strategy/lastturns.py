@@ -30,13 +30,9 @@ D_LANES = utility.TARGET_LANES  # d = 0 .. 511
 P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
 P_PENTA_BONUS = rules.P_PENTA_BONUS
 P_N_BOXES = rules.P_N_BOXES
-P_PENTA_BOX = rules.P_PENTA_BOX
-P_BOX_DATA = rules.P_BOX_DATA
-BOX_FIELDS = rules.BOX_FIELDS
-F_KIND = rules.F_KIND
-K_FACE = rules.K_FACE
 wide_score_options = turn_kernels.wide.score_options
 wide_upper_bonus = turn_kernels.wide.upper_bonus
+wide_box_successor = turn_kernels.wide.box_successor
 
 
 @jit(nogil=True)
@@ -108,10 +104,9 @@ def best_box(Wt, rowix, p, hand_counts, open_mask, flag, sub, q, points):
         pts = points[b]
         if pts < 0:
             continue
-        added = pts if p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE else 0
+        nmask, nflag, added = wide_box_successor(p, b, pts, open_mask, flag)
         gain = pts + bonus + wide_upper_bonus(p, sub, added)
-        nflag = flag if b != p[P_PENTA_BOX] else (1 if pts > 0 else 0)
-        row = Wt[rowix[open_mask & ~(1 << b)], nflag, min(sub + added, cap)]
+        row = Wt[rowix[nmask], nflag, min(sub + added, cap)]
         v = 0.0
         for d in range(n):
             x = d - gain
@@ -134,7 +129,6 @@ def push_back(p, sids, n_chunk, out, tlist, ntouch, D, rowix):
     cap = p[P_UPPER_THRESHOLD]
     pb = p[P_PENTA_BONUS]
     n_boxes = p[P_N_BOXES]
-    penta = p[P_PENTA_BOX]
     n_points = out.shape[3]
     n = D.shape[3]
     for i in range(n_chunk):
@@ -150,21 +144,15 @@ def push_back(p, sids, n_chunk, out, tlist, ntouch, D, rowix):
             pts = e % n_points
             bf = (e // n_points) % 2
             b = e // (2 * n_points)
-            nxt = mask & ~(1 << b)
-            nps = ps if b != penta else (1 if pts > 0 else 0)
+            nxt, nps, added = wide_box_successor(p, b, pts, mask, ps)
             src = D[rowix[nxt], nps]
-            upper = p[P_BOX_DATA + BOX_FIELDS * b + F_KIND] == K_FACE
             for u in range(dest.shape[0]):
                 q = out[i, b, bf, pts, u]
                 if q == 0.0:
                     continue
                 out[i, b, bf, pts, u] = 0.0
-                if upper:
-                    u2 = min(u + pts, cap)
-                    gain = pts + bf * pb + wide_upper_bonus(p, u, pts)
-                else:
-                    u2 = u
-                    gain = pts + bf * pb
+                u2 = min(u + added, cap)
+                gain = pts + bf * pb + wide_upper_bonus(p, u, added)
                 for r in range(gain, n):
                     dest[u, r] += q * src[u2, r - gain]
 

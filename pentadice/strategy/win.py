@@ -596,14 +596,7 @@ def best_box(p, hand_counts, mask: int, flag: int, theta: float, rows: np.ndarra
         pts = int(points[b])
         if pts < 0:
             continue
-        o = rules.P_BOX_DATA + rules.BOX_FIELDS * b
-        kind, first = int(p[o + rules.F_KIND]), int(p[o + rules.F_ROW])
-        if kind == rules.K_FACE:
-            row = first + pts // int(p[o + rules.F_A])
-        elif kind != rules.K_PENTA:
-            row = first
-        else:
-            row = first + (1 if pts > 0 else 0)
+        row = rules.successor_row(p, b, pts)
         g = float(pts + bonus)
         value = rows[row, sub] + g if theta == 0.0 else rows[row, sub] * math.exp(theta * g)
         if box < 0 or value > best:
