@@ -16,9 +16,10 @@ carries the second moment of the option it picks:
 
 The values are computed alongside with the value kernel's operations in its order: ``solve`` solves both in
 this one pass (:func:`solve_both`, the values the same bits as the value pass's); on a table loaded without its
-second moments they are a check (they equal the table). Kiriki's self-returning states: the policy is fixed by the values, so the state's second moment is
-linear in itself, ``M2 = A + P * M2`` with ``P`` the chance of coming back; in those states only, the pass
-carries ``P`` as a third quantity and solves ``M2 = A / (1 - P)`` exactly.
+second moments they are a check (they equal the table). Kiriki's self-returning states: the policy is fixed
+by the values, so the state's second moment is linear in itself, ``M2 = A + P * M2`` with ``P`` the chance of
+coming back; in those states only, the pass carries ``P`` as a third quantity and solves ``M2 = A / (1 - P)``
+exactly.
 
 Sizes come from the rule set's parameters and the arrays' shapes (boxes, successor rows, dice, the keeps one
 die smaller: five or six), as in :mod:`pentadice.turn`, so every sheet runs the same code.
@@ -49,7 +50,6 @@ from pentadice.rules import (
 )
 from pentadice.solver import layers
 from pentadice.turn import keep_values
-from pentadice.turn import solve_states as value_states
 from pentadice.turn_inputs import turn_inputs
 
 # Lanes of the compiled build: ``compiled(lanes)`` rebinds ``W`` to the rule set's lane count (``RuleSet.lanes``,
@@ -593,13 +593,16 @@ def turn_moments(V, M, p, n_dice, counts, scores, add, subs, open_mask, penta_sc
     rows. Separate arrays, so that the compiler knows they do not overlap and vectorises the blocks of lanes.
     The keeps' means are the value kernel's own ``keep_values``, one channel at a time (same sums, same bits).
     """
-    n_hands = 0  # hands: the keeps of all the dice, numbered first
+    # Hands: the keeps of all the dice, numbered first. (Not counted up from a literal 0: Numba would compile
+    # each step called with it twice, for the literal and for an integer.)
+    n_hands = counts.shape[0]
     for k in range(counts.shape[0]):
         s = 0
         for f in range(6):
             s += counts[k, f]
-        if s == n_dice:
-            n_hands += 1
+        if s < n_dice:
+            n_hands = k
+            break
     n_rows = p[P_N_ROWS]
     n_boxes = p[P_N_BOXES]
     r_mask = np.empty(n_rows, dtype=np.int64)
@@ -634,9 +637,9 @@ def solve_moments(V, M, C, fused, p, n_dice, counts, scores, add, subs, weight, 
 
     ``fused``: the value pass and this one in one (``C`` is ``V``, the states' values not known yet): each turn's
     values go into ``V`` as they are computed, the same sums in the same order as the value pass's, so the same
-    bits. A state that can come back to itself (Kiriki) first has its value solved by the value pass's secant
-    steps (:func:`pentadice.turn.solve_states`); its recomputed value, within 1e-12 of that fixed point, is not
-    written. Otherwise ``C`` is a check against the table ``V``.
+    bits. A state that can come back to itself (Kiriki) has had its value solved by the value pass's secant
+    steps first (:func:`solve_both`); its recomputed value, within 1e-12 of that fixed point, is not written.
+    Otherwise ``C`` is a check against the table ``V``.
     """
     n_keeps = counts.shape[0]
     L = V.shape[2]
@@ -651,8 +654,6 @@ def solve_moments(V, M, C, fused, p, n_dice, counts, scores, add, subs, weight, 
         open_mask = masks[i]
         penta_scored = penta_scored_flags[i]
         rep = comes_back(p, open_mask, penta_scored)
-        if fused and rep:
-            value_states(V, 0.0, p, n_dice, counts, scores, add, subs, weight, masks, penta_scored_flags, i, i + 1)
         for u in range(L):
             M[penta_scored, open_mask, u] = 0.0  # coming back: solved for below
         for s0 in range(0, L, W):  # W subtotals at a time (all of them in the compiled build)
@@ -708,10 +709,10 @@ def compiled(lanes: int = LANES_PER_PASS):
 
     from pentadice.solver import kernels
 
-    narrow = kernels.narrow
-    scope = {name: getattr(narrow, name) for name in ("comes_back", "hand_options", "successors", "upper_bonus")}
-    scope["keep_values"] = kernels.wide_for(lanes).keep_values  # the value pass's own, already compiled
-    scope["value_states"] = kernels.wide_for(lanes).solve_states
+    # The value pass's own compiled functions (the rules' and the keeps' means): compiled once for both passes.
+    wide = kernels.wide_for(lanes)
+    scope = {name: getattr(wide, name) for name in ("comes_back", "hand_options", "successors", "upper_bonus")}
+    scope["keep_values"] = wide.keep_values
     out = {}
     steps = (moment_rows, moment_hands, best_keep_moments, best_proper_keeps, hand_choices)
     for fn in (new_work, *steps, turn_moments, solve_moments):
@@ -836,6 +837,12 @@ def second_moments(
     return M
 
 
+def coming_back(rs: rules.RuleSet, masks: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """Which of these states a turn can lead back to (:func:`pentadice.rules.comes_back`, for arrays)."""
+    p = rs.params()
+    return np.array([rules.comes_back(p, int(m), int(f)) for m, f in zip(masks, flags, strict=True)], dtype=bool)
+
+
 def fusable(rs: rules.RuleSet) -> bool:
     """Whether the value pass and this one can run as one (:func:`solve_both`): the build's lanes are the rule
     set's own (every registered rule set; a reduced game with a low threshold runs the two passes apart)."""
@@ -849,6 +856,8 @@ def solve_both(
     as the value pass's (:func:`pentadice.solver.induction.solve_values`), both ``rs.lanes`` lanes wide and NaN
     for masks outside the game, before unreachable states are blanked. ``progress(done, total)`` after each
     layer; ``timings`` receives ``compile_seconds`` and ``seconds``."""
+    from pentadice.solver import kernels
+
     if not fusable(rs):
         raise ValueError(f"{rs.name}'s lanes ({rs.lanes}) are not a build's: solve its values and moments apart")
     start = time.perf_counter()
@@ -860,10 +869,14 @@ def solve_both(
     M[:, 0, :] = 0.0
     empty = np.zeros(0, dtype=np.int64)
     k.solve_moments(V, M, V, True, *inputs, empty, empty, 0, 0)  # compile (or load) before timing
+    values = kernels.wide_for(rs.lanes) if rs.penta_repeat else None  # Kiriki's: compiled when first needed
     compiled_at = time.perf_counter()
     all_layers = states.layers(rs)
     with layers.Workers(threads) as workers:
         for i, (masks, flags) in enumerate(all_layers):
+            back = coming_back(rs, masks, flags)
+            if back.any():  # their values first, by the value pass's secant steps (a fixed point)
+                workers.run(values.solve_states, (V, 0.0, *inputs, masks[back], flags[back]), int(back.sum()))
             workers.run(k.solve_moments, (V, M, V, True, *inputs, masks, flags), len(masks))
             if progress is not None:
                 progress(i + 1, len(all_layers))
