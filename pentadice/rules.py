@@ -663,57 +663,66 @@ def comes_back(p: np.ndarray, open_mask: int, penta_scored: int) -> bool:
     return p[P_PENTA_REPEAT] == 1 and penta_scored == 1 and penta_filled(p, open_mask) and open_mask != 0
 
 
-def successors(
-    p: np.ndarray, n_dice: int, open_mask: int, penta_scored: int, r_mask: np.ndarray, r_flag: np.ndarray,
-    r_add: np.ndarray,
-) -> int:  # fmt: skip
-    """Where each successor row of a state leads (compilable; the rows of :func:`successor_row`): ``r_mask[r]``
-    the next state's open boxes (-1: no way to fill a box leads there from this state), ``r_flag[r]`` its Penta
-    flag, ``r_add[r]`` the upper points added. Every row of an open box: an upper box one per count of its face
-    (0 to all the dice), the Penta box two (filled at 0, with points), any other box one. Where a turn can come
-    back to the state (:func:`comes_back`), the Penta box's second row, free since the box is filled, is the
-    state itself; returns that row, else -1.
+# Columns of :func:`successors`' rows: the successor row, and the next state's open boxes, Penta flag and the upper
+# points the way to fill a box adds to the subtotal.
+S_ROW, S_MASK, S_FLAG, S_ADD = range(4)
 
-    The one place that knows how a box fills; every pass reads a successor's value as ``table[r_flag[r],
-    r_mask[r], min(subtotal + r_add[r], threshold)]`` plus :func:`upper_bonus` ``(subtotal, r_add[r])``.
+
+def successors(p: np.ndarray, n_dice: int, open_mask: int, penta_scored: int) -> tuple[np.ndarray, int]:
+    """Where each successor row of a state leads (compilable; the rows of :func:`successor_row`): ``(succ,
+    own)``, one row of ``succ`` per way to fill an open box: its successor row ``S_ROW``, the next state's open
+    boxes ``S_MASK`` and Penta flag ``S_FLAG``, the upper points added ``S_ADD``. An upper box has one successor
+    row per count of its face (0 to all the dice), the Penta box two (filled at 0, with points), any other box
+    one. Where a turn can come back to the state (:func:`comes_back`), the Penta box's second row, free since
+    the box is filled, is the state itself: ``own`` is that row (listed first), else -1.
+
+    The one place that knows how a box fills; every pass reads a successor's value as ``table[flag, mask,
+    min(subtotal + added, threshold)]`` plus :func:`upper_bonus` ``(subtotal, added)``.
     """
-    for r in range(p[P_N_ROWS]):
-        r_mask[r] = -1
+    succ = np.empty((p[P_N_ROWS], 4), dtype=np.int64)
+    n = 0
     own = -1
     if comes_back(p, open_mask, penta_scored):
         own = p[P_BOX_DATA + BOX_FIELDS * p[P_PENTA_BOX] + F_ROW] + 1
-        r_mask[own] = open_mask
-        r_flag[own] = penta_scored
-        r_add[own] = 0
+        succ[0, S_ROW] = own
+        succ[0, S_MASK] = open_mask
+        succ[0, S_FLAG] = penta_scored
+        succ[0, S_ADD] = 0
+        n = 1
     for b in range(p[P_N_BOXES]):
         if (open_mask >> b) & 1 == 0:
             continue
-        nxt = open_mask & ~(1 << b)
         o = P_BOX_DATA + BOX_FIELDS * b
         kind = p[o + F_KIND]
-        row = p[o + F_ROW]
-        n = n_dice + 1 if kind == K_FACE else (2 if kind == K_PENTA else 1)
-        for c in range(n):
-            r_mask[row + c] = nxt
-            r_flag[row + c] = c if kind == K_PENTA else penta_scored
-            r_add[row + c] = c * p[o + F_A] if kind == K_FACE else 0
-    return own
+        for c in range(n_dice + 1 if kind == K_FACE else (2 if kind == K_PENTA else 1)):
+            succ[n, S_ROW] = p[o + F_ROW] + c
+            succ[n, S_MASK] = open_mask & ~(1 << b)
+            succ[n, S_FLAG] = c if kind == K_PENTA else penta_scored
+            succ[n, S_ADD] = c * p[o + F_A] if kind == K_FACE else 0
+            n += 1
+    return succ[:n], own
 
 
 def hand_options(
-    p: np.ndarray, counts: np.ndarray, scores: np.ndarray, open_mask: int, penta_scored: int, points: np.ndarray,
-    opt_box: np.ndarray, opt_row: np.ndarray, opt_points: np.ndarray, n_opt: np.ndarray, hand_bonus: np.ndarray,
-) -> None:  # fmt: skip
+    p: np.ndarray, counts: np.ndarray, scores: np.ndarray, open_mask: int, penta_scored: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The legal boxes of each hand ``h`` (``counts[h]``, ``scores[h]``) in a state, in sheet order (compilable):
-    ``n_opt[h]`` of them, ``opt_box[h, i]``, its successor row ``opt_row[h, i]`` and its points
-    ``opt_points[h, i]`` (Penta bonus included, upper bonus not), and the Penta bonus of the roll
-    ``hand_bonus[h]``. Hands whose points do not depend on the state are read from the score table
-    (:func:`score_table`); the others ask :func:`score_options`.
+    ``(opt_box, opt_row, opt_points, n_opt, bonus)``: ``n_opt[h]`` boxes, ``opt_box[h, i]``, its successor row
+    ``opt_row[h, i]`` and its points ``opt_points[h, i]`` (Penta bonus included, upper bonus not), and the Penta
+    bonus of the roll ``bonus[h]``. Hands whose points do not depend on the state are read from the score
+    table (:func:`score_table`); the others ask :func:`score_options`.
 
     The one builder of a hand's options: every pass and the advisor take them from here, for all the hands of a
-    state in one call (a compiled call per hand would cost more than the options).
+    state in one call (a compiled call per hand, with its arrays, would cost more than the options).
     """
+    n_hands = counts.shape[0]
     n_boxes = p[P_N_BOXES]
+    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
+    opt_points = np.empty((n_hands, n_boxes))
+    n_opt = np.empty(n_hands, dtype=np.int64)
+    hand_bonus = np.empty(n_hands, dtype=np.int64)
+    points = np.empty(n_boxes, dtype=np.int64)
     open_boxes = np.empty(n_boxes, dtype=np.int64)
     n_open = 0
     for b in range(n_boxes):
@@ -742,6 +751,7 @@ def hand_options(
                 opt_points[h, n] = float(pts + bonus)
                 n += 1
         n_opt[h] = n
+    return opt_box, opt_row, opt_points, n_opt, hand_bonus
 
 
 def upper_bonus(p: np.ndarray, subtotal: int, added: int) -> int:

@@ -35,6 +35,10 @@ from pentadice.rules import (
     P_N_ROWS,
     P_ROLLS,
     P_UPPER_THRESHOLD,
+    S_ADD,
+    S_FLAG,
+    S_MASK,
+    S_ROW,
     box_successor,
     comes_back,
     hand_options,
@@ -69,17 +73,9 @@ def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows, T):
     current estimate in ``V``, in the Penta box's second row): that turn fills nothing. ``T``: the pass's
     parameter (:func:`successor_value`)."""
     cap = p[P_UPPER_THRESHOLD]
-    n_rows = p[P_N_ROWS]
-    r_mask = np.empty(n_rows, dtype=np.int64)
-    r_flag = np.empty(n_rows, dtype=np.int64)
-    r_add = np.empty(n_rows, dtype=np.int64)
-    successors(p, n_dice, open_mask, penta_scored, r_mask, r_flag, r_add)
-    for r in range(n_rows):
-        nxt = r_mask[r]
-        if nxt < 0:
-            continue
-        f = r_flag[r]
-        a = r_add[r]
+    succ, _ = successors(p, n_dice, open_mask, penta_scored)
+    for i in range(succ.shape[0]):
+        r, nxt, f, a = succ[i, S_ROW], succ[i, S_MASK], succ[i, S_FLAG], succ[i, S_ADD]
         for u in range(W):
             s = s0 + u
             rows[r, u] = successor_value(V[f, nxt, min(s + a, cap)], upper_bonus(p, s, a), T)
@@ -89,15 +85,8 @@ def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, poin
     """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box
     (:func:`pentadice.rules.hand_options`), a successor row and the box's points taken together by
     :func:`chosen` (``T``: the pass's parameter)."""
-    n_hands = hand_counts.shape[0]
-    n_boxes = p[P_N_BOXES]
-    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_points = np.empty((n_hands, n_boxes))
-    n_opt = np.empty(n_hands, dtype=np.int64)
-    bonus = np.empty(n_hands, dtype=np.int64)
-    hand_options(p, hand_counts, scores, open_mask, penta_scored, points, opt_box, opt_row, opt_points, n_opt, bonus)
-    for h in range(n_hands):
+    _, opt_row, opt_points, n_opt, _ = hand_options(p, hand_counts, scores, open_mask, penta_scored)
+    for h in range(hand_counts.shape[0]):
         n_options = n_opt[h]
         box_rows = opt_row[h]
         box_points = opt_points[h]

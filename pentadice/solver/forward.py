@@ -151,12 +151,7 @@ def turn_outcomes(
     Z = np.zeros((n_keeps, W))
     S = np.empty((n_hands, W))  # the best box's value per hand
     M = np.empty((n_keeps, W))  # mass on hands, then on keeps
-    points = np.empty(n_boxes, dtype=np.int64)
-    opt_n = np.empty(n_hands, dtype=np.int64)
-    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_gain = np.empty((n_hands, n_boxes))  # points and Penta bonus
-    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_bonus = np.empty(n_hands, dtype=np.int64)
+    points = np.empty(n_boxes, dtype=np.int64)  # the one-lane turn functions' scratch
     flags = np.zeros(n_boxes * 2 * n_points, dtype=np.bool_)
     active = np.empty(W, dtype=np.bool_)
     act = np.empty(W, dtype=np.int64)  # the active lanes
@@ -187,7 +182,7 @@ def turn_outcomes(
             best_proper_keeps(subs, n_hands, W, BV[r], BI[r], BM)
             best_subkeeps(subs, n_hands, K, B)  # the hands' values with one more roll, for the roll before
         # Each hand's legal boxes, in sheet order, with their successor rows (as hand_values takes them).
-        hand_options(p, counts[:n_hands], scores, mask, ps, points, opt_box, opt_row, opt_gain, opt_n, opt_bonus)
+        opt_box, opt_row, opt_gain, opt_n, opt_bonus = hand_options(p, counts[:n_hands], scores, mask, ps)
         # Each hand's box after the last roll, per lane: the first best in sheet order (as hand_values finds it).
         for h in range(n_hands):
             for u in range(W):

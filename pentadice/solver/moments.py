@@ -39,10 +39,13 @@ import numpy as np
 
 from pentadice import rules, states
 from pentadice.rules import (
-    P_N_BOXES,
     P_N_ROWS,
     P_ROLLS,
     P_UPPER_THRESHOLD,
+    S_ADD,
+    S_FLAG,
+    S_MASK,
+    S_ROW,
     comes_back,
     hand_options,
     successors,
@@ -60,19 +63,15 @@ LANES_PER_PASS = 64  # Penta's and Yatzy's lanes (upper threshold 63); Maxi Yatz
 MAX_VALUE_DIFFERENCE = 1e-9  # the recomputed values must agree with the table (they agree to the bit in practice)
 
 
-def moment_rows(V, M, p, n_dice, open_mask, penta_scored, s0, lanes, rowsV, rowsM, rowsP, r_mask, r_flag, r_add):
+def moment_rows(V, M, p, n_dice, open_mask, penta_scored, s0, lanes, rowsV, rowsM, rowsP):
     """The successor rows (:func:`pentadice.rules.successors`), lane ``u`` subtotal ``s0 + u``: ``rowsV`` the
     next state's value plus the upper bonus ``b``, ``rowsM`` its second moment with ``b`` added (``E[(b + Y)^2]``),
     ``rowsP`` 1 on the row of the state itself (Kiriki), else 0."""
     cap = p[P_UPPER_THRESHOLD]
-    own = successors(p, n_dice, open_mask, penta_scored, r_mask, r_flag, r_add)
-    for r in range(p[P_N_ROWS]):
-        nxt = r_mask[r]
-        if nxt < 0:
-            continue
-        f = r_flag[r]
-        a = r_add[r]
-        q = 1.0 if r == own else 0.0
+    succ, own = successors(p, n_dice, open_mask, penta_scored)
+    for i in range(succ.shape[0]):
+        r, nxt, f, a = succ[i, S_ROW], succ[i, S_MASK], succ[i, S_FLAG], succ[i, S_ADD]
+        q = 1.0 if r == own else 0.0  # the row of the state itself
         for u in range(lanes):
             s = min(s0 + u + a, cap)
             ub = upper_bonus(p, s0 + u, a)
@@ -603,22 +602,9 @@ def turn_moments(V, M, p, n_dice, counts, scores, add, subs, open_mask, penta_sc
         if s < n_dice:
             n_hands = k
             break
-    n_rows = p[P_N_ROWS]
-    n_boxes = p[P_N_BOXES]
-    r_mask = np.empty(n_rows, dtype=np.int64)
-    r_flag = np.empty(n_rows, dtype=np.int64)
-    r_add = np.empty(n_rows, dtype=np.int64)
-    points = np.empty(n_boxes, dtype=np.int64)
-    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_points = np.empty((n_hands, n_boxes))
-    n_opt = np.empty(n_hands, dtype=np.int64)
-    bonus = np.empty(n_hands, dtype=np.int64)
     rep = comes_back(p, open_mask, penta_scored)  # a turn can come back to this state: KP is carried
-    moment_rows(V, M, p, n_dice, open_mask, penta_scored, s0, lanes, rowsV, rowsM, rowsP, r_mask, r_flag, r_add)
-    hand_options(
-        p, counts[:n_hands], scores, open_mask, penta_scored, points, opt_box, opt_row, opt_points, n_opt, bonus
-    )
+    moment_rows(V, M, p, n_dice, open_mask, penta_scored, s0, lanes, rowsV, rowsM, rowsP)
+    _, opt_row, opt_points, n_opt, _ = hand_options(p, counts[:n_hands], scores, open_mask, penta_scored)
     moment_hands(lanes, rep, opt_row, opt_points, n_opt, rowsV, rowsM, rowsP, KV, KM, KP, SV, SM, SP, BV)
     for _ in range(levels):
         keep_values(add, n_hands, KV)

@@ -42,6 +42,10 @@ from pentadice.rules import (
     P_PENTA_POINTS,
     P_ROLLS,
     P_UPPER_THRESHOLD,
+    S_ADD,
+    S_FLAG,
+    S_MASK,
+    S_ROW,
     box_successor,
     comes_back,
     hand_options,
@@ -61,22 +65,17 @@ def successor_targets(p, n_dice, off, ln, open_mask, flag, sub, self_len, r_off,
     :func:`pentadice.rules.successors`. Returns the largest length of a successor's row (the state's own
     excepted)."""
     cap = p[P_UPPER_THRESHOLD]
-    n_rows = p[P_N_ROWS]
-    r_mask = np.empty(n_rows, dtype=np.int64)
-    r_flag = np.empty(n_rows, dtype=np.int64)
-    r_add = np.empty(n_rows, dtype=np.int64)
-    own = successors(p, n_dice, open_mask, flag, r_mask, r_flag, r_add)
-    longest = 0
-    for r in range(n_rows):
+    for r in range(p[P_N_ROWS]):  # rows no way to fill a box leads to: empty
+        r_len[r] = 0
         r_self[r] = 0
-        nxt = r_mask[r]
-        if nxt < 0:
-            r_len[r] = 0
-            continue
-        nsub = min(sub + r_add[r], cap)
-        r_off[r] = off[r_flag[r], nxt, nsub]
-        r_len[r] = ln[r_flag[r], nxt, nsub]
-        r_ub[r] = upper_bonus(p, sub, r_add[r])
+    succ, own = successors(p, n_dice, open_mask, flag)
+    longest = 0
+    for i in range(succ.shape[0]):
+        r, a = succ[i, S_ROW], succ[i, S_ADD]
+        nsub = min(sub + a, cap)
+        r_off[r] = off[succ[i, S_FLAG], succ[i, S_MASK], nsub]
+        r_len[r] = ln[succ[i, S_FLAG], succ[i, S_MASK], nsub]
+        r_ub[r] = upper_bonus(p, sub, a)
         if r != own:
             longest = max(longest, r_len[r])
     if own >= 0:
@@ -179,13 +178,6 @@ def target_states(
     K = np.empty((counts.shape[0], TILE))
     B = np.empty((counts.shape[0], TILE))
     acc = np.empty(TILE)
-    n_boxes = p[P_N_BOXES]
-    points = np.empty(n_boxes, dtype=np.int64)
-    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_gain = np.empty((n_hands, n_boxes))
-    n_opt = np.empty(n_hands, dtype=np.int64)
-    hand_bonus = np.empty(n_hands, dtype=np.int64)
     r_off = np.zeros(p[P_N_ROWS], dtype=np.int64)
     r_len = np.zeros(p[P_N_ROWS], dtype=np.int64)
     r_ub = np.zeros(p[P_N_ROWS], dtype=np.int64)
@@ -200,9 +192,7 @@ def target_states(
         room = alloc[i]
         # Lanes past every successor's row plus the largest gain are 0.
         reach = max(1, successor_targets(p, n_dice, off, ln, open_mask, flag, sub, 0, r_off, r_len, r_ub, r_self))
-        hand_options(
-            p, counts[:n_hands], scores, open_mask, flag, points, opt_box, opt_row, opt_gain, n_opt, hand_bonus
-        )
+        _, opt_row, opt_gain, n_opt, _ = hand_options(p, counts[:n_hands], scores, open_mask, flag)
         reach += gmax
         repeating = comes_back(p, open_mask, flag)
         n = min(room, reach) if not repeating else room
@@ -253,14 +243,7 @@ def situation_targets(
         r_self = np.zeros(p[P_N_ROWS], dtype=np.int64)
         self_len = ln[flag, open_mask, sub]
         successor_targets(p, n_dice, off, ln, open_mask, flag, sub, self_len, r_off, r_len, r_ub, r_self)
-        opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
-        opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
-        opt_gain = np.empty((n_hands, n_boxes))
-        n_opt = np.empty(n_hands, dtype=np.int64)
-        hand_bonus = np.empty(n_hands, dtype=np.int64)
-        hand_options(
-            p, counts[:n_hands], scores, open_mask, flag, points, opt_box, opt_row, opt_gain, n_opt, hand_bonus
-        )
+        _, opt_row, opt_gain, n_opt, _ = hand_options(p, counts[:n_hands], scores, open_mask, flag)
         hand_targets(opt_row, opt_gain, n_opt, buf, buf, r_off, r_len, r_ub, r_self, t, t + 1, K)
         for _ in range(rerolls):
             keep_targets(add, n_hands, K, 1)

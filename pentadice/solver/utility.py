@@ -83,15 +83,8 @@ def target_hand_values(p, hand_counts, scores, Wt, rowix, open_mask, flag, sub, 
     """End-game tables (``W`` = :data:`TARGET_LANES` lanes, lane ``d`` = the points to beat): ``out[h, d]``,
     the best legal box's win credit, the next state's row read ``gain`` lanes lower (1 below lane 0)."""
     cap = p[P_UPPER_THRESHOLD]
-    n_hands = hand_counts.shape[0]
-    n_boxes = p[P_N_BOXES]
-    opt_box = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_row = np.empty((n_hands, n_boxes), dtype=np.int64)
-    opt_gain = np.empty((n_hands, n_boxes))
-    n_opt = np.empty(n_hands, dtype=np.int64)
-    bonus = np.empty(n_hands, dtype=np.int64)
-    hand_options(p, hand_counts, scores, open_mask, flag, points, opt_box, opt_row, opt_gain, n_opt, bonus)  # noqa: F821
-    for h in range(n_hands):
+    opt_box, _, opt_gain, n_opt, bonus = hand_options(p, hand_counts, scores, open_mask, flag)  # noqa: F821
+    for h in range(hand_counts.shape[0]):
         for d in range(W):
             out[h, d] = -1.0
         for i in range(n_opt[h]):
