@@ -30,7 +30,8 @@ $(DATA)/penta.json: $(INSTALLED) $(SOLVER_SOURCES)
 test: install  ## the whole test suite, slow tests included
 	$(BIN)/python -m pytest
 
-# BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's).
+# BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's),
+# --no-passes (not the one traversal's rows against the commit before it: benchmarks/bench_passes.py).
 bench: install  ## every figure of the README's speed table (fresh processes, empty caches for first runs, medians)
 	$(BIN)/python benchmarks/bench_all.py $(BENCH_ARGS)
 

@@ -4,8 +4,10 @@ measured in the same run. Prints one summary table at the end (Markdown, for the
 
 Run with ``make bench`` (about nine minutes on two cores, the million-line batch and the Maxi Yatzy solve
 included; ``--batch-lines N`` for a smaller batch, ``--no-maxi``, ``--no-targets`` and ``--win-games 0`` to skip
-the long rows, ``--family-only`` for the Yatzy family's rows alone). The machine's load is printed with the
-table: figures taken on a busy machine are slower, the cold ones most of all.
+the long rows, ``--family-only`` for the Yatzy family's rows alone). Then the rows of the one traversal (issue 22,
+``benchmarks/bench_passes.py``): this checkout against the commit before it, interleaved (``--no-passes`` skips
+them, ``--passes-before COMMIT`` picks another). The machine's load is printed with the table: figures taken on
+a busy machine are slower, the cold ones most of all.
 """
 
 from __future__ import annotations
@@ -160,9 +162,11 @@ def peer_build_seconds(ys, variant: str, runs: int) -> float:
 def extras(summaries: list[dict]) -> str:
     """The write and second-moment seconds of ``solve --json`` summaries (medians), as a row shows them."""
     parts = [f"write {statistics.median(s['write_seconds'] for s in summaries):.2f} s"]
-    moments = [s["moments_seconds"] for s in summaries if s.get("moments_seconds") is not None]
-    if moments:
+    moments = [s["moments_seconds"] for s in summaries if s.get("moments_seconds")]
+    if moments:  # a pass of their own (a reduced game); solved with the values they take no time apart
         parts.append(f"SDs {statistics.median(moments):.2f} s")
+    elif any(s.get("sd") is not None for s in summaries):
+        parts.append("SDs in the same pass")
     return ", ".join(parts)
 
 
@@ -174,17 +178,19 @@ def family(args: argparse.Namespace, work: Path, ys) -> None:
     print("the Yatzy family (issue 15):", flush=True)
     solve = ["solve", "--rules", "yatzy", "--json", *d]
     run(solve)  # the cache of this checkout, filled; the table written once
-    warm = []
+    run([*solve, "--no-moments"])
+    warm, values_only = [], []
     for _ in range(args.runs):
         wall, out_ = run(solve)
         warm.append(json.loads(out_) | {"wall": wall})
+        values_only.append(json.loads(run([*solve, "--no-moments"])[1]))
     value = warm[0]["expected_score"]
-    passes = statistics.median(s["seconds"] for s in warm)
+    passes = statistics.median(s["seconds"] for s in values_only)  # the value pass alone, as the peer's build
     wall = statistics.median(s["wall"] for s in warm)
     theirs = peer_build_seconds(ys, "yatzy-scandinavian", max(3, args.runs // 2)) if ys is not None else None
     ref = f" (yatzy-solver `yatzy-scandinavian` {theirs:.2f} s: {theirs / passes:.1f}x)" if theirs else ""
     row(
-        f"value pass of `solve --rules yatzy`, {warm[0]['threads']} threads, warm",
+        f"value pass of `solve --rules yatzy --no-moments`, {warm[0]['threads']} threads, warm",
         f"{passes:.3f} s{ref}, expected score {value:.10f}",
         "<= 1 s (yatzy-solver 8.5 s here); 248.4399894 published",
     )
@@ -192,7 +198,7 @@ def family(args: argparse.Namespace, work: Path, ys) -> None:
     row(
         "`pentadice solve --rules yatzy`, whole process, warm",
         f"{wall:.2f} s ({extras(warm)}{ref})",
-        "the value pass, the write and the SDs",
+        "values and SDs in one pass, and the write",
     )
     if not args.maxi:
         return
@@ -307,8 +313,8 @@ def main_rows(args: argparse.Namespace, work: Path, ys) -> None:
         family(args, work, ys)
 
     print("playing to win (issue 14):", flush=True)
-    moments = statistics.median(json.loads(out_)["moments_seconds"] for _, out_ in warm)
-    row("second-moment pass of `solve` (the SDs), 2 threads", f"{moments:.2f} s", "solved with the values")
+    both = statistics.median(json.loads(out_)["seconds"] for _, out_ in warm)
+    row("`solve`'s one pass, values and second moments (the SDs), 2 threads", f"{both:.2f} s", "solved with the values")
     dist = ["distribution", "--json", *d]
     run(dist)
     wall, _ = median(lambda: run(dist)[0], 3)
@@ -383,6 +389,10 @@ def main() -> None:
     parser.add_argument("--no-family", dest="family", action="store_false", help="skip Yatzy and Maxi Yatzy")
     parser.add_argument("--no-maxi", dest="maxi", action="store_false", help="skip the Maxi Yatzy solve (1-2 min)")
     parser.add_argument("--family-only", action="store_true", help="only the Yatzy family's rows (issue 15)")
+    parser.add_argument(
+        "--passes-before", default=None, help="the commit bench_passes compares with ('' for none; default its own)"
+    )
+    parser.add_argument("--no-passes", dest="passes", action="store_false", help="skip bench_passes' rows (issue 22)")
     args = parser.parse_args()
     # As a user runs them: Python's compiled modules (.pyc) written and used (start-up costs tens of ms more
     # without them).
@@ -408,6 +418,12 @@ def main() -> None:
     print("| --- | --- | --- |")
     for what, figure, goal in ROWS:
         print(f"| {what} | {figure} | {goal} |")
+    if args.passes and not args.family_only:  # issue 22's rows: this checkout against the commit before it
+        import bench_passes
+
+        print("\nOne traversal for every pass (benchmarks/bench_passes.py):", flush=True)
+        before = [] if args.passes_before is None else ["--before", args.passes_before]
+        bench_passes.main([*before, "--rounds", str(args.runs), "--cold-rounds", str(min(args.cold_runs, 2))])
 
 
 if __name__ == "__main__":

@@ -144,13 +144,13 @@ def checkout_before(commit: str, where: Path) -> Path:
     return where
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--before", default=BEFORE, help="the commit to compare with ('' for none)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of each warm figure")
     parser.add_argument("--cold-rounds", type=int, default=2, help="rounds of each cold (empty cache) figure")
     parser.add_argument("--maxi", action="store_true", help="also Maxi Yatzy's second moments (minutes each)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     load = os.getloadavg()
     print(f"cores: {os.cpu_count()}, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)

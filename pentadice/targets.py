@@ -286,19 +286,11 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
 
 
 def _successors(rs: rules.RuleSet, penta_scored: int, open_mask: int, sub: int) -> set[tuple[int, int, int]]:
-    """Every state a turn from this one can lead to (and the state itself: Kiriki comes back to it)."""
-    cap = rs.upper_threshold
+    """Every state a turn from this one can lead to (:func:`pentadice.rules.successors`), and the state itself
+    (Kiriki comes back to it)."""
+    succ, _ = rules.successors(rs.params(), rs.dice, open_mask, penta_scored)
     out = {(penta_scored, open_mask, sub)}
-    for b, box in enumerate(rs.sheet):
-        if not (open_mask >> b) & 1:
-            continue
-        nxt = open_mask & ~(1 << b)
-        if box.kind == rules.K_FACE:
-            out.update((penta_scored, nxt, min(sub + c * box.a, cap)) for c in range(rs.dice + 1))
-        elif b != rs.penta_box:
-            out.add((penta_scored, nxt, sub))
-        else:
-            out.update({(0, nxt, sub), (1, nxt, sub)})
+    out.update((int(f), int(m), min(sub + int(a), rs.upper_threshold)) for _, m, f, a in succ)
     return out
 
 

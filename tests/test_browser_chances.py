@@ -13,12 +13,25 @@ CHANCES_TIMEOUT = 180_000  # ms: the first distributions of a game take seconds 
 
 
 def _chances_answers(pg: Page) -> list[dict]:
-    """Every answer of GET .../chances the page receives, recorded as it comes."""
+    """Every set of chances the page receives, recorded as it comes: the answers of GET .../chances, and the
+    chances a game's view carries when the server had them ready before the page asked (then the page shows
+    them without asking)."""
     seen: list[dict] = []
 
     def on_response(response) -> None:
-        if response.url.endswith("/chances") and response.ok:
+        if not response.ok or "/api/games" not in response.url:
+            return
+        if response.url.endswith("/chances"):
             seen.append(json.loads(response.text()))
+            return
+        try:
+            view = json.loads(response.text())
+        except ValueError:
+            return
+        if isinstance(view, dict) and isinstance(view.get("game"), dict):  # a move's answer: the game's view in it
+            view = view["game"]
+        if isinstance(view, dict) and isinstance(view.get("chances"), list) and isinstance(view.get("players"), list):
+            seen.append({"sheets": [p["sheet"] for p in view["players"]], "chances": view["chances"]})
 
     pg.page.on("response", on_response)
     return seen

@@ -348,3 +348,27 @@ def test_solve_writes_the_second_moments_and_reports_the_sd(tmp_path):
     assert summary["seconds"] > 0 and summary["moments_seconds"] == 0.0  # one pass for both: in "seconds"
     m2 = table.load_moments(rs, tmp_path)
     assert moments.start_sd(rs, table.load(rs, tmp_path).values, m2) == summary["sd"]
+
+
+# --- the values and the second moments in one pass (solve) ---------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["penta", "kiriki", "yatzy"])
+def test_one_pass_gives_the_bits_of_the_value_pass_and_the_moment_pass(name):
+    """`solve` computes both tables in one traversal (Kiriki's returning states by the value pass's secant steps
+    first): each is the same bits as its own pass gives it."""
+    rs, values, m2, _ = full(name)
+    both = solver.solve(rs, threads=2, moments=True)
+    assert both.values.tobytes() == values.tobytes()
+    assert both.m2.tobytes() == m2.tobytes()
+
+
+@pytest.mark.parametrize("name", list(GAMES))
+def test_one_pass_on_reduced_games(name):
+    """Reduced games (64 lanes, or 80 with a threshold above 64): the bits of the passes run alone."""
+    rs = GAMES[name]
+    both = solver.solve(rs, threads=2, moments=True)
+    values = solver.solve(rs, threads=1).values
+    assert both.values.tobytes() == values.tobytes()
+    assert both.m2.tobytes() == moments.second_moments(rs, values).tobytes()

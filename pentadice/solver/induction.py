@@ -96,8 +96,8 @@ def solve(
     """Solve rule set ``rs`` exactly: the expected final score of every reachable state under optimal play.
 
     ``threads`` caps the worker threads (default: Numba's thread count, all cores); the result is the same bits
-    whatever it is. ``moments``: the second moments too (``Solution.m2``), in the same pass where the rule set
-    allows (:func:`pentadice.solver.moments.fusable`: every registered one), the values still the same bits.
+    whatever it is. ``moments``: the second moments too (``Solution.m2``), in the same pass
+    (:func:`pentadice.solver.moments.solve_both`), the values still the same bits.
     """
     import numba
 
@@ -107,7 +107,7 @@ def solve(
         raise ValueError(f"--threads must be between 1 and {numba.config.NUMBA_NUM_THREADS}, not {threads}")
     used = threads or numba.get_num_threads()
     m2 = None
-    if moments and moments_pass.fusable(rs):
+    if moments:
         timings: dict = {}
         V, m2 = moments_pass.solve_both(rs, used, progress, timings)
         compile_seconds, solve_seconds = timings["compile_seconds"], timings["seconds"]
@@ -124,7 +124,4 @@ def solve(
         m2 = m2[:, :, : rs.upper_threshold + 1]
         m2[unreachable] = np.nan
         m2 = np.ascontiguousarray(m2)
-    solution = Solution(rs, V, compile_seconds, solve_seconds, used, m2)
-    if moments and m2 is None:  # a reduced game: the second-moment pass apart
-        solution.m2 = moments_pass.second_moments(rs, V, threads=used, force=True)
-    return solution
+    return Solution(rs, V, compile_seconds, solve_seconds, used, m2)

@@ -829,12 +829,6 @@ def coming_back(rs: rules.RuleSet, masks: np.ndarray, flags: np.ndarray) -> np.n
     return np.array([rules.comes_back(p, int(m), int(f)) for m, f in zip(masks, flags, strict=True)], dtype=bool)
 
 
-def fusable(rs: rules.RuleSet) -> bool:
-    """Whether the value pass and this one can run as one (:func:`solve_both`): the build's lanes are the rule
-    set's own (every registered rule set; a reduced game with a low threshold runs the two passes apart)."""
-    return lanes_for(rs) == rs.lanes
-
-
 def solve_both(
     rs: rules.RuleSet, threads: int = 1, progress=None, timings: dict | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -844,8 +838,6 @@ def solve_both(
     layer; ``timings`` receives ``compile_seconds`` and ``seconds``."""
     from pentadice.solver import kernels
 
-    if not fusable(rs):
-        raise ValueError(f"{rs.name}'s lanes ({rs.lanes}) are not a build's: solve its values and moments apart")
     start = time.perf_counter()
     k = compiled(lanes_for(rs))
     inputs = turn_inputs(rs).layer()
