@@ -86,7 +86,9 @@ def solve(
         # is long (moments.automatic).
         with_m2 = moments.automatic(rs) if with_moments is None else with_moments
         table.prepare_directory(directory, rs.name)
-        if solver.needs_compiling(rs) or (with_m2 and moments.needs_compiling(rs)):  # a first run: say why
+        # A first run: say why nothing moves for seconds (the one pass compiles no value kernel, but Kiriki's).
+        first = moments.needs_compiling(rs) if with_m2 else solver.needs_compiling(rs)
+        if first or (with_m2 and rs.penta_repeat and solver.needs_compiling(rs)):
             click.echo(solver.COMPILING_MESSAGE, err=True)
         bar = _progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
         solved = []

@@ -712,7 +712,7 @@ def hand_options(
     bonus of the roll ``bonus[h]``. Hands whose points do not depend on the state are read from the score
     table (:func:`score_table`); the others ask :func:`score_options`.
 
-    The one builder of a hand's options: every pass and the advisor take them from here, for all the hands of a
+    The one builder of a hand's options in compiled code: every pass takes them from here, for all the hands of a
     state in one call (a compiled call per hand, with its arrays, would cost more than the options).
     """
     n_hands = counts.shape[0]

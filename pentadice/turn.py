@@ -81,21 +81,23 @@ def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows, T):
             rows[r, u] = successor_value(V[f, nxt, min(s + a, cap)], upper_bonus(p, s, a), T)
 
 
-def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, points, T):
+def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, T):
     """``out[h]``: value of hand ``h`` after the last roll, per lane: the best legal box
-    (:func:`pentadice.rules.hand_options`), a successor row and the box's points taken together by
-    :func:`chosen` (``T``: the pass's parameter)."""
+    (:func:`pentadice.rules.hand_options`), a successor row and the box's gain (:func:`option_gain` of its
+    points, once per box) taken together by :func:`chosen` (``T``: the pass's parameter)."""
     _, opt_row, opt_points, n_opt, _ = hand_options(p, hand_counts, scores, open_mask, penta_scored)
+    gains = np.empty(opt_points.shape[1])
     for h in range(hand_counts.shape[0]):
         n_options = n_opt[h]
         box_rows = opt_row[h]
-        box_points = opt_points[h]
+        for i in range(n_options):
+            gains[i] = option_gain(opt_points[h, i], T)
         if W < HAND_BLOCK:
             for u in range(W):
                 out[h, u] = -np.inf
             for i in range(n_options):
                 r = box_rows[i]
-                add = option_gain(box_points[i], T)
+                add = gains[i]
                 for u in range(W):
                     x = chosen(rows[r, u], add)
                     if x > out[h, u]:
@@ -105,7 +107,7 @@ def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, poin
             m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = m8 = m9 = m10 = m11 = m12 = m13 = m14 = m15 = -np.inf
             for i in range(n_options):
                 r = box_rows[i]
-                add = option_gain(box_points[i], T)
+                add = gains[i]
                 x = chosen(rows[r, j], add)
                 m0 = x if x > m0 else m0
                 x = chosen(rows[r, j + 1], add)
@@ -158,7 +160,7 @@ def hand_values(p, hand_counts, scores, open_mask, penta_scored, rows, out, poin
 
 def keep_values(add, n_hands, K):
     """Rows ``n_hands..`` of ``K``: each keep's value, the mean over the six faces of the keep one die larger."""
-    for k in range(n_hands, K.shape[0]):
+    for k in range(n_hands, add.shape[0]):  # K may have more rows (scratch shared with the successor rows)
         a0 = add[k, 0]
         a1 = add[k, 1]
         a2 = add[k, 2]
@@ -385,7 +387,6 @@ def solve_states(V, T, p, n_dice, counts, scores, add, subs, weight, masks, pent
     K = aligned_rows(counts.shape[0])
     B = aligned_rows(counts.shape[0])
     rows = aligned_rows(p[P_N_ROWS])
-    points = np.empty(p[P_N_BOXES], dtype=np.int64)
     xa = np.empty(W)
     ya = np.empty(W)
     xb = np.empty(W)
@@ -406,7 +407,7 @@ def solve_states(V, T, p, n_dice, counts, scores, add, subs, weight, masks, pent
         while True:
             # One turn, with ``out`` as the value of coming back (Kiriki).
             successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows, T)
-            hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points, T)
+            hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, T)
             for _ in range(p[P_ROLLS] - 1):  # one roll earlier: keeps worth their reroll, hands one more roll
                 keep_values(add, n_hands, K)
                 best_subkeeps(subs, n_hands, K, B)
@@ -445,7 +446,7 @@ def solve_states(V, T, p, n_dice, counts, scores, add, subs, weight, masks, pent
     return most
 
 
-def turn_levels(V, T, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points):
+def turn_levels(V, T, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B):
     """One state's turn values for every lane (subtotal) under the pass's table ``V``: ``L[0, h, u]`` the hand
     ``h`` after the last roll, ``L[r, k, u]`` keeping multiset ``k`` with ``r`` rerolls left (the simulator's
     and the win strategy's choices read these)."""
@@ -453,7 +454,7 @@ def turn_levels(V, T, p, n_dice, counts, scores, add, subs, open_mask, penta_sco
     n_keeps = counts.shape[0]
     n_rolls = p[P_ROLLS]
     successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows, T)
-    hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points, T)
+    hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, T)
     for h in range(n_hands):
         for u in range(W):
             L[0, h, u] = K[h, u]
@@ -508,7 +509,7 @@ def situation_values(
     Penta bonus of scoring the dice now."""
     if rerolls > 0:
         successor_rows(V, p, n_dice, open_mask, penta_scored, sub, rows, 0.0)
-        hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, points, 0.0)
+        hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, 0.0)
         for _ in range(rerolls):
             keep_values(add, n_hands, K)
             best_subkeeps(subs, n_hands, K, B)

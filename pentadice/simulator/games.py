@@ -166,7 +166,7 @@ def play_turn(
         open_mask = k // n_flags
         penta_scored = k - open_mask * n_flags
         # The group's turn values, every lane (the solver's code).
-        wide_turn_levels(V, 0.0, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points)
+        wide_turn_levels(V, 0.0, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B)
         for i in range(first_game, last_game):
             g = order[i]
             game = first + g

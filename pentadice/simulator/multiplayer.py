@@ -128,9 +128,7 @@ def play_groups(
         open_mask = k >> 1
         penta_scored = k & 1
         theta = thetas[ti]
-        theta_turn_values(
-            T[ti], theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points
-        )
+        theta_turn_values(T[ti], theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B)
         for i in range(first_entry, last_entry):
             e = order[i]
             game = stream[e]
@@ -179,7 +177,7 @@ def play_groups_for(lanes: int):
         clone.__module__ = fn.__module__
         clone.__doc__ = fn.__doc__
         compiled = jit(clone, nogil=True)
-        turn_kernels.drop_stale_cache([compiled])
+        turn_kernels.drop_stale_cache([compiled], extra=[utility, lastturns])
         _PLAY_GROUPS[lanes] = compiled
     return _PLAY_GROUPS[lanes]
 
@@ -246,7 +244,7 @@ def play_endgame_groups(
             subtotals[e] = min(sub + added, cap)
 
 
-turn_kernels.drop_stale_cache([play_endgame_groups])
+turn_kernels.drop_stale_cache([play_endgame_groups], extra=[utility, lastturns])
 
 
 @dataclass

@@ -21,8 +21,8 @@ the solver and the advisor run (the same operations, so the same bits): after th
 box in sheet order; with rerolls left, scoring now if the best box is worth at least the best proper keep,
 else the best keep, ties to the smallest keep number (more dice first, then by faces: the advisor's
 ``Option.tie_key``). That keep is found per lane by the second-moment pass's own steps
-(:func:`pentadice.solver.moments.best_keep_moments` and ``best_proper_keeps``: the one place of that order in
-compiled code), its second moments left at zero.
+(:func:`pentadice.solver.moments.best_keep_moments`, which the one-lane advisor's order agrees with), its
+second moments left at zero.
 
 Sizes come from the rule set's parameters and the arrays' shapes (boxes, successor rows, the keeps one die
 smaller), as in :mod:`pentadice.turn`; the kernels are compiled once per lane count (:func:`compiled`), and the
@@ -56,7 +56,7 @@ from pentadice.rules import (
     hand_options,
     upper_bonus,
 )
-from pentadice.solver.moments import best_keep_moments, best_proper_keeps
+from pentadice.solver.moments import best_keep_moments
 from pentadice.turn import best_subkeeps, hand_values, keep_values, successor_rows
 
 # Lanes: ``compiled(lanes)`` rebinds W to the rule set's lane count (a constant there); the turn functions called
@@ -149,9 +149,9 @@ def turn_outcomes(
     BI = np.empty((R, n_keeps, W))  # and which it is (its number)
     BM = np.zeros((n_keeps, W))  # the second moments those steps carry: not needed here
     Z = np.zeros((n_keeps, W))
+    n_lanes = Z.shape[1]  # W, as a number rather than a constant (a constant compiles the steps again)
     S = np.empty((n_hands, W))  # the best box's value per hand
     M = np.empty((n_keeps, W))  # mass on hands, then on keeps
-    points = np.empty(n_boxes, dtype=np.int64)  # the one-lane turn functions' scratch
     flags = np.zeros(n_boxes * 2 * n_points, dtype=np.bool_)
     active = np.empty(W, dtype=np.bool_)
     act = np.empty(W, dtype=np.int64)  # the active lanes
@@ -172,14 +172,13 @@ def turn_outcomes(
             continue
         # The values inside the turn, as the solver and the advisor compute them.
         successor_rows(V, p, n_dice, mask, ps, 0, rows, 0.0)
-        hand_values(p, counts[:n_hands], scores, mask, ps, rows, K, points, 0.0)
+        hand_values(p, counts[:n_hands], scores, mask, ps, rows, K, 0.0)
         for r in range(1, R):
             keep_values(add, n_hands, K)
             KV[r] = K
             # BV[r, k], BI[r, k]: the best keep inside keep k and its number, ties to the smallest (the advisor's
             # order); for a hand, its best proper keep (the second-moment pass's steps, without their moments).
-            best_keep_moments(subs, n_hands, W, KV[r], Z, BV[r], BI[r], BM)
-            best_proper_keeps(subs, n_hands, W, BV[r], BI[r], BM)
+            best_keep_moments(subs, n_hands, n_lanes, KV[r], Z, BV[r], BI[r], BM)
             best_subkeeps(subs, n_hands, K, B)  # the hands' values with one more roll, for the roll before
         # Each hand's legal boxes, in sheet order, with their successor rows (as hand_values takes them).
         opt_box, opt_row, opt_gain, opt_n, opt_bonus = hand_options(p, counts[:n_hands], scores, mask, ps)
@@ -315,11 +314,11 @@ def compiled(lanes: int = LANES) -> types.SimpleNamespace:
 
     scope = dict(vars(kernels.wide_for(lanes)))
     steps = moments.compiled(lanes)
-    scope.update(best_keep_moments=steps.best_keep_moments, best_proper_keeps=steps.best_proper_keeps)
+    scope.update(best_keep_moments=steps.best_keep_moments)
     out = {}
     for fn in (plan_slots, turn_outcomes, push_outcomes):
         out[fn.__name__] = kernels._compile(fn, scope, lanes)
-    kernels.drop_stale_cache(list(out.values()))
+    kernels.drop_stale_cache(list(out.values()), extra=[moments])
     return types.SimpleNamespace(**out)
 
 

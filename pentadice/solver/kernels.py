@@ -139,7 +139,10 @@ def drop_stale_cache(dispatchers, extra=()) -> None:
         cache = dispatchers[0]._cache
         if not hasattr(cache, "_cache_path"):  # caching is off (no writable place): nothing cached to drop
             return
-        stamp = Path(cache._cache_path) / f"pentadice-{dispatchers[0].__name__}.sha256"
+        # One stamp per build (its qualified name carries the pass and the lanes: 64 and 80 apart).
+        first = dispatchers[0]
+        name = getattr(getattr(first, "py_func", None), "__qualname__", None) or first.__name__
+        stamp = Path(cache._cache_path) / f"pentadice-{name}.sha256"
         if stamp.exists() and stamp.read_text() == stamp_text:
             return
         for d in dispatchers:

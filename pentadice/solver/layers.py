@@ -1,9 +1,10 @@
-"""The one driver of every backward pass: the states of a layer, cut into parts that threads share.
+"""The driver of the backward passes: the states of a layer, cut into parts that threads share.
 
 A layer's states depend only on earlier layers, so its parts run at once: each part is one call of a compiled
 kernel ``kernel(*args, lo, hi)`` over states ``lo <= i < hi``, which releases the GIL. Every state is computed by
 the same code whatever the threads, so a table is the same bits with one thread or many. The value, second-moment
-and utility passes and the end-game tables run their layers here.
+and utility passes and the end-game tables run their layers here (the target table cuts its layers by each
+state's lanes: ``solver.targets.part_cuts``).
 """
 
 from __future__ import annotations

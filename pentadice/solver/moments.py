@@ -1,4 +1,4 @@
-"""The second moment of the points still to come, under the advisor's policy: one more backward pass.
+"""The second moment of the points still to come, under the advisor's policy: a backward pass, the values' own.
 
 ``M2[penta_scored, open_mask, subtotal] = E[R^2]``, ``R`` the points still to come from a state between turns
 when every later decision is the advisor's first-ranked option: the highest value, exactly equal values
@@ -229,284 +229,191 @@ def moment_hands(lanes, rep, opt_row, opt_points, n_opt, rowsV, rowsM, rowsP, KV
             KP[h, u] = SP[h, u]
 
 
-def best_keep_moments(subs, n_hands, lanes, KV, KM, BV, BI, BM):
-    """One roll earlier, the keeps' rows of ``KV`` and ``KM`` already their means over the faces: for each keep
-    smaller than a hand, rows ``BV``, ``BI``, ``BM``: the value, keep number and second moment of the best keep
-    inside it (itself included): the highest value, ties to the smallest keep number (the advisor's order:
-    :meth:`pentadice.advisor.advice.Option.tie_key`). The padding of ``subs`` (a keep with at most three smaller
-    keeps repeats the first) is not read: the best of a row and itself is that row.
+def best_inside(subs, lo, hi, own, lanes, KV, KM, BV, BI, BM):
+    """Rows ``lo <= k < hi`` of ``BV``, ``BI``, ``BM`` (from ``hi - 1`` down): the value, keep number and second
+    moment of the best keep inside keep ``k``: with ``own``, itself (``KV[k]``, ``KM[k]``) or the best inside
+    a keep one die smaller (their rows, done first: keeps are numbered with more dice first); without, those
+    smaller keeps only (a hand's best proper keep; a hand's rows of ``B`` are free). The best: the highest
+    value, ties to the smallest keep number (the advisor's order: :meth:`pentadice.advisor.advice.Option.tie_key`).
+    The padding of ``subs`` (a keep with at most three smaller keeps repeats the first) is not read: the best of
+    a row and itself is that row.
 
     In the blocks every operand is loaded before the selects, and the second moment is selected before the
     number and the value: written in another order (a select of a load, or the second moment last) LLVM left
-    these loops scalar and branchy, 4 to 6 times slower (checked on the compiled code's assembly). One call per
-    roll, not per keep: a compiled call that passes arrays costs more than a keep's work.
+    these loops scalar and branchy, 4 to 6 times slower (checked on the compiled code's assembly). One call for
+    many keeps: a compiled call that passes arrays costs more than a keep's work.
     """
-    last = KV.shape[0] - 1
+    first = 0 if own else 1
+    for k in range(hi - 1, lo - 1, -1):
+        used = 3 if subs[k, 3] == subs[k, 0] else subs.shape[1]
+        r0 = k if own else subs[k, 0]
+        kf = float(k)
+        if W >= 8 and lanes == W:  # blocks of 8 lanes, loads before stores: vector instructions
+            for j in range(0, W, 8):
+                if own:
+                    v0 = KV[k, j]
+                    v1 = KV[k, j + 1]
+                    v2 = KV[k, j + 2]
+                    v3 = KV[k, j + 3]
+                    v4 = KV[k, j + 4]
+                    v5 = KV[k, j + 5]
+                    v6 = KV[k, j + 6]
+                    v7 = KV[k, j + 7]
+                    i0 = kf
+                    i1 = kf
+                    i2 = kf
+                    i3 = kf
+                    i4 = kf
+                    i5 = kf
+                    i6 = kf
+                    i7 = kf
+                    m0 = KM[k, j]
+                    m1 = KM[k, j + 1]
+                    m2 = KM[k, j + 2]
+                    m3 = KM[k, j + 3]
+                    m4 = KM[k, j + 4]
+                    m5 = KM[k, j + 5]
+                    m6 = KM[k, j + 6]
+                    m7 = KM[k, j + 7]
+                else:
+                    v0 = BV[r0, j]
+                    v1 = BV[r0, j + 1]
+                    v2 = BV[r0, j + 2]
+                    v3 = BV[r0, j + 3]
+                    v4 = BV[r0, j + 4]
+                    v5 = BV[r0, j + 5]
+                    v6 = BV[r0, j + 6]
+                    v7 = BV[r0, j + 7]
+                    i0 = BI[r0, j]
+                    i1 = BI[r0, j + 1]
+                    i2 = BI[r0, j + 2]
+                    i3 = BI[r0, j + 3]
+                    i4 = BI[r0, j + 4]
+                    i5 = BI[r0, j + 5]
+                    i6 = BI[r0, j + 6]
+                    i7 = BI[r0, j + 7]
+                    m0 = BM[r0, j]
+                    m1 = BM[r0, j + 1]
+                    m2 = BM[r0, j + 2]
+                    m3 = BM[r0, j + 3]
+                    m4 = BM[r0, j + 4]
+                    m5 = BM[r0, j + 5]
+                    m6 = BM[r0, j + 6]
+                    m7 = BM[r0, j + 7]
+                for t in range(first, used):
+                    s = subs[k, t]
+                    x = BV[s, j]
+                    e = BI[s, j]
+                    c = (x > v0) | ((x == v0) & (e < i0))
+                    z = BM[s, j]
+                    m0 = z if c else m0
+                    i0 = e if c else i0
+                    v0 = x if c else v0
+                    x = BV[s, j + 1]
+                    e = BI[s, j + 1]
+                    c = (x > v1) | ((x == v1) & (e < i1))
+                    z = BM[s, j + 1]
+                    m1 = z if c else m1
+                    i1 = e if c else i1
+                    v1 = x if c else v1
+                    x = BV[s, j + 2]
+                    e = BI[s, j + 2]
+                    c = (x > v2) | ((x == v2) & (e < i2))
+                    z = BM[s, j + 2]
+                    m2 = z if c else m2
+                    i2 = e if c else i2
+                    v2 = x if c else v2
+                    x = BV[s, j + 3]
+                    e = BI[s, j + 3]
+                    c = (x > v3) | ((x == v3) & (e < i3))
+                    z = BM[s, j + 3]
+                    m3 = z if c else m3
+                    i3 = e if c else i3
+                    v3 = x if c else v3
+                    x = BV[s, j + 4]
+                    e = BI[s, j + 4]
+                    c = (x > v4) | ((x == v4) & (e < i4))
+                    z = BM[s, j + 4]
+                    m4 = z if c else m4
+                    i4 = e if c else i4
+                    v4 = x if c else v4
+                    x = BV[s, j + 5]
+                    e = BI[s, j + 5]
+                    c = (x > v5) | ((x == v5) & (e < i5))
+                    z = BM[s, j + 5]
+                    m5 = z if c else m5
+                    i5 = e if c else i5
+                    v5 = x if c else v5
+                    x = BV[s, j + 6]
+                    e = BI[s, j + 6]
+                    c = (x > v6) | ((x == v6) & (e < i6))
+                    z = BM[s, j + 6]
+                    m6 = z if c else m6
+                    i6 = e if c else i6
+                    v6 = x if c else v6
+                    x = BV[s, j + 7]
+                    e = BI[s, j + 7]
+                    c = (x > v7) | ((x == v7) & (e < i7))
+                    z = BM[s, j + 7]
+                    m7 = z if c else m7
+                    i7 = e if c else i7
+                    v7 = x if c else v7
+                BV[k, j] = v0
+                BV[k, j + 1] = v1
+                BV[k, j + 2] = v2
+                BV[k, j + 3] = v3
+                BV[k, j + 4] = v4
+                BV[k, j + 5] = v5
+                BV[k, j + 6] = v6
+                BV[k, j + 7] = v7
+                BI[k, j] = i0
+                BI[k, j + 1] = i1
+                BI[k, j + 2] = i2
+                BI[k, j + 3] = i3
+                BI[k, j + 4] = i4
+                BI[k, j + 5] = i5
+                BI[k, j + 6] = i6
+                BI[k, j + 7] = i7
+                BM[k, j] = m0
+                BM[k, j + 1] = m1
+                BM[k, j + 2] = m2
+                BM[k, j + 3] = m3
+                BM[k, j + 4] = m4
+                BM[k, j + 5] = m5
+                BM[k, j + 6] = m6
+                BM[k, j + 7] = m7
+            continue
+        for u in range(lanes):
+            BV[k, u] = KV[k, u] if own else BV[r0, u]
+            BI[k, u] = kf if own else BI[r0, u]
+            BM[k, u] = KM[k, u] if own else BM[r0, u]
+        for t in range(first, used):
+            s = subs[k, t]
+            for u in range(lanes):
+                x = BV[s, u]
+                m = BV[k, u]
+                c = (x > m) | ((x == m) & (BI[s, u] < BI[k, u]))
+                BI[k, u] = BI[s, u] if c else BI[k, u]
+                BM[k, u] = BM[s, u] if c else BM[k, u]
+                BV[k, u] = x if c else m
+
+
+def best_keep_moments(subs, n_hands, lanes, KV, KM, BV, BI, BM):
+    """One roll earlier, the keeps' rows of ``KV`` and ``KM`` already their means over the faces: for each keep
+    smaller than a hand, its best keep inside it (:func:`best_inside`, itself included), then each hand's best
+    proper keep into the hand's rows."""
+    last = subs.shape[0] - 1  # the empty keep: nothing inside it but itself
     for u in range(lanes):
         BV[last, u] = KV[last, u]
         BI[last, u] = last
         BM[last, u] = KM[last, u]
-    for k in range(last - 1, n_hands - 1, -1):
-        used = 3 if subs[k, 3] == subs[k, 0] else subs.shape[1]
-        kf = float(k)
-        if W >= 8 and lanes == W:  # blocks of 8 lanes, loads before stores: vector instructions
-            for j in range(0, W, 8):
-                v0 = KV[k, j]
-                v1 = KV[k, j + 1]
-                v2 = KV[k, j + 2]
-                v3 = KV[k, j + 3]
-                v4 = KV[k, j + 4]
-                v5 = KV[k, j + 5]
-                v6 = KV[k, j + 6]
-                v7 = KV[k, j + 7]
-                i0 = kf
-                i1 = kf
-                i2 = kf
-                i3 = kf
-                i4 = kf
-                i5 = kf
-                i6 = kf
-                i7 = kf
-                m0 = KM[k, j]
-                m1 = KM[k, j + 1]
-                m2 = KM[k, j + 2]
-                m3 = KM[k, j + 3]
-                m4 = KM[k, j + 4]
-                m5 = KM[k, j + 5]
-                m6 = KM[k, j + 6]
-                m7 = KM[k, j + 7]
-                for t in range(0, used):
-                    s = subs[k, t]
-                    x = BV[s, j]
-                    e = BI[s, j]
-                    c = (x > v0) | ((x == v0) & (e < i0))
-                    z = BM[s, j]
-                    m0 = z if c else m0
-                    i0 = e if c else i0
-                    v0 = x if c else v0
-                    x = BV[s, j + 1]
-                    e = BI[s, j + 1]
-                    c = (x > v1) | ((x == v1) & (e < i1))
-                    z = BM[s, j + 1]
-                    m1 = z if c else m1
-                    i1 = e if c else i1
-                    v1 = x if c else v1
-                    x = BV[s, j + 2]
-                    e = BI[s, j + 2]
-                    c = (x > v2) | ((x == v2) & (e < i2))
-                    z = BM[s, j + 2]
-                    m2 = z if c else m2
-                    i2 = e if c else i2
-                    v2 = x if c else v2
-                    x = BV[s, j + 3]
-                    e = BI[s, j + 3]
-                    c = (x > v3) | ((x == v3) & (e < i3))
-                    z = BM[s, j + 3]
-                    m3 = z if c else m3
-                    i3 = e if c else i3
-                    v3 = x if c else v3
-                    x = BV[s, j + 4]
-                    e = BI[s, j + 4]
-                    c = (x > v4) | ((x == v4) & (e < i4))
-                    z = BM[s, j + 4]
-                    m4 = z if c else m4
-                    i4 = e if c else i4
-                    v4 = x if c else v4
-                    x = BV[s, j + 5]
-                    e = BI[s, j + 5]
-                    c = (x > v5) | ((x == v5) & (e < i5))
-                    z = BM[s, j + 5]
-                    m5 = z if c else m5
-                    i5 = e if c else i5
-                    v5 = x if c else v5
-                    x = BV[s, j + 6]
-                    e = BI[s, j + 6]
-                    c = (x > v6) | ((x == v6) & (e < i6))
-                    z = BM[s, j + 6]
-                    m6 = z if c else m6
-                    i6 = e if c else i6
-                    v6 = x if c else v6
-                    x = BV[s, j + 7]
-                    e = BI[s, j + 7]
-                    c = (x > v7) | ((x == v7) & (e < i7))
-                    z = BM[s, j + 7]
-                    m7 = z if c else m7
-                    i7 = e if c else i7
-                    v7 = x if c else v7
-                BV[k, j] = v0
-                BV[k, j + 1] = v1
-                BV[k, j + 2] = v2
-                BV[k, j + 3] = v3
-                BV[k, j + 4] = v4
-                BV[k, j + 5] = v5
-                BV[k, j + 6] = v6
-                BV[k, j + 7] = v7
-                BI[k, j] = i0
-                BI[k, j + 1] = i1
-                BI[k, j + 2] = i2
-                BI[k, j + 3] = i3
-                BI[k, j + 4] = i4
-                BI[k, j + 5] = i5
-                BI[k, j + 6] = i6
-                BI[k, j + 7] = i7
-                BM[k, j] = m0
-                BM[k, j + 1] = m1
-                BM[k, j + 2] = m2
-                BM[k, j + 3] = m3
-                BM[k, j + 4] = m4
-                BM[k, j + 5] = m5
-                BM[k, j + 6] = m6
-                BM[k, j + 7] = m7
-            continue
-        for u in range(lanes):
-            BV[k, u] = KV[k, u]
-            BI[k, u] = kf
-            BM[k, u] = KM[k, u]
-        for t in range(used):
-            s = subs[k, t]
-            for u in range(lanes):
-                x = BV[s, u]
-                m = BV[k, u]
-                c = (x > m) | ((x == m) & (BI[s, u] < BI[k, u]))
-                BI[k, u] = BI[s, u] if c else BI[k, u]
-                BM[k, u] = BM[s, u] if c else BM[k, u]
-                BV[k, u] = x if c else m
-
-
-def best_proper_keeps(subs, n_hands, lanes, BV, BI, BM):
-    """Each hand's best proper keep (value, number, second moment) into the hand's rows of ``BV``, ``BI``,
-    ``BM`` (free: only keeps smaller than a hand have a best keep inside them), from the keeps' rows
-    (:func:`best_keep_moments`, whose blocks these are)."""
-    for k in range(n_hands):
-        used = 3 if subs[k, 3] == subs[k, 0] else subs.shape[1]
-        r0 = subs[k, 0]
-        if W >= 8 and lanes == W:  # blocks of 8 lanes, loads before stores: vector instructions
-            for j in range(0, W, 8):
-                v0 = BV[r0, j]
-                v1 = BV[r0, j + 1]
-                v2 = BV[r0, j + 2]
-                v3 = BV[r0, j + 3]
-                v4 = BV[r0, j + 4]
-                v5 = BV[r0, j + 5]
-                v6 = BV[r0, j + 6]
-                v7 = BV[r0, j + 7]
-                i0 = BI[r0, j]
-                i1 = BI[r0, j + 1]
-                i2 = BI[r0, j + 2]
-                i3 = BI[r0, j + 3]
-                i4 = BI[r0, j + 4]
-                i5 = BI[r0, j + 5]
-                i6 = BI[r0, j + 6]
-                i7 = BI[r0, j + 7]
-                m0 = BM[r0, j]
-                m1 = BM[r0, j + 1]
-                m2 = BM[r0, j + 2]
-                m3 = BM[r0, j + 3]
-                m4 = BM[r0, j + 4]
-                m5 = BM[r0, j + 5]
-                m6 = BM[r0, j + 6]
-                m7 = BM[r0, j + 7]
-                for t in range(1, used):
-                    s = subs[k, t]
-                    x = BV[s, j]
-                    e = BI[s, j]
-                    c = (x > v0) | ((x == v0) & (e < i0))
-                    z = BM[s, j]
-                    m0 = z if c else m0
-                    i0 = e if c else i0
-                    v0 = x if c else v0
-                    x = BV[s, j + 1]
-                    e = BI[s, j + 1]
-                    c = (x > v1) | ((x == v1) & (e < i1))
-                    z = BM[s, j + 1]
-                    m1 = z if c else m1
-                    i1 = e if c else i1
-                    v1 = x if c else v1
-                    x = BV[s, j + 2]
-                    e = BI[s, j + 2]
-                    c = (x > v2) | ((x == v2) & (e < i2))
-                    z = BM[s, j + 2]
-                    m2 = z if c else m2
-                    i2 = e if c else i2
-                    v2 = x if c else v2
-                    x = BV[s, j + 3]
-                    e = BI[s, j + 3]
-                    c = (x > v3) | ((x == v3) & (e < i3))
-                    z = BM[s, j + 3]
-                    m3 = z if c else m3
-                    i3 = e if c else i3
-                    v3 = x if c else v3
-                    x = BV[s, j + 4]
-                    e = BI[s, j + 4]
-                    c = (x > v4) | ((x == v4) & (e < i4))
-                    z = BM[s, j + 4]
-                    m4 = z if c else m4
-                    i4 = e if c else i4
-                    v4 = x if c else v4
-                    x = BV[s, j + 5]
-                    e = BI[s, j + 5]
-                    c = (x > v5) | ((x == v5) & (e < i5))
-                    z = BM[s, j + 5]
-                    m5 = z if c else m5
-                    i5 = e if c else i5
-                    v5 = x if c else v5
-                    x = BV[s, j + 6]
-                    e = BI[s, j + 6]
-                    c = (x > v6) | ((x == v6) & (e < i6))
-                    z = BM[s, j + 6]
-                    m6 = z if c else m6
-                    i6 = e if c else i6
-                    v6 = x if c else v6
-                    x = BV[s, j + 7]
-                    e = BI[s, j + 7]
-                    c = (x > v7) | ((x == v7) & (e < i7))
-                    z = BM[s, j + 7]
-                    m7 = z if c else m7
-                    i7 = e if c else i7
-                    v7 = x if c else v7
-                BV[k, j] = v0
-                BV[k, j + 1] = v1
-                BV[k, j + 2] = v2
-                BV[k, j + 3] = v3
-                BV[k, j + 4] = v4
-                BV[k, j + 5] = v5
-                BV[k, j + 6] = v6
-                BV[k, j + 7] = v7
-                BI[k, j] = i0
-                BI[k, j + 1] = i1
-                BI[k, j + 2] = i2
-                BI[k, j + 3] = i3
-                BI[k, j + 4] = i4
-                BI[k, j + 5] = i5
-                BI[k, j + 6] = i6
-                BI[k, j + 7] = i7
-                BM[k, j] = m0
-                BM[k, j + 1] = m1
-                BM[k, j + 2] = m2
-                BM[k, j + 3] = m3
-                BM[k, j + 4] = m4
-                BM[k, j + 5] = m5
-                BM[k, j + 6] = m6
-                BM[k, j + 7] = m7
-            continue
-        for u in range(lanes):
-            BV[k, u] = BV[r0, u]
-            BI[k, u] = BI[r0, u]
-            BM[k, u] = BM[r0, u]
-        for t in range(1, used):
-            s = subs[k, t]
-            for u in range(lanes):
-                x = BV[s, u]
-                m = BV[k, u]
-                c = (x > m) | ((x == m) & (BI[s, u] < BI[k, u]))
-                BI[k, u] = BI[s, u] if c else BI[k, u]
-                BM[k, u] = BM[s, u] if c else BM[k, u]
-                BV[k, u] = x if c else m
+    best_inside(subs, n_hands, last, True, lanes, KV, KM, BV, BI, BM)
+    best_inside(subs, 0, n_hands, False, lanes, KV, KM, BV, BI, BM)
 
 
 def hand_choices(n_hands, lanes, rep, KV, KM, KP, SV, SM, SP, BV, BI, BM):
     """Each hand one roll earlier, its best proper keep in its rows of ``BV``, ``BI``, ``BM``
-    (:func:`best_proper_keeps`): it scores now if its best box (``SV``, ``SM``, ``SP``) is worth at least that
+    (:func:`best_keep_moments`): it scores now if its best box (``SV``, ``SM``, ``SP``) is worth at least that
     keep (ties: scoring first), else it takes the keep, with its second moment (and, where a turn can come back,
     ``rep``, its chance of coming back). Its value is the value kernel's: the previous one or the keep's, if
     higher."""
@@ -612,7 +519,6 @@ def turn_moments(V, M, p, n_dice, counts, scores, add, subs, open_mask, penta_sc
         if rep:
             keep_values(add, n_hands, KP)
         best_keep_moments(subs, n_hands, lanes, KV, KM, BV, BI, BM)
-        best_proper_keeps(subs, n_hands, lanes, BV, BI, BM)
         hand_choices(n_hands, lanes, rep, KV, KM, KP, SV, SM, SP, BV, BI, BM)
 
 
@@ -700,7 +606,7 @@ def compiled(lanes: int = LANES_PER_PASS):
     scope = {name: getattr(wide, name) for name in ("comes_back", "hand_options", "successors", "upper_bonus")}
     scope["keep_values"] = wide.keep_values
     out = {}
-    steps = (moment_rows, moment_hands, best_keep_moments, best_proper_keeps, hand_choices)
+    steps = (moment_rows, moment_hands, best_inside, best_keep_moments, hand_choices)
     for fn in (new_work, *steps, turn_moments, solve_moments):
         scope.update(out)
         out[fn.__name__] = kernels._compile(fn, scope, lanes)
@@ -708,11 +614,11 @@ def compiled(lanes: int = LANES_PER_PASS):
     return types.SimpleNamespace(**out)
 
 
-# The pass runs by itself (with every `solve`, and in `advise` when the file is missing) only where its work, the
-# states between turns times the keeps of a turn, is at most this: Yatzy's 32,767 states x 252 keeps (8.3M;
-# 5.5 s on one quiet core, Penta's 3.1M about 2 s). Maxi Yatzy's 1,048,575 x 924 (969M) takes about 0.8 ms a
-# state on one quiet core (2.5 ms loaded): 14 minutes, far past its value solve: built only on request
-# (`solve --moments`).
+# The pass runs unasked (in every `solve`, with the values, and in `advise` when the file is missing) only where
+# its work, the states between turns times the keeps of a turn, is at most this: Yatzy's 32,767 states x 252
+# keeps (8.3M; 5.5 s on one quiet core, Penta's 3.1M about 2 s). Maxi Yatzy's 1,048,575 x 924 (969M) took about
+# 0.8 ms a state on one quiet core (2.5 ms loaded) with the kernel before issue 22: 14 minutes, far past its
+# value solve: built only on request (`solve --moments`).
 AUTOMATIC_WORK = 1 << 24
 ON_DEMAND = (
     "the second moments (SDs) of {title} are not computed by themselves: their pass over {states:,} states takes "
@@ -847,13 +753,16 @@ def solve_both(
     M[:, 0, :] = 0.0
     empty = np.zeros(0, dtype=np.int64)
     k.solve_moments(V, M, V, True, *inputs, empty, empty, 0, 0)  # compile (or load) before timing
-    values = kernels.wide_for(rs.lanes) if rs.penta_repeat else None  # Kiriki's: compiled when first needed
+    values = None
+    if rs.penta_repeat:  # Kiriki's returning states: the value pass's secant steps, compiled (or loaded) now
+        values = kernels.wide_for(rs.lanes)
+        values.solve_states(V, 0.0, *inputs, empty, empty, 0, 0)
     compiled_at = time.perf_counter()
     all_layers = states.layers(rs)
     with layers.Workers(threads) as workers:
         for i, (masks, flags) in enumerate(all_layers):
-            back = coming_back(rs, masks, flags)
-            if back.any():  # their values first, by the value pass's secant steps (a fixed point)
+            back = coming_back(rs, masks, flags) if values is not None else None
+            if back is not None and back.any():  # their values first, by the value pass's secant steps (a fixed point)
                 workers.run(values.solve_states, (V, 0.0, *inputs, masks[back], flags[back]), int(back.sum()))
             workers.run(k.solve_moments, (V, M, V, True, *inputs, masks, flags), len(masks))
             if progress is not None:

@@ -70,13 +70,13 @@ def distance(new, old):
     return abs(new - old) / max(1.0, abs(new))
 
 
-def theta_turn_values(V, theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points):
+def theta_turn_values(V, theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B):
     """One state's turn values for every lane under a table (``theta == 0``: ``V`` holds expected points and
     the value pass runs; else ``V`` is the utility table of ``theta``): ``pentadice.turn.turn_levels``."""
     if theta == 0.0:
-        value_levels(V, 0.0, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points)  # noqa: F821
+        value_levels(V, 0.0, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B)  # noqa: F821
     else:
-        utility_levels(V, theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B, points)  # noqa: F821
+        utility_levels(V, theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B)  # noqa: F821
 
 
 def target_hand_values(p, hand_counts, scores, Wt, rowix, open_mask, flag, sub, out, points):
@@ -226,7 +226,7 @@ def solve_theta(rs: rules.RuleSet, theta: float, threads: int = 1) -> np.ndarray
     U[:, 0, :] = math.copysign(1.0, theta)  # game over: exp(0)
     with layers.Workers(threads) as workers:
         for masks, flags in states.layers(rs):
-            most = max(workers.run(wide.solve_theta_states, (U, theta, *inputs, masks, flags), len(masks)))
+            most = max(workers.run(wide.solve_theta_states, (U, theta, *inputs, masks, flags), len(masks)), default=0)
             if most > MAX_FIXED_POINT_STEPS:
                 raise ValueError(
                     f"no fixed point for theta {theta} under {rs.title}: a state comes back to itself often "

@@ -539,7 +539,7 @@ class WinStrategy:
         B = np.empty((tab.n_keeps, rs.lanes))
         points = np.empty(rs.n_boxes, dtype=np.int64)
         utility.wide_for(rs.lanes).theta_turn_values(
-            t.tables[i], theta, p, n_dice, counts, scores, add, subs, mask, flag, L, rows, K, B, points
+            t.tables[i], theta, p, n_dice, counts, scores, add, subs, mask, flag, L, rows, K, B
         )
         hand = tab.keep_of(situation.dice)
         r = situation.rolls_left
