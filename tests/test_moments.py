@@ -57,7 +57,9 @@ GAMES = {
         dice=6, rolls=2, boxes=("fives", "sixes", "super_house"), upper_threshold=65
     ),
     # One die: more successor rows (20) than keeps (7), so the scratch rows outnumber the keeps.
-    "penta, 1 die": rules.get_rules("penta").reduced(dice=1, boxes=("ones", "sixes", "chance"), upper_threshold=5),
+    "penta, 1 die": rules.get_rules("penta").reduced(
+        dice=1, boxes=("ones", "twos", "sixes", "chance"), upper_threshold=7
+    ),
 }
 
 

@@ -305,9 +305,9 @@ def test_win_is_optimal_as_theta_vanishes(small):
         if mask == 0:
             continue
         Lv, rows_v, K, B = (w.copy() for w in work)
-        kernel.theta_turn_values(V, 0.0, p, n_dice, counts, scores, add, subs, mask, full, Lv, rows_v, K, B, points)
+        kernel.theta_turn_values(V, 0.0, p, n_dice, counts, scores, add, subs, mask, full, Lv, rows_v, K, B)
         Lu, rows_u, K, B = (w.copy() for w in work)
-        kernel.theta_turn_values(U, theta, p, n_dice, counts, scores, add, subs, mask, full, Lu, rows_u, K, B, points)
+        kernel.theta_turn_values(U, theta, p, n_dice, counts, scores, add, subs, mask, full, Lu, rows_u, K, B)
         for hand in range(tab.n_hands):
             bv = best_box(p, counts[hand], mask, full, 0.0, rows_v, sub, points)
             bu = best_box(p, counts[hand], mask, full, theta, rows_u, sub, points)

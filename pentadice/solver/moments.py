@@ -238,10 +238,9 @@ def best_inside(subs, lo, hi, own, lanes, KV, KM, BV, BI, BM):
     The padding of ``subs`` (a keep with at most three smaller keeps repeats the first) is not read: the best of
     a row and itself is that row.
 
-    In the blocks every operand is loaded before the selects, and the second moment is selected before the
-    number and the value: written in another order (a select of a load, or the second moment last) LLVM left
-    these loops scalar and branchy, 4 to 6 times slower (checked on the compiled code's assembly). One call for
-    many keeps: a compiled call that passes arrays costs more than a keep's work.
+    In the blocks every operand is loaded before the selects, the second moment selected before the number and
+    the value: in another order LLVM left these loops scalar and branchy, 4 to 6 times slower (checked on the
+    assembly). One call for many keeps: a compiled call that passes arrays costs more than a keep's work.
     """
     first = 0 if own else 1
     for k in range(hi - 1, lo - 1, -1):
@@ -383,19 +382,26 @@ def best_inside(subs, lo, hi, own, lanes, KV, KM, BV, BI, BM):
                 BM[k, j + 6] = m6
                 BM[k, j + 7] = m7
             continue
+        best_inside_plain(subs, k, own, used, lanes, KV, KM, BV, BI, BM)
+
+
+def best_inside_plain(subs, k, own, used, lanes, KV, KM, BV, BI, BM):
+    """Row ``k`` of :func:`best_inside` in plain lane loops (fewer lanes than the build's: the one-lane advisor)."""
+    r0 = k if own else subs[k, 0]
+    kf = float(k)
+    for u in range(lanes):
+        BV[k, u] = KV[k, u] if own else BV[r0, u]
+        BI[k, u] = kf if own else BI[r0, u]
+        BM[k, u] = KM[k, u] if own else BM[r0, u]
+    for t in range(0 if own else 1, used):
+        s = subs[k, t]
         for u in range(lanes):
-            BV[k, u] = KV[k, u] if own else BV[r0, u]
-            BI[k, u] = kf if own else BI[r0, u]
-            BM[k, u] = KM[k, u] if own else BM[r0, u]
-        for t in range(first, used):
-            s = subs[k, t]
-            for u in range(lanes):
-                x = BV[s, u]
-                m = BV[k, u]
-                c = (x > m) | ((x == m) & (BI[s, u] < BI[k, u]))
-                BI[k, u] = BI[s, u] if c else BI[k, u]
-                BM[k, u] = BM[s, u] if c else BM[k, u]
-                BV[k, u] = x if c else m
+            x = BV[s, u]
+            m = BV[k, u]
+            c = (x > m) | ((x == m) & (BI[s, u] < BI[k, u]))
+            BI[k, u] = BI[s, u] if c else BI[k, u]
+            BM[k, u] = BM[s, u] if c else BM[k, u]
+            BV[k, u] = x if c else m
 
 
 def best_keep_moments(subs, n_hands, lanes, KV, KM, BV, BI, BM):
@@ -606,7 +612,7 @@ def compiled(lanes: int = LANES_PER_PASS):
     scope = {name: getattr(wide, name) for name in ("comes_back", "hand_options", "successors", "upper_bonus")}
     scope["keep_values"] = wide.keep_values
     out = {}
-    steps = (moment_rows, moment_hands, best_inside, best_keep_moments, hand_choices)
+    steps = (moment_rows, moment_hands, best_inside_plain, best_inside, best_keep_moments, hand_choices)
     for fn in (new_work, *steps, turn_moments, solve_moments):
         scope.update(out)
         out[fn.__name__] = kernels._compile(fn, scope, lanes)
