@@ -92,17 +92,10 @@ def report(what: str, figures: dict[str, list[float]], unit: str = "s", goal: st
 
 def peer_seconds(name: str, runs: int) -> float | None:
     """Median seconds of yatzy-solver's in-memory build of the same game (all cores), or None without it."""
-    try:
-        import yatzy_solver as ys
-    except ImportError:
-        return None
-    variant = {"penta": "american", "yatzy": "scandinavian"}[name]
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        ys.Solver.build(ys.Variant(variant))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    import bench_all
+
+    ys = bench_all.peer()
+    return None if ys is None else bench_all.peer_build_seconds(ys, {"penta": "american"}[name], runs)
 
 
 COMPILE_EVENTS = """
@@ -188,7 +181,10 @@ def main(argv: list[str] | None = None) -> None:
         # The passes of a solve with the SDs (before: the value pass and the second-moment pass; after: one pass)
         # against the value pass alone (`--no-moments`), each round's pair.
         ratio = {
-            n: [(s["seconds"] + s["moments_seconds"]) / v["seconds"] for s, v in zip(summaries[n], values_only[n])]
+            n: [
+                (s["seconds"] + s["moments_seconds"]) / v["seconds"]
+                for s, v in zip(summaries[n], values_only[n], strict=True)
+            ]
             for n in versions
         }
         report("the passes of `solve` (values and SDs) against the value pass alone", ratio, unit="x",
@@ -220,9 +216,9 @@ def main(argv: list[str] | None = None) -> None:
 
             def maxi(checkout: Path) -> float:
                 name = "after" if checkout == ROOT else "before"
-                d = ["--data", str(data[name])]
-                alone = json.loads(command(checkout, ["solve", "--rules", "maxi-yatzy", "--no-moments", *d, "--json"])[1])
-                both = json.loads(command(checkout, ["solve", "--rules", "maxi-yatzy", "--moments", *d, "--json"])[1])
+                d = ["--rules", "maxi-yatzy", "--data", str(data[name]), "--json"]
+                alone = json.loads(command(checkout, ["solve", "--no-moments", *d])[1])
+                both = json.loads(command(checkout, ["solve", "--moments", *d])[1])
                 return (both["seconds"] + both["moments_seconds"]) / alone["seconds"]
 
             report("Maxi Yatzy: the passes with the SDs against the value pass alone", rounds(versions, 1, maxi),

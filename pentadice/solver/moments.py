@@ -234,14 +234,10 @@ def best_inside(subs, lo, hi, own, lanes, KV, KM, BV, BI, BM):
     moment of the best keep inside keep ``k``: with ``own``, itself (``KV[k]``, ``KM[k]``) or the best inside
     a keep one die smaller (their rows, done first: keeps are numbered with more dice first); without, those
     smaller keeps only (a hand's best proper keep; a hand's rows of ``B`` are free). The best: the highest
-    value, ties to the smallest keep number (the advisor's order: :meth:`pentadice.advisor.advice.Option.tie_key`).
-    The padding of ``subs`` (a keep with at most three smaller keeps repeats the first) is not read: the best of
-    a row and itself is that row.
-
-    In the blocks every operand is loaded before the selects, the second moment selected before the number and
-    the value: in another order LLVM left these loops scalar and branchy, 4 to 6 times slower (checked on the
-    assembly). One call for many keeps: a compiled call that passes arrays costs more than a keep's work.
-    """
+    value, ties to the smallest keep number (the advisor's order: ``Option.tie_key``). The padding of ``subs``
+    (a keep with at most three smaller keeps repeats the first) is not read. In the blocks every operand is
+    loaded before the selects, the second moment selected first (else LLVM leaves them scalar: 4 to 6 times
+    slower). One call for many keeps: a compiled call that passes arrays costs more than a keep's work."""
     first = 0 if own else 1
     for k in range(hi - 1, lo - 1, -1):
         used = 3 if subs[k, 3] == subs[k, 0] else subs.shape[1]
