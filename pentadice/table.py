@@ -641,12 +641,11 @@ def store_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray, m2: np
 def build_moments(
     rs: rules.RuleSet, directory: Path, values: np.ndarray, threads: int = 1, force: bool = False
 ) -> dict:
-    """Compute the second moments of a just-solved table and write them beside it (``pentadice solve``): a
-    summary ``{sd, seconds, compile_seconds, max_value_difference, file}``, ``sd`` the SD of the final score at
-    the start of a game. ``force`` runs the pass even where it is too long to run unasked (Maxi Yatzy's)."""
-    from pentadice.solver.moments import second_moments, start_sd
+    """Compute the second moments of a table solved without them and write them beside it (:func:`store_moments`):
+    a summary ``{sd, seconds, compile_seconds, max_value_difference, file}``. ``force`` runs the pass even where
+    it is too long to run unasked (Maxi Yatzy's)."""
+    from pentadice.solver.moments import second_moments
 
     timings: dict = {}
     m2 = second_moments(rs, values, threads=threads, timings=timings, force=force)
-    path = save_moments(rs, directory, m2, values)
-    return {"sd": start_sd(rs, values, m2), **timings, "file": str(path)}
+    return {**store_moments(rs, directory, values, m2), **timings}

@@ -150,10 +150,10 @@ def test_compile_messages_quote_no_duration():
     """The "Compiling ..." lines quoted a duration the program cannot know ("about ten seconds", which took 30 s
     on a loaded machine); they say instead where the measured seconds are given."""
     from pentadice import distribution
-    from pentadice.solver import induction, moments
+    from pentadice.solver import induction
 
     duration = re.compile(r"\b(\d+|a|an|one|ten|a few|some|several)\s+(s|seconds?|minutes?|hours?)\b|\babout\b")
-    for message in (induction.COMPILING_MESSAGE, moments.COMPILING_MESSAGE, distribution.COMPILING_MESSAGE):
+    for message in (induction.COMPILING_MESSAGE, distribution.COMPILING_MESSAGE):
         assert not duration.search(message), message
     source = Path(main.callback.__code__.co_filename).read_text(encoding="utf-8")
     for line in re.findall(r'"(Compiling [^"]*|Building [^"]*|Reading [^"]*)"', source):

@@ -57,7 +57,7 @@ from pentadice.rules import (
     upper_bonus,
 )
 from pentadice.solver.moments import best_keep_moments
-from pentadice.turn import best_subkeeps, hand_values, keep_values, successor_rows
+from pentadice.turn import hand_values, keep_values, successor_rows
 
 # Lanes: ``compiled(lanes)`` rebinds W to the rule set's lane count (a constant there); the turn functions called
 # are the solver's build for that lane count (``kernels.wide_for``), shared with it.
@@ -142,7 +142,6 @@ def turn_outcomes(
     n_boxes = p[P_N_BOXES]
     R = p[P_ROLLS]
     K = np.empty((n_keeps, W))
-    B = np.empty((n_keeps, W))
     rows = np.empty((p[P_N_ROWS], W))
     KV = np.empty((R, n_keeps, W))  # keep values with r rerolls left
     BV = np.empty((R, n_keeps, W))  # the best keep inside each keep
@@ -179,7 +178,10 @@ def turn_outcomes(
             # BV[r, k], BI[r, k]: the best keep inside keep k and its number, ties to the smallest (the advisor's
             # order); for a hand, its best proper keep (the second-moment pass's steps, without their moments).
             best_keep_moments(subs, n_hands, n_lanes, KV[r], Z, BV[r], BI[r], BM)
-            best_subkeeps(subs, n_hands, K, B)  # the hands' values with one more roll, for the roll before
+            for h in range(n_hands):  # the hands' values with one more roll, for the roll before: the best proper
+                for u in range(W):  # keep's, if higher (best_subkeeps' maximum, found above already)
+                    x = BV[r, h, u]
+                    K[h, u] = x if x > K[h, u] else K[h, u]
         # Each hand's legal boxes, in sheet order, with their successor rows (as hand_values takes them).
         opt_box, opt_row, opt_gain, opt_n, opt_bonus = hand_options(p, counts[:n_hands], scores, mask, ps)
         # Each hand's box after the last roll, per lane: the first best in sheet order (as hand_values finds it).

@@ -810,9 +810,6 @@ def keep_moments(
     return work[0][:, 0].copy(), work[1][:, 0].copy()
 
 
-COMPILING_MESSAGE = "Compiling the second-moment pass (first run only; the summary says how long it took)..."
-
-
 def needs_compiling(rs: rules.RuleSet | None = None) -> bool:
     """Whether the second-moment kernel (for ``rs``'s lanes; default 64) is not in Numba's cache yet (a first
     run: compiling takes seconds)."""

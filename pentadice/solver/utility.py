@@ -42,9 +42,6 @@ MAX_KIRIKI_THETA = 0.05  # P(five of a kind in a turn) <= 0.046: slope 0.046 * e
 MAX_EXPONENT = 600.0  # |theta| times the most points still to come stays below this (exp(709) overflows)
 W = LANES  # rebound by the compiler
 
-# Names the compiled end-game functions find in their scope (the rules' compiled versions are rebound).
-_ = (P_ROLLS, P_UPPER_THRESHOLD, P_N_BOXES)
-
 
 # The utility pass's arithmetic: the turn of pentadice.turn with these in place of the value pass's (the same
 # names; kernels.compile_pass rebinds them). ``T`` is theta.
@@ -91,7 +88,7 @@ def target_hand_values(p, hand_counts, scores, Wt, rowix, open_mask, flag, sub, 
             b = opt_box[h, i]
             pts = int(opt_gain[h, i]) - bonus[h]
             nmask, nflag, added = box_successor(p, b, pts, open_mask, flag)  # noqa: F821
-            gain = pts + bonus[h] + upper_bonus(p, sub, added)  # noqa: F821
+            gain = int(opt_gain[h, i]) + upper_bonus(p, sub, added)  # noqa: F821
             row = Wt[rowix[nmask], nflag, min(sub + added, cap)]
             for d in range(W):
                 e = d - gain
