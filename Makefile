@@ -6,8 +6,8 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 DATA ?= data
 # What the values of a table depend on: a change to any of these solves again.
-SOLVER_SOURCES := pentadice/rules.py pentadice/turn.py pentadice/states.py pentadice/dice.py pentadice/table.py pentadice/chunks.py \
-	$(wildcard pentadice/solver/*.py)
+SOLVER_SOURCES := pentadice/game/rules.py pentadice/game/states.py pentadice/game/dice.py pentadice/tables/table.py \
+	pentadice/tables/chunks.py $(wildcard pentadice/solver/*.py)
 
 .PHONY: install test bench bench-serve table figures lint clean browser messages
 
@@ -51,10 +51,10 @@ browser:  ## Debian's chromium and fonts for the browser tests (apt-get, as root
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core fonts-liberation; fi
 
-# The message catalogue (see pentadice/i18n.py): the English messages of the code and of the page's t("...")
+# The message catalogue (see pentadice/support/i18n.py): the English messages of the code and of the page's t("...")
 # extracted, the Indonesian .po brought up to date with them (translate what is new there, then run this again),
 # and every .po compiled to the .mo that ships. tests/test_i18n.py fails while a message is missing or untranslated.
-LOCALE := pentadice/locale
+LOCALE := pentadice/support/locale
 messages: install  ## extract the messages, update the Indonesian catalogue, compile the .mo files
 	$(BIN)/pybabel extract --mapping-file $(LOCALE)/babel.cfg --keyword t --no-location --sort-output --no-wrap \
 		--project pentadice --copyright-holder "the pentadice authors" --output-file $(LOCALE)/pentadice.pot .
@@ -68,5 +68,5 @@ lint: install
 	$(BIN)/ruff check pentadice tests benchmarks notebooks/execute.py
 	$(BIN)/ruff format --check pentadice tests benchmarks notebooks/execute.py
 
-clean:  ## build leftovers and Numba caches (needed after editing pentadice/rules.py: see README)
+clean:  ## build leftovers and Numba caches (needed after editing pentadice/game/rules.py: see README)
 	find pentadice -name __pycache__ -type d -exec rm -rf {} +

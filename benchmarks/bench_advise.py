@@ -17,10 +17,11 @@ import time
 
 import numpy as np
 
-from pentadice import paths, rules
 from pentadice.advisor import Advisor
-from pentadice.advisor import batch as batch_kernel
-from pentadice.sheet import Sheet, possible_points
+from pentadice.game import rules
+from pentadice.game.sheet import Sheet, possible_points
+from pentadice.solver import batch as batch_kernel
+from pentadice.support import paths
 
 
 def median_time(fn, runs: int) -> float:

@@ -143,7 +143,7 @@ def compile_for(name: str) -> None:
     """Fill Numba's cache with the solver kernel for a rule set's lanes (Maxi Yatzy's 80), in a child process,
     so that the solve measured after it is warm, as a user's second solve is."""
     code = (
-        "from pentadice import rules\nfrom pentadice.solver import induction\n"
+        "from pentadice.game import rules\nfrom pentadice.solver import induction\n"
         f"induction.compile_kernels_for(rules.get_rules({name!r}))"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

@@ -48,7 +48,7 @@ def cold_env(cache: str) -> dict:
 
 VALUE_PASS = """
 import json, sys, time
-from pentadice import rules
+from pentadice.game import rules
 from pentadice.solver import induction
 rs = rules.get_rules(sys.argv[1])
 induction.compile_kernels_for(rs)
@@ -101,7 +101,7 @@ def peer_seconds(name: str, runs: int) -> float | None:
 COMPILE_EVENTS = """
 import json, sys
 from numba.core import event
-from pentadice.cli import main
+from pentadice.faces.cli import main
 totals, stack = {}, []
 with event.install_recorder("numba:compile") as rec:
     try:

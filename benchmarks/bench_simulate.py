@@ -13,9 +13,10 @@ import time
 
 from bench_solve import PEER_VARIANTS
 
-from pentadice import paths, rules
 from pentadice.advisor import Advisor
+from pentadice.game import rules
 from pentadice.simulator import simulate as sim
+from pentadice.support import paths
 
 
 def main() -> None:

@@ -20,7 +20,8 @@ import sys
 import tempfile
 import time
 
-from pentadice import rules, solver
+from pentadice import solver
+from pentadice.game import rules
 from pentadice.solver import induction
 
 # The peer's variant of the same game, where it has one (its ids: yatzy_solver.builtin_variants()).
@@ -35,7 +36,7 @@ PEER_VARIANTS = {
 
 
 def solve_command(name: str, out: str) -> list[str]:
-    return [sys.executable, "-m", "pentadice.cli", "solve", "--rules", name, "--out", out, "--json"]
+    return [sys.executable, "-m", "pentadice", "solve", "--rules", name, "--out", out, "--json"]
 
 
 def cold_compile_seconds(name: str) -> float:

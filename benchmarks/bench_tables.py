@@ -1,4 +1,4 @@
-"""What checking the tables costs (pentadice.chunks): loading each kind with its chunks checked against the way
+"""What checking the tables costs (pentadice.tables.chunks): loading each kind with its chunks checked against the way
 the previous version loaded it (memory-mapped, then the SHA-256 of the whole array), and a target question
 (`advise --target`'s probabilities) on a freshly loaded target table with its chunks checked as they are read
 against the same question with the checks switched off. Medians of several runs, in one process, files in the
@@ -39,8 +39,9 @@ def sha_load(path: Path) -> None:
 def figures(d: Path, runs: int) -> list[tuple[str, float, float | None]]:
     """``(what, milliseconds, the previous version's milliseconds or None)`` of each figure, Penta's tables in
     ``d``; the target rows only where its target table is."""
-    from pentadice import chunks, rules, table, targets
     from pentadice.advisor import Advisor
+    from pentadice.game import rules
+    from pentadice.tables import chunks, table, targets
 
     rs = rules.get_rules("penta")
     out: list[tuple[str, float, float | None]] = []
@@ -100,8 +101,8 @@ def main() -> None:
 
 def situations(rs, n: int) -> list:
     """``n`` random situations of games in progress (sheets that can occur)."""
-    from pentadice.sheet import Sheet, possible_points
-    from pentadice.situation import Situation
+    from pentadice.game.sheet import Sheet, possible_points
+    from pentadice.game.situation import Situation
 
     rng = np.random.default_rng(7)
     possible = possible_points(rs)

@@ -8,9 +8,11 @@ from __future__ import annotations
 import argparse
 import time
 
-from pentadice import paths, rules, table
+from pentadice.game import rules
+from pentadice.players import lastturns, win
 from pentadice.simulator import multiplayer as mp
-from pentadice.strategy import lastturns, win
+from pentadice.support import paths
+from pentadice.tables import table
 
 
 def line(result: dict, strategy: str) -> str:

@@ -3,7 +3,7 @@
 Each sample is one two-player game of computer players (``--players``, default ``optimal,optimal``), played by
 the game engine from a seed to a random turn (both players have filled ``t`` boxes, ``t`` drawn from
 ``--turns LO-HI``); the chances of the first player are predicted there from the two sheets
-(:func:`pentadice.chances.win_chances`: exact, every player assumed to play optimal), and the game is then
+(:func:`pentadice.advisor.chances.win_chances`: exact, every player assumed to play optimal), and the game is then
 played out once to its end (a win counts 1, a tie 1/2). Over many positions, the predictions binned by value
 must agree with the observed rates: the table prints, for each bin of predicted probability, the mean
 prediction, the observed rate and the count, and below it the calibration's z-score (the sum of outcome minus
@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pentadice import chances, paths
-from pentadice.advisor import Advisor
-from pentadice.play.engine import Game, Player
+from pentadice.advisor import Advisor, chances
+from pentadice.players.engine import Game, Player
+from pentadice.support import paths
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """``python -m pentadice``: the ``pentadice`` command."""
 
-from pentadice.cli import entry
+from pentadice.faces.cli import entry
 
 if __name__ == "__main__":
     entry()

@@ -5,9 +5,11 @@ import os
 
 import pytest
 
-from pentadice import rules, solver, table
+from pentadice import solver
+from pentadice.game import rules
+from pentadice.tables import table
 
-# The commands' human output follows the locale (see pentadice/i18n.py): tests that compare English text run in
+# The commands' human output follows the locale (see pentadice/support/i18n.py): tests that compare English text run in
 # a neutral one, whatever the developer's; the language tests set their own.
 for _name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
     os.environ.pop(_name, None)
@@ -42,7 +44,7 @@ def penta_advisor(penta_table_dir):
 
 def random_sheet(rs, rng, filled: int):
     """A random sheet of ``filled`` boxes that can occur in a game of ``rs``."""
-    from pentadice.sheet import Sheet, possible_points
+    from pentadice.game.sheet import Sheet, possible_points
 
     possible = possible_points(rs)
     boxes = rng.choice(list(rs.boxes), size=filled, replace=False)
@@ -55,9 +57,9 @@ def random_sheet(rs, rng, filled: int):
 
 @pytest.fixture(autouse=True)
 def _tables_mapped_again():
-    """`serve` and `play` read tables into memory for the rest of their process (pentadice.chunks); run in
+    """`serve` and `play` read tables into memory for the rest of their process (pentadice.tables.chunks); run in
     process by a test, they must not change how the next test loads tables."""
     yield
-    from pentadice import chunks
+    from pentadice.tables import chunks
 
     chunks.use_private_copies(False)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from pentadice import rules, table
+from pentadice.game import rules
 from pentadice.solver import induction
+from pentadice.tables import table
 
 # Boxes of the small Maxi Yatzy game: two upper boxes (the bonus is reachable), pairs, three pairs, houses, a
 # straight, chance and six alike.

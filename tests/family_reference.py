@@ -14,7 +14,7 @@ import functools
 import itertools
 from collections.abc import Callable
 
-from pentadice import rules
+from pentadice.game import rules
 
 
 def box_moves(rs: rules.RuleSet, dice, open_mask: int, sub: int, full: int) -> list[tuple[str, int, tuple]]:

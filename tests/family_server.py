@@ -8,9 +8,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pentadice import rules, table
 from pentadice.advisor import Advisor
+from pentadice.game import rules
 from pentadice.solver import induction
+from pentadice.tables import table
 
 SIX_BOXES = ("ones", "twos", "threes", "fours", "fives", "sixes", "three_pairs", "tower", "maxi_yatzy")
 
@@ -31,9 +32,9 @@ def advisor(rs: rules.RuleSet, directory: Path | None = None) -> Advisor:
 
 
 def main() -> None:
-    from pentadice.web import server  # the web extra: only the server needs it
-    from pentadice.web.advising import warm_up
-    from pentadice.web.api import create_app
+    from pentadice.faces.web import server  # the web extra: only the server needs it
+    from pentadice.faces.web.advising import warm_up
+    from pentadice.faces.web.api import create_app
 
     port = int(sys.argv[1])
     advisors = {"yatzy": advisor(rules.get_rules("yatzy")), "maxi-yatzy": advisor(six_dice_game())}

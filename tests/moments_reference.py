@@ -19,7 +19,7 @@ import math
 
 from reference import brute_force
 
-from pentadice import rules
+from pentadice.game import rules
 
 TIE = 1e-9
 

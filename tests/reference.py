@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from pentadice import rules
+from pentadice.game import rules
 
 
 def score_now(rs: rules.RuleSet, dice: tuple[int, ...], open_mask: int, sub: int, full: int, V) -> float:
@@ -128,7 +128,7 @@ def turn_values(rs: rules.RuleSet, open_mask: int, sub: int, full: int, V):
 
 # ----------------------------------------------------------------------------------------------------------
 # The Yatzy family's boxes, scored from the words of ../shared/rules/yatzy-family.md by trying every subset of
-# the dice: nothing here is shared with pentadice.rules (no kinds, no counts, no sheet data).
+# the dice: nothing here is shared with pentadice.game.rules (no kinds, no counts, no sheet data).
 
 FACE_BOXES = {"ones": 1, "twos": 2, "threes": 3, "fours": 4, "fives": 5, "sixes": 6}
 STRAIGHTS = {"small_straight": ({1, 2, 3, 4, 5}, 15), "large_straight": ({2, 3, 4, 5, 6}, 20)}

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from conftest import random_sheet
 
-from pentadice import dice, rules
 from pentadice.advisor import NO_SCORE_MESSAGE, Advisor, Option, SituationError
-from pentadice.moves import Keep, Score
-from pentadice.sheet import Sheet
+from pentadice.game import dice, rules
+from pentadice.game.moves import Keep, Score
+from pentadice.game.sheet import Sheet
 
 PENTA = rules.get_rules("penta")
 
@@ -216,7 +216,7 @@ def test_option_values_agree_with_yatzy_solver(tmp_path):
     ys = pytest.importorskip("yatzy_solver")
     from conftest import solved
 
-    from pentadice import table
+    from pentadice.tables import table
 
     solution = solved("yahtzee")
     table.save(solution.rules, solution.values, tmp_path)

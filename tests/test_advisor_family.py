@@ -20,16 +20,18 @@ from conftest import random_sheet, solved
 from family_games import advisor_of, small_maxi
 from fastapi.testclient import TestClient
 
-from pentadice import rules, table
 from pentadice.advisor import Advisor, SituationError
-from pentadice.advisor.batch_io import BatchLineError, answer_texts, answers, parse_line
+from pentadice.advisor.batch_io import answer_texts, answers
+from pentadice.advisor.batch_lines import BatchLineError, parse_line
 from pentadice.advisor.explain import explain
-from pentadice.cli import main
-from pentadice.moves import Keep, Score
-from pentadice.sheet import Sheet
-from pentadice.situation import parse_dice
-from pentadice.web.api import create_app
-from pentadice.words import advice_text
+from pentadice.faces.cli import main
+from pentadice.faces.web.api import create_app
+from pentadice.faces.words import advice_text
+from pentadice.game import rules
+from pentadice.game.moves import Keep, Score
+from pentadice.game.sheet import Sheet
+from pentadice.game.situation import parse_dice
+from pentadice.tables import table
 
 YATZY = rules.get_rules("yatzy")
 

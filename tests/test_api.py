@@ -20,14 +20,15 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pentadice import rules, table
 from pentadice.advisor import Advisor
 from pentadice.advisor.explain import explain
-from pentadice.cli import main
-from pentadice.play.engine import Game, Played, parse_players
-from pentadice.web import schemas
-from pentadice.web.api import create_app
-from pentadice.web.bodies import ADVISE_LIMIT, LARGE_LIMIT
+from pentadice.faces.cli import main
+from pentadice.faces.web import schemas
+from pentadice.faces.web.api import create_app
+from pentadice.faces.web.bodies import ADVISE_LIMIT, LARGE_LIMIT
+from pentadice.game import rules
+from pentadice.players.engine import Game, Played, parse_players
+from pentadice.tables import table
 
 PENTA = rules.get_rules("penta")
 FAST_RULES = ("penta", "kiriki")  # the others are full-size solves too: marked slow
@@ -392,7 +393,7 @@ def test_a_body_that_does_not_arrive_in_time_is_408(advisors, monkeypatch):
     """A client announcing more than it sends (or trickling it) gets 408, not a request held open for ever."""
     import asyncio
 
-    from pentadice.web import bodies
+    from pentadice.faces.web import bodies
 
     monkeypatch.setattr(bodies, "BODY_SECONDS", 0.05)
     app = create_app(advisors)
@@ -538,7 +539,7 @@ def test_saves_go_between_the_api_and_the_terminal(client, penta_table_dir, tmp_
 
 
 def test_review_of_a_game_and_of_a_posted_save(client, penta_advisor):
-    from pentadice.play.review import review
+    from pentadice.players.review import review
 
     view, _, _ = _play_through_api(client, "Ana,cpu", 7)
     r = client.get(f"/api/games/{view['id']}/review")
@@ -563,7 +564,7 @@ def test_the_generator_never_reaches_a_client(client):
 
 
 def test_health_rules_messages_and_openapi(client):
-    from pentadice import i18n
+    from pentadice.support import i18n
 
     health = client.get("/api/health").json()
     assert health["status"] == "ok" and health["rules"] == ["penta", "kiriki"] and isinstance(health["games"], int)
@@ -721,7 +722,7 @@ def test_serve_refuses_a_host_it_cannot_listen_on(penta_table_dir):
 
 
 def test_serve_network_words():
-    from pentadice.web import server
+    from pentadice.faces.web import server
 
     assert server.is_local("127.0.0.1") and server.is_local("::1") and server.is_local("localhost")
     assert not server.is_local("0.0.0.0") and not server.is_local("192.168.1.5")

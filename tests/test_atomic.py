@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from pentadice import atomic
+from pentadice.tables import atomic
 
 
 def write_text(path, text: str):

@@ -9,9 +9,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from pentadice import table
-from pentadice.cli import main
-from pentadice.rules import get_rules
+from pentadice.faces.cli import main
+from pentadice.game.rules import get_rules
+from pentadice.tables import table
 
 CLI = [sys.executable, "-m", "pentadice"]
 PLAY = ["play", "--players", "Ana", "--seed", "1", "--pause", "0", "--auto-commit", "0"]
@@ -145,7 +145,7 @@ def test_a_table_directory_that_is_a_file(tmp_path):
     file.write_text("")
     result = run("advise", "1", "1", "3", "4", "6", "--data", str(file))
     assert result.exit_code in (1, 2) and ("is not a directory" in result.output or "is a file" in result.output)
-    from pentadice.table import inventory
+    from pentadice.tables.table import inventory
 
     assert set(inventory(file).values()) == {f"unusable: {file} is not a directory"}
 

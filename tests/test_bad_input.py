@@ -10,10 +10,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pentadice import rules
-from pentadice.advisor.batch_io import MAX_LINE, BatchLineError, parse_line
-from pentadice.cli import main
-from pentadice.sheet import Sheet, SheetError
+from pentadice.advisor.batch_lines import MAX_LINE, BatchLineError, parse_line
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.sheet import Sheet, SheetError
 
 PENTA = rules.get_rules("penta")
 KIRIKI = rules.get_rules("kiriki")

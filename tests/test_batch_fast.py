@@ -9,10 +9,11 @@ import pytest
 from conftest import random_sheet, solved
 from family_games import advisor_of, small_maxi
 
-from pentadice import rules, table
 from pentadice.advisor import Advisor
 from pentadice.advisor.batch_io import answer_texts, answers
 from pentadice.advisor.batch_json import Formatter
+from pentadice.game import rules
+from pentadice.tables import table
 
 N_RANDOM = 3000
 

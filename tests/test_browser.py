@@ -52,7 +52,7 @@ def tables(penta_table_dir, tmp_path_factory) -> Path:
     """The session's Penta table, with Yahtzee's and Kiriki's (their sheets differ: the box's name, the bonus)."""
     from conftest import solved
 
-    from pentadice import table
+    from pentadice.tables import table
 
     directory = tmp_path_factory.mktemp("browser-tables")
     for f in Path(penta_table_dir).iterdir():

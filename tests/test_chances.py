@@ -11,11 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pentadice import chances, rules, solver, table
-from pentadice.advisor import Advisor
-from pentadice.moves import Score
-from pentadice.sheet import Sheet
-from pentadice.situation import Situation
+from pentadice import solver
+from pentadice.advisor import Advisor, chances
+from pentadice.game import rules
+from pentadice.game.moves import Score
+from pentadice.game.sheet import Sheet
+from pentadice.game.situation import Situation
+from pentadice.tables import table
 
 SMALL = rules.get_rules("penta").reduced(dice=2, rolls=2, boxes=("twos", "chance", "penta"), upper_threshold=4)
 YATZY_SMALL = rules.get_rules("yatzy").reduced(
@@ -137,7 +139,7 @@ YATZY_SHEETS = [
 
 @pytest.mark.parametrize(("rs", "sheets"), [(SMALL, SHEETS), (YATZY_SMALL, YATZY_SHEETS)], ids=["penta", "yatzy"])
 def test_exact_distribution_agrees_with_brute_force_on_a_reduced_game(rs, sheets):
-    pytest.importorskip("pentadice.distribution")
+    pytest.importorskip("pentadice.advisor.distribution")
     advisor = small_advisor(rs)
     for chosen in itertools.combinations(sheets, 3):
         got = chances.Chances(rs, advisor.values).win_chances(chosen)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import solved
 
-from pentadice import rules
+from pentadice.game import rules
 
 # SHA-256 of ``solver.solve(rules.get_rules(name)).values`` (C order, float64, shaped ``rs.table_shape``: (2, 8192,
 # 64) for Penta's sheet). Yatzy's was taken when it was added (issue 15), its start value then agreeing with the

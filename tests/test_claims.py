@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import solved
 
-from pentadice import rules
-from pentadice.cli import main
+from pentadice.faces.cli import main
+from pentadice.game import rules
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -149,7 +149,7 @@ def test_make_table_solves_penta_into_data():
 def test_compile_messages_quote_no_duration():
     """The "Compiling ..." lines quoted a duration the program cannot know ("about ten seconds", which took 30 s
     on a loaded machine); they say instead where the measured seconds are given."""
-    from pentadice import distribution
+    from pentadice.advisor import distribution
     from pentadice.solver import induction
 
     duration = re.compile(r"\b(\d+|a|an|one|ten|a few|some|several)\s+(s|seconds?|minutes?|hours?)\b|\babout\b")
@@ -186,11 +186,11 @@ def test_moments_on_demand_message_names_its_measurement():
 
 
 def _fake_win_tables(directory: Path, rs, kinds) -> list[Path]:
-    from pentadice.strategy import win
+    from pentadice.tables import win_tables
 
     made = []
     for kind, params in kinds:
-        npy, meta = win.saved_paths(rs, directory, kind, params)
+        npy, meta = win_tables.saved_paths(rs, directory, kind, params)
         npy.write_bytes(b"\0" * 1_500_000)
         meta.write_text("{}")
         made.append(npy)
@@ -198,11 +198,12 @@ def _fake_win_tables(directory: Path, rs, kinds) -> list[Path]:
 
 
 def test_win_build_message_says_what_it_builds_and_where_it_saves(tmp_path):
-    from pentadice import cli
-    from pentadice.strategy import win
+    from pentadice.faces import cli
+    from pentadice.players import win
+    from pentadice.tables import win_tables
 
-    theta = (win.THETA_KIND, None)
-    end = (win.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})
+    theta = (win_tables.THETA_KIND, None)
+    end = (win_tables.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})
     text = cli._win_tables_message(PENTA, tmp_path)
     assert "a backward solve per theta, then the end-game table" in text and f"saved in {tmp_path}" in text
     assert "seconds" not in text and "minutes" not in text
@@ -218,14 +219,15 @@ def test_win_build_message_says_what_it_builds_and_where_it_saves(tmp_path):
 def test_interrupted_win_build_names_the_tables_it_leaves(tmp_path):
     """SIGTERM during the build: the tables saved before it stay (written atomically, metadata last), and the
     message names them with their sizes rather than only "no games are summed up"."""
-    from pentadice import cli
-    from pentadice.strategy import win
+    from pentadice.faces import cli
+    from pentadice.players import win
+    from pentadice.tables import win_tables
 
     assert cli._win_tables_kept(PENTA, tmp_path) == "; no table of the win strategy was saved"
-    (npy,) = _fake_win_tables(tmp_path, PENTA, [(win.THETA_KIND, None)])
+    (npy,) = _fake_win_tables(tmp_path, PENTA, [(win_tables.THETA_KIND, None)])
     kept = cli._win_tables_kept(PENTA, tmp_path)
     assert f"saved in {tmp_path} stay there, whole" in kept and f"{npy.name} (2 MB)" in kept
-    npy2, _ = win.saved_paths(PENTA, tmp_path, win.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})
+    npy2, _ = win_tables.saved_paths(PENTA, tmp_path, win_tables.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})
     npy2.write_bytes(b"\0")  # an array without its metadata is not a table written whole: not named
     assert npy2.name not in cli._win_tables_kept(PENTA, tmp_path)
 
@@ -237,14 +239,14 @@ def test_simulate_interrupted_in_the_win_build_says_what_it_left(monkeypatch, tm
     import shutil
 
     from pentadice.simulator import multiplayer as mp
-    from pentadice.strategy import win
+    from pentadice.tables import win_tables
 
     for f in penta_table_dir.iterdir():  # the table, not any win tables another test built there
         if ".win" not in f.name:
             shutil.copy(f, tmp_path / f.name)
 
     def build_then_interrupted(tbl, names, games, seed, progress):
-        _fake_win_tables(tmp_path, tbl.rules, [(win.THETA_KIND, None)])
+        _fake_win_tables(tmp_path, tbl.rules, [(win_tables.THETA_KIND, None)])
         raise KeyboardInterrupt
 
     monkeypatch.setattr(mp, "needs_compiling", lambda rs: False)
@@ -263,7 +265,7 @@ def test_simulate_interrupted_in_the_win_build_says_what_it_left(monkeypatch, tm
 def test_win_table_sizes_in_the_readme_and_docs(readme):
     """`NAME.win.npy` 134 MB and `NAME.win-end-4.npy` 573 MB for Penta, from the shapes the strategy uses (the
     .npy header adds 128 bytes); docs/win.md's table of sizes; 16 theta tables."""
-    from pentadice.strategy import win
+    from pentadice.players import lastturns, win
 
     theta, end = win.table_bytes(PENTA)
     assert f"`NAME.win.npy` {theta / 1e6:.0f} MB, `NAME.win-end-{win.ENDGAME_BOXES}.npy` {end / 1e6:.0f} MB" in readme
@@ -273,15 +275,15 @@ def test_win_table_sizes_in_the_readme_and_docs(readme):
     yatzy = rules.get_rules("yatzy")
     y_theta, y_end = win.table_bytes(yatzy)
     assert f"`(16, 1, 32768, 64)`, {y_theta / 1e6:.0f} MB" in doc and f"{y_end / 1e6:.0f} MB | played" in doc
-    masks = int((win.endgame_rows(PENTA, win.ENDGAME_BOXES) >= 0).sum())
+    masks = int((lastturns.endgame_rows(PENTA, win.ENDGAME_BOXES) >= 0).sum())
     assert f"`({masks}, 2, 64, 512)`, {end / 1e6:.0f} MB" in doc
 
 
 def test_maxi_yatzy_refusal_sizes_in_the_readme(readme):
     """ "its target and win tables are refused with their sizes": the sizes the refusals
     print (the target table's rows held at once; the win strategy's theta and end-game tables together)."""
+    from pentadice.players import win
     from pentadice.solver import targets as kernel
-    from pentadice.strategy import win
 
     maxi = rules.get_rules("maxi-yatzy")
     rows = re.search(r"about ([\d,]+) GB of float64 rows", kernel.refusal(maxi)).group(1)
@@ -306,7 +308,7 @@ def test_states_and_parquet_row_groups(penta_table_dir, readme):
     example; here the figure is the solver's)."""
     import pyarrow.parquet as pq
 
-    from pentadice import table
+    from pentadice.tables import table
 
     assert table.PARQUET_MASKS == 32_768 and "a row group per 32,768 masks" in readme
     meta = pq.ParquetFile(penta_table_dir / "penta.parquet").metadata
@@ -322,7 +324,7 @@ def test_sd_in_the_api_as_the_readme_says(penta_table_dir, readme):
     from fastapi.testclient import TestClient
 
     from pentadice.advisor import Advisor
-    from pentadice.web.api import create_app
+    from pentadice.faces.web.api import create_app
 
     assert (
         "`/api/advise` and the `advice` of a game's view give every option its `sd`, as `advise --json` does; "
@@ -349,11 +351,11 @@ def test_sd_in_the_api_as_the_readme_says(penta_table_dir, readme):
 
 
 def _limits():
-    from pentadice import cli, distribution
-    from pentadice.advisor import batch_io
-    from pentadice.play import engine, terminal
+    from pentadice.advisor import batch_io, distribution
+    from pentadice.faces import cli, terminal
+    from pentadice.faces.web import advising, store
+    from pentadice.players import engine
     from pentadice.simulator import simulate
-    from pentadice.web import advising, store
 
     return [
         # (what the README says, the program's figure, the figure as the README writes it)
@@ -384,7 +386,7 @@ def test_limits_the_readme_states(index, readme):
 
 def test_game_defaults_the_readme_states(readme):
     """ "`--auto-commit` seconds (3)" and "(`--pause`, 0.6 s on a terminal)": the options' defaults."""
-    from pentadice.web import schemas
+    from pentadice.faces.web import schemas
 
     assert "within `--auto-commit` seconds (3)" in readme and "(`--pause`, 0.6 s on a terminal)" in readme
     play = {p.name: p for p in main.commands["play"].params}

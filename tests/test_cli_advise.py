@@ -8,8 +8,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from pentadice.cli import main
-from pentadice.rules import PENTA_RULES
+from pentadice.faces.cli import main
+from pentadice.game.rules import PENTA_RULES
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def test_json_output(advise, penta_advisor):
 
 
 def penta_advisor_sheet(text):
-    from pentadice.sheet import Sheet
+    from pentadice.game.sheet import Sheet
 
     return Sheet.parse(text)
 

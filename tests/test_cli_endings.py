@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from pentadice.cli import main
+from pentadice.faces.cli import main
 
-CLI = [sys.executable, "-m", "pentadice.cli"]
+CLI = [sys.executable, "-m", "pentadice"]
 
 
 def start(*args, data, **kwargs):
@@ -198,7 +198,7 @@ def test_a_finished_command_is_not_killed_by_a_late_ctrl_c():
     code = (
         "import signal, sys\n"
         "sys.argv = ['pentadice', 'where', '--json']\n"
-        "from pentadice.cli import entry\n"
+        "from pentadice.faces.cli import entry\n"
         "try:\n"
         "    entry()\n"
         "except SystemExit as e:\n"

@@ -7,7 +7,7 @@ import time
 
 from click.testing import CliRunner
 
-from pentadice.cli import main
+from pentadice.faces.cli import main
 
 BEST = "best\n" * 120  # more than enough: the extra lines are never read
 
@@ -115,8 +115,8 @@ import json  # noqa: E402
 
 import pytest  # noqa: E402
 
-from pentadice import rules  # noqa: E402
-from pentadice.play.engine import Game, Player  # noqa: E402
+from pentadice.game import rules  # noqa: E402
+from pentadice.players.engine import Game, Player  # noqa: E402
 
 PENTA = rules.get_rules("penta")
 
@@ -409,7 +409,7 @@ def test_seeded_games_end_as_before(penta_table_dir, seed, totals):
 def test_a_failing_save_is_shown_and_the_game_goes_on(penta_table_dir, tmp_path, monkeypatch):
     import errno
 
-    from pentadice.play import terminal
+    from pentadice.faces import terminal
 
     def full_disk(path, write):
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -423,8 +423,8 @@ def test_a_failing_save_is_shown_and_the_game_goes_on(penta_table_dir, tmp_path,
 
 
 def test_ctrl_c_in_the_middle_of_a_move_saves_the_game_before_it(penta_advisor, tmp_path):
-    from pentadice.play.engine import parse_players
-    from pentadice.play.terminal import LineInput, TerminalGame
+    from pentadice.faces.terminal import LineInput, TerminalGame
+    from pentadice.players.engine import parse_players
 
     def out(text="", nl=True):
         if text.startswith("cpu scores"):  # the move is made; Ctrl-C before it is saved

@@ -10,9 +10,9 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from pentadice import table
-from pentadice.cli import main
-from pentadice.rules import get_rules
+from pentadice.faces.cli import main
+from pentadice.game.rules import get_rules
+from pentadice.tables import table
 
 
 def run(*args, env=None):
@@ -97,7 +97,7 @@ def test_real_sigint_leaves_no_partial_table(tmp_path, delay, cold):
     """Ctrl-C at some moment of a solve (cold: while Numba compiles, with an empty cache)."""
     out = tmp_path / "tables"
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba")) if cold else None
-    cmd = [sys.executable, "-m", "pentadice.cli", "solve", "--out", str(out)]
+    cmd = [sys.executable, "-m", "pentadice", "solve", "--out", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)

@@ -5,8 +5,8 @@ import types
 
 import pytest
 
-from pentadice import rules, turn
-from pentadice.solver import kernels
+from pentadice.game import rules
+from pentadice.solver import kernels, turn
 
 
 def test_every_turn_function_and_the_rules_compilable_ones_are_compiled():

@@ -16,9 +16,11 @@ from click.testing import CliRunner
 from moments_reference import completions
 from reference import brute_force
 
-from pentadice import distribution, rules, solver
-from pentadice.cli import main
-from pentadice.sheet import Sheet
+from pentadice import solver
+from pentadice.advisor import distribution
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.sheet import Sheet
 
 TIE = 1e-9  # the reference's own values: values this close count as equal, ordered by the advisor's tie rule
 
@@ -405,7 +407,7 @@ def test_out_refuses_to_overwrite_another_file_or_a_directory(run, tmp_path):
 
 
 def test_kiriki_refused_by_the_command(tmp_path):
-    from pentadice import table
+    from pentadice.tables import table
 
     rs = rules.get_rules("kiriki")
     table.save(rs, np.zeros(rs.table_shape), tmp_path)  # never read: the refusal comes first

@@ -5,11 +5,11 @@ from collections import Counter
 
 import pytest
 
-from pentadice import rules
 from pentadice.advisor import NO_SCORE_MESSAGE
-from pentadice.moves import Keep
-from pentadice.play.engine import Game, GameError, Player, computer_move, parse_players
-from pentadice.sheet import Sheet
+from pentadice.game import rules
+from pentadice.game.moves import Keep
+from pentadice.game.sheet import Sheet
+from pentadice.players.engine import Game, GameError, Player, computer_move, parse_players
 
 PENTA = rules.get_rules("penta")
 # A sheet on which 1 1 3 4 6 scores nothing in any open box.
@@ -245,14 +245,14 @@ def test_keeping_more_of_a_face_than_shows_says_which_dice_show():
 
 @pytest.mark.parametrize("text", ["inf", "-inf", "1e300", "nan", "-1", "86401", "3s", "", "1_0", "\u0663", "0x10"])
 def test_auto_commit_times_that_are_refused(text):
-    from pentadice.play.engine import parse_auto_commit
+    from pentadice.players.engine import parse_auto_commit
 
     with pytest.raises(GameError, match="is not a number of seconds from 0 to 86400, or off"):
         parse_auto_commit(text)
 
 
 def test_auto_commit_times_that_are_taken():
-    from pentadice.play.engine import parse_auto_commit
+    from pentadice.players.engine import parse_auto_commit
 
     assert [parse_auto_commit(t) for t in ["0", "3", " 2.5 ", ".5", "OFF", "86400"]] == [0, 3, 2.5, 0.5, None, 86400]
     for bad in [float("inf"), float("nan"), 1e300, 10**400, -1, True, "3"]:
@@ -279,7 +279,7 @@ def test_names_that_could_hurt_a_terminal_are_refused(spec, message):
 
 
 def test_clean_replaces_every_control_character():
-    from pentadice.inputs import clean
+    from pentadice.support.inputs import clean
 
     assert clean("\x1b]0;pwned\x07Ana") == "?]0;pwned?Ana"
     assert clean("a\x9bb\u202ec\x00d\x7fe\u2028f\ud800") == "a?b?c?d?e?f?"

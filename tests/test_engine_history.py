@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from pentadice import rules
-from pentadice.cli import main
-from pentadice.moves import Keep, Score
-from pentadice.play.engine import Game, GameError, Player, Step, parse_players
-from pentadice.sheet import Sheet
-from pentadice.situation import Situation
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.moves import Keep, Score
+from pentadice.game.sheet import Sheet
+from pentadice.game.situation import Situation
+from pentadice.players.engine import Game, GameError, Player, Step, parse_players
 
 PENTA = rules.get_rules("penta")
 
@@ -129,7 +129,7 @@ def saved_with_history(advisor):
 
 def _other_points(data):
     """Another possible score in one of the first player's filled boxes."""
-    from pentadice.sheet import possible_points
+    from pentadice.game.sheet import possible_points
 
     sheet, possible = data["players"][0]["sheet"], possible_points(PENTA)
     box = next(b for b in sheet if b in possible and len(possible[b]) > 1)

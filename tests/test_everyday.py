@@ -13,10 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from pentadice import paths, rules
-from pentadice.advisor.batch_io import parse_line
-from pentadice.cli import main
-from pentadice.sheet import Sheet, SheetError
+from pentadice.advisor.batch_lines import parse_line
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.sheet import Sheet, SheetError
+from pentadice.support import paths
 
 PENTA = rules.get_rules("penta")
 YAHTZEE = rules.get_rules("yahtzee")
@@ -155,7 +156,7 @@ def test_play_takes_the_same_names(penta_table_dir):
 def test_yahtzee_speaks_of_the_yahtzee_bonus(tmp_path, penta_solution):
     from conftest import solved
 
-    from pentadice import table
+    from pentadice.tables import table
 
     table.save(YAHTZEE, solved("yahtzee").values, tmp_path)
     result = run(
@@ -181,7 +182,7 @@ def test_yahtzee_speaks_of_the_yahtzee_bonus(tmp_path, penta_solution):
 def test_kiriki_sheet_has_no_bonus_row(tmp_path):
     from conftest import solved
 
-    from pentadice import table
+    from pentadice.tables import table
 
     table.save(KIRIKI, solved("kiriki").values, tmp_path)
     result = run("play", "--rules", "kiriki", "--players", "Ana", "--seed", "2", "--data", str(tmp_path), input=BEST)

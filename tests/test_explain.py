@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from conftest import random_sheet
 
-from pentadice import rules
 from pentadice.advisor import Situation
 from pentadice.advisor.explain import explain, outlooks
-from pentadice.sheet import Sheet
+from pentadice.game import rules
+from pentadice.game.sheet import Sheet
 
 PENTA = rules.get_rules("penta")
 
@@ -109,7 +109,7 @@ def test_advise_json_carries_the_why(penta_table_dir):
 
     from click.testing import CliRunner
 
-    from pentadice.cli import main
+    from pentadice.faces.cli import main
 
     out = CliRunner().invoke(main, ["advise", "1", "2", "3", "3", "4", "--json", "--data", str(penta_table_dir)])
     data = json.loads(out.output)
@@ -125,9 +125,9 @@ def test_last_roll_choices_are_the_advisors_best_boxes(name, tmp_path_factory, p
     gives hand by hand: the same box (ties included), the same value to the bit, the same points."""
     from conftest import solved
 
-    from pentadice import table
     from pentadice.advisor import Advisor
     from pentadice.advisor.explain import last_roll_choices
+    from pentadice.tables import table
 
     if name == "penta":
         advisor = penta_advisor

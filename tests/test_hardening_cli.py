@@ -20,10 +20,11 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from pentadice import rules, table, targets  # noqa: E402
-from pentadice.cli import main  # noqa: E402
-from pentadice.play.engine import Game, GameError, Player, parse_players, save_text  # noqa: E402
-from pentadice.sheet import Sheet  # noqa: E402
+from pentadice.faces.cli import main  # noqa: E402
+from pentadice.game import rules  # noqa: E402
+from pentadice.game.sheet import Sheet  # noqa: E402
+from pentadice.players.engine import Game, GameError, Player, parse_players, save_text  # noqa: E402
+from pentadice.tables import table, targets  # noqa: E402
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BOM = b"\xef\xbb\xbf"
@@ -46,7 +47,7 @@ def a_save(seed: int = 7, name: str = "Ana", cpu: bool = True) -> str:
 def client(penta_advisor):
     from fastapi.testclient import TestClient
 
-    from pentadice.web.api import create_app
+    from pentadice.faces.web.api import create_app
 
     with TestClient(create_app({"penta": penta_advisor}), base_url="http://localhost") as c:
         yield c
@@ -83,7 +84,7 @@ def test_a_save_with_a_bom_is_accepted_and_a_latin1_one_refused_by_cli_and_api(t
 
 def test_the_page_sends_the_save_file_bytes_to_the_server():
     """The page decodes nothing itself: it reads the file's bytes and posts them as they are."""
-    app = (Path(__file__).resolve().parent.parent / "pentadice/web/static/app.js").read_text()
+    app = (Path(__file__).resolve().parent.parent / "pentadice/faces/web/static/app.js").read_text()
     assert "file.arrayBuffer()" in app and '"/api/games/resume"' in app
     assert "file.text()" not in app
 
@@ -136,7 +137,7 @@ def _utf8(data: bytes) -> bool:
 
 
 def test_maxi_yatzy_distribution_and_target_are_refused_before_any_solve(tmp_path, monkeypatch):
-    import pentadice.cli as cli
+    import pentadice.faces.cli as cli
 
     def no_solve(*args, **kwargs):
         raise AssertionError("the value table was loaded or solved before the refusal")
@@ -156,7 +157,7 @@ def test_maxi_yatzy_distribution_and_target_are_refused_before_any_solve(tmp_pat
 
 
 def test_a_distribution_checked_first_is_the_same(penta_solution):
-    from pentadice import distribution as dist
+    from pentadice.advisor import distribution as dist
 
     rs = penta_solution.rules
     sheet = Sheet.parse("ones=3 twos=6 threes=9 fours=12 fives=15 sixes=18 chance=22 penta=50", rs)
@@ -215,7 +216,7 @@ def test_sheet_given_twice_is_merged_and_a_box_twice_refused(penta_table_dir):
 
 
 def test_simulate_to_a_closed_pipe_ends_quietly(penta_table_dir):
-    cmd = [sys.executable, "-m", "pentadice.cli", "simulate", "-n", "20000", "--seed", "1", "--out", "-"]
+    cmd = [sys.executable, "-m", "pentadice", "simulate", "-n", "20000", "--seed", "1", "--out", "-"]
     proc = subprocess.Popen(
         [*cmd, "--data", str(penta_table_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env()
     )
@@ -305,7 +306,17 @@ def test_kiriki_target_build_parts_are_small():
 @pytest.mark.slow
 def test_sigterm_ends_kiriki_target_build_within_seconds(tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pentadice.cli", "solve", "--targets", "--rules", "kiriki", "--data", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pentadice",
+            "solve",
+            "--targets",
+            "--rules",
+            "kiriki",
+            "--data",
+            str(tmp_path),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=_env(),
@@ -364,7 +375,7 @@ def test_a_simulation_stopped_before_any_game_says_so(penta_table_dir, monkeypat
 def test_serve_says_which_tables_it_leaves_out(tmp_path, penta_table_dir, capsys):
     """Without --rules, `serve` serves Penta and every rule set solved there; one whose table cannot be used
     (damaged, of other rules) is left out with a line that says why, not silently."""
-    from pentadice.cli import _served_rules
+    from pentadice.faces.cli import _served_rules
 
     for name in ("penta.npy", "penta.json"):
         shutil.copy(penta_table_dir / name, tmp_path / name)

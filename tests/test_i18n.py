@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pentadice import i18n, rules, words
-from pentadice.cli import main
+from pentadice.faces import words
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.support import i18n
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES_TEXT = ROOT.parent / "shared" / "rules"  # the rules texts the project was given (next to the checkout)
-LOCALE = ROOT / "pentadice" / "locale"
+LOCALE = ROOT / "pentadice" / "support" / "locale"
 PO = LOCALE / "id" / "LC_MESSAGES" / "pentadice.po"
 MO = PO.with_suffix(".mo")
 SACRIFICE_ID = "Tidak ada kotak terbuka yang menghasilkan poin: salah satu harus dikorbankan"

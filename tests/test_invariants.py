@@ -8,7 +8,8 @@ import pytest
 from conftest import solved
 from reference import turn_values
 
-from pentadice import rules, solver
+from pentadice import solver
+from pentadice.game import rules
 
 FAST = ("penta", "kiriki", "yatzy", "maxi-yatzy, 11 boxes")
 SLOW = tuple(name for name in rules.REGISTRY if name not in FAST)

@@ -8,13 +8,14 @@ import pytest
 from click.testing import CliRunner
 from conftest import solved
 
-from pentadice import rules, table
 from pentadice.advisor import Advisor, SituationError
-from pentadice.cli import main
-from pentadice.play.engine import Game, GameError, Player
-from pentadice.rules import legal_scores
-from pentadice.sheet import Sheet
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.rules import legal_scores
+from pentadice.game.sheet import Sheet
+from pentadice.players.engine import Game, GameError, Player
 from pentadice.simulator import simulate as sim
+from pentadice.tables import table
 
 KIRIKI = rules.get_rules("kiriki")
 ALL = list(KIRIKI.box_ids)
@@ -68,7 +69,7 @@ def test_solved_values_are_fixed_points(kiriki_advisor):
     comes back to the same state."""
     from conftest import random_sheet
 
-    from pentadice import dice
+    from pentadice.game import dice
 
     t = dice.tables(5)
     hands = [t.keep_faces[h] for h in range(t.n_hands)]

@@ -1,81 +1,118 @@
-"""The import picture of docs/architecture.md: each module imports only from its own layer or those below it,
-so there are no cycles and no upward arrows (the engine never imports the advisor, a front end, or words)."""
+"""The import picture of docs/architecture.md: the package's folders are its layers, each module imports only
+from its own folder or the folders below it (no upward arrow: the game never imports the solver, the solver
+never a table file, the engine never a face), and no group of modules imports itself round (no cycle, within a
+folder as well as across). Every import counts: at module level, inside a function, or under ``TYPE_CHECKING``.
+"""
 
 import ast
 from pathlib import Path
 
 import pentadice
 
-# Lower numbers are lower layers (see docs/architecture.md).
-LAYERS = {
-    "paths": 0,
-    "dice": 0,
-    "interrupts": 0,
-    "inputs": 0,
-    "i18n": 0,
-    "rules": 1,
-    "exits": 1,
-    "states": 2,
-    "turn": 2,
-    "turn_inputs": 2,
-    "compiled": 3,
-    "solver": 3,
-    "solver.moments": 3,
-    "atomic": 3,
-    "chunks": 3,
-    "table": 4,
-    "sheet": 5,
-    "situation": 5,
-    "moves": 5,
-    "advisor": 6,
-    "targets": 6,
-    "chances": 6,
-    "distribution": 6,
-    "strategy": 6,
-    "play.strategies": 7,
-    "play.engine": 7,
-    "play.review": 7,
-    "words": 8,
-    "simulator": 9,
-    "play.terminal": 9,
-    "web": 9,
-    "play.review_text": 9,
-    "cli": 10,
-    "__main__": 11,
-}
+ROOT = Path(pentadice.__file__).parent
+
+# The folders from the bottom up (see docs/architecture.md); the top-level modules last.
+LAYERS = ("support", "game", "solver", "tables", "advisor", "players", "simulator", "faces")
+TOP = {"": 0, "cli": len(LAYERS), "__main__": len(LAYERS)}  # "": pentadice/__init__.py (the version)
 
 
-def layer_of(module: str) -> int | None:
-    name = module.removeprefix("pentadice.")
-    for key in sorted(LAYERS, key=len, reverse=True):
-        if name == key or name.startswith(key + "."):
-            return LAYERS[key]
-    return None
+def modules() -> dict[str, Path]:
+    """Every module of the package by its dotted name without ``pentadice.`` (a package by its folder's)."""
+    found = {}
+    for path in ROOT.rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        found[name.removesuffix("__init__").removesuffix(".")] = path
+    return found
 
 
-def test_every_module_has_a_layer_and_imports_nothing_above_it():
-    root = Path(pentadice.__file__).parent
-    upward = []
-    for path in root.rglob("*.py"):
-        module = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
-        if module in ("__init__", "play", "simulator"):
-            continue
-        mine = layer_of(module)
-        assert mine is not None, f"{module} has no layer: add it to docs/architecture.md and this test"
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pentadice"):
-                targets = [node.module] if node.module != "pentadice" else [f"pentadice.{a.name}" for a in node.names]
-                for target in targets:
-                    theirs = layer_of(target)
-                    if theirs is not None and theirs > mine and node.lineno not in _type_checking_lines(path):
-                        upward.append(f"{module} imports {target}")
+def layer_of(module: str) -> int:
+    """The layer of a module (a name without ``pentadice.``): its folder's place in LAYERS."""
+    folder = module.split(".")[0]
+    if folder in LAYERS:
+        return LAYERS.index(folder)
+    assert module in TOP, f"{module} is in no layer folder: move it to one, or argue it in docs/architecture.md"
+    return TOP[module]
+
+
+def imports(path: Path, known: dict[str, Path]) -> set[str]:
+    """The package's modules that ``path`` imports anywhere in it (``from pentadice.game import rules`` is
+    ``game.rules``; ``from pentadice.game.rules import Box`` is ``game.rules``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "pentadice":
+            base = node.module.removeprefix("pentadice").removeprefix(".")
+            names = [f"{base}.{a.name}".lstrip(".") for a in node.names] + [base]
+            names = [n for n in names[:-1] if n in known] or [base]
+        elif isinstance(node, ast.Import):
+            names = [a.name.removeprefix("pentadice").removeprefix(".") for a in node.names]
+            names = [n for n in names if a_pentadice(node)]
+        for name in names:
+            while name not in known and "." in name:
+                name = name.rpartition(".")[0]
+            found.add(name)
+    return found
+
+
+def a_pentadice(node: ast.Import) -> bool:
+    return any(a.name.split(".")[0] == "pentadice" for a in node.names)
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {m: imports(p, known) - {m} for m, p in known.items()}
+
+
+def test_every_module_is_in_a_layer_and_imports_nothing_above_it():
+    upward = [
+        f"{m} imports {t}" for m, targets in graph().items() for t in sorted(targets) if layer_of(t) > layer_of(m)
+    ]
     assert upward == []
 
 
-def _type_checking_lines(path: Path) -> set[int]:
-    """Lines of imports under ``if TYPE_CHECKING:`` (for annotations only: no import at run time)."""
-    lines = set()
-    for block in ast.walk(ast.parse(path.read_text())):
-        if isinstance(block, ast.If) and getattr(block.test, "id", None) == "TYPE_CHECKING":
-            lines |= {n.lineno for n in block.body}
-    return lines
+def test_no_import_cycle():
+    """Tarjan's strongly connected components of the import graph: any with two modules or more is a cycle."""
+    edges = graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+def test_the_checks_see_what_they_must():
+    """The graph finds imports inside functions and under TYPE_CHECKING, so neither hides an arrow."""
+    edges = graph()
+    assert "players.lastturns" in edges["players.win"]  # imported inside a function only
+    assert "game.rules" in edges["solver.turn"]
+    assert layer_of("faces.cli") > layer_of("players.engine") > layer_of("advisor.advice") > layer_of("game.rules")
+
+
+def test_the_top_level_holds_only_the_argued_modules():
+    top = sorted(p.name for p in ROOT.glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "cli.py"]
+    folders = [p for p in ROOT.iterdir() if p.is_dir() and any(f.suffix == ".py" for f in p.rglob("*.py"))]
+    assert sorted(p.name for p in folders) == sorted(LAYERS)

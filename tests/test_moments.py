@@ -12,13 +12,15 @@ from click.testing import CliRunner
 from conftest import solved
 from moments_reference import brute_moments
 
-from pentadice import rules, solver, table
+from pentadice import solver
 from pentadice.advisor import Advisor
-from pentadice.cli import main
-from pentadice.rules import comes_back
-from pentadice.sheet import Sheet
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.rules import comes_back
+from pentadice.game.sheet import Sheet
 from pentadice.solver import moments
-from pentadice.turn_inputs import turn_inputs
+from pentadice.solver.turn_inputs import turn_inputs
+from pentadice.tables import table
 
 # Reduced games (as tests/test_bruteforce.py): the joker, Kiriki's repeats and the upper bonus all occur.
 GAMES = {

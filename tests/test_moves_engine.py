@@ -10,12 +10,12 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pentadice import rules
-from pentadice.cli import main
-from pentadice.moves import Keep, MoveError, Score, parse_move
-from pentadice.play.engine import Game, GameError, Played, parse_players
-from pentadice.sheet import Sheet
-from pentadice.situation import Situation
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.moves import Keep, MoveError, Score, parse_move
+from pentadice.game.sheet import Sheet
+from pentadice.game.situation import Situation
+from pentadice.players.engine import Game, GameError, Played, parse_players
 
 PENTA = rules.get_rules("penta")
 

@@ -24,7 +24,7 @@ def family_table_dir(tmp_path_factory):
     done again in the notebook."""
     from conftest import solved
 
-    from pentadice import table
+    from pentadice.tables import table
 
     directory = tmp_path_factory.mktemp("family-tables")
     for name in FAMILY:

@@ -37,8 +37,10 @@ import pytest
 from conftest import solved
 from family_reference import maxi_boxes
 
-from pentadice import distribution, rules, solver
-from pentadice.sheet import Sheet
+from pentadice import solver
+from pentadice.advisor import distribution
+from pentadice.game import rules
+from pentadice.game.sheet import Sheet
 from pentadice.solver import moments, targets, utility
 
 THREADS = 2  # the digests do not depend on it (checked with 1 and 2 threads when they were taken)

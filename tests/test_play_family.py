@@ -13,12 +13,14 @@ from conftest import solved
 from family_server import six_dice_game
 from reference import family_points
 
-from pentadice import rules, table, words
 from pentadice.advisor import Advisor
-from pentadice.cli import main
-from pentadice.moves import Keep, Score
-from pentadice.play.engine import Game, GameError, Player, parse_players
+from pentadice.faces import words
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.moves import Keep, Score
+from pentadice.players.engine import Game, GameError, Player, parse_players
 from pentadice.solver import induction
+from pentadice.tables import table
 
 YATZY = rules.get_rules("yatzy")
 MAXI = rules.get_rules("maxi-yatzy")
@@ -126,7 +128,7 @@ def test_the_sheets_boxes_and_no_other():
 
 @pytest.mark.parametrize("rs", [YATZY, MAXI])
 def test_the_win_strategy_is_refused_where_it_cannot_play(rs):
-    from pentadice.strategy import win
+    from pentadice.players import win
 
     reason = win.refusal(rs)
     if reason is None:
@@ -164,7 +166,7 @@ def test_the_computer_plays_a_whole_game(advisors, which):
 
 def test_a_review_lists_each_sheet_in_the_games_own_order(advisors):
     """Yatzy's full house comes after its straights; on Penta's sheet it comes before them."""
-    from pentadice.play.review import review
+    from pentadice.players.review import review
 
     advisor = advisors["yatzy"]
     g = Game(YATZY, parse_players("cpu:A"), seed=3)  # its sheets hold a full house and a straight before a pair
@@ -212,7 +214,7 @@ def test_play_yatzy_in_the_terminal(yatzy_table_dir, tmp_path):
 def test_a_six_dice_game_in_the_terminal(advisors):
     import io
 
-    from pentadice.play.terminal import LineInput, TerminalGame
+    from pentadice.faces.terminal import LineInput, TerminalGame
 
     lines: list[str] = []
     g = Game(SIX, parse_players("Ana,cpu"), seed=2, auto_commit_seconds=None)

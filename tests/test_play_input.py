@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pentadice.play.terminal import MAX_LINE, NOT_UTF8, TOO_LONG, InputRefused, LineInput
+from pentadice.faces.terminal import MAX_LINE, NOT_UTF8, TOO_LONG, InputRefused, LineInput
 
 
 def pipe_input(data: bytes) -> LineInput:

@@ -10,8 +10,8 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from pentadice import rules  # noqa: E402
-from pentadice.play.engine import Game, GameError, Player  # noqa: E402
+from pentadice.game import rules  # noqa: E402
+from pentadice.players.engine import Game, GameError, Player  # noqa: E402
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -111,7 +111,7 @@ def test_ctrl_c_saves_says_where_exits_130_and_restores_the_terminal(tmux, penta
     tmux.keys("C-c")
     screen = tmux.wait_for("terminal-restored")
     assert f"\nInterrupted: game saved to {save}\nexit=130\n" in screen
-    from pentadice.play.engine import Game
+    from pentadice.players.engine import Game
 
     game = Game.from_json(save.read_text())
     assert (game.current, game.rolls_made) == (0, 1)
@@ -138,7 +138,7 @@ def test_closing_the_terminal_saves_the_game(tmux, penta_table_dir, tmp_path):
     end = time.monotonic() + DEADLINE
     while not save.exists() and time.monotonic() < end:
         time.sleep(0.05)
-    from pentadice.play.engine import Game
+    from pentadice.players.engine import Game
 
     assert Game.from_json(save.read_text()).rolls_made == 2
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from conftest import solved
 
-from pentadice import rules
+from pentadice.game import rules
 
 PUBLISHED = {
     "yahtzee": 254.5896095,

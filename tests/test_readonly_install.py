@@ -111,7 +111,7 @@ def open_dir():
 
 def as_nobody(install, args, tmpdir: Path, stdin: bytes | None = None):
     python, path = install
-    cmd = [*AS_NOBODY, python, "-m", "pentadice.cli"]
+    cmd = [*AS_NOBODY, python, "-m", "pentadice"]
     return subprocess.run([*cmd, *args], input=stdin, capture_output=True, env=_env(tmpdir, path), timeout=600, cwd="/")
 
 

@@ -1,4 +1,4 @@
-"""The review of a game (`pentadice.play.review`) and `pentadice review SAVE.json`."""
+"""The review of a game (`pentadice.players.review`) and `pentadice review SAVE.json`."""
 
 import json
 import re
@@ -6,13 +6,13 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from pentadice import rules
-from pentadice.cli import main
-from pentadice.moves import Keep
-from pentadice.play.engine import Game, GameError, Player, parse_players
-from pentadice.play.review import EXPERT_MEAN_LOSS, review
-from pentadice.play.review_text import review_lines
-from pentadice.situation import Situation
+from pentadice.faces.cli import main
+from pentadice.faces.review_text import review_lines
+from pentadice.game import rules
+from pentadice.game.moves import Keep
+from pentadice.game.situation import Situation
+from pentadice.players.engine import Game, GameError, Player, parse_players
+from pentadice.players.review import EXPERT_MEAN_LOSS, review
 
 PENTA = rules.get_rules("penta")
 

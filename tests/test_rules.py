@@ -2,8 +2,8 @@
 
 import pytest
 
-from pentadice import rules
-from pentadice.rules import get_rules, legal_scores, upper_bonus_earned
+from pentadice.game import rules
+from pentadice.game.rules import get_rules, legal_scores, upper_bonus_earned
 
 PENTA = get_rules("penta")
 ALL = list(PENTA.box_ids)
@@ -214,7 +214,7 @@ def test_reduced_games_score_all_same_as_penta():
 def test_score_table_matches_the_rules_in_every_state_for_hands_marked_state_free(name):
     import numpy as np
 
-    from pentadice import dice
+    from pentadice.game import dice
 
     rs = get_rules(name)
     t = dice.tables(rs.dice)

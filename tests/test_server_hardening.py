@@ -24,7 +24,7 @@ pytest.importorskip("uvicorn", reason="no uvicorn: make install (the [web] extra
 
 import serving as serving_process
 
-from pentadice.web import server as web_server
+from pentadice.faces.web import server as web_server
 
 _free_port = serving_process.free_port
 

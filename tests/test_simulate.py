@@ -7,10 +7,10 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from pentadice import rules
-from pentadice.cli import main
-from pentadice.moves import Score
-from pentadice.play.engine import Game, Player
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.moves import Score
+from pentadice.players.engine import Game, Player
 from pentadice.simulator import simulate as sim
 
 PENTA = rules.PENTA_RULES

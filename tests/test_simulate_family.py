@@ -10,12 +10,13 @@ from click.testing import CliRunner
 from conftest import solved
 from family_server import six_dice_game
 
-from pentadice import rules, table
 from pentadice.advisor import Advisor
-from pentadice.cli import main
-from pentadice.sheet import Sheet
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.sheet import Sheet
 from pentadice.simulator import simulate as sim
 from pentadice.solver import induction
+from pentadice.tables import table
 
 YATZY = rules.get_rules("yatzy")
 PUBLISHED_YATZY = 248.4399894

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from pentadice.cli import main
+from pentadice.faces.cli import main
 from pentadice.simulator import simulate as sim
 
 

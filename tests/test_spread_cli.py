@@ -7,7 +7,7 @@ import json
 import numpy as np
 from click.testing import CliRunner
 
-from pentadice.cli import _probability_text, main
+from pentadice.faces.cli import _probability_text, main
 
 
 def run(*args):

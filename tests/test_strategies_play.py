@@ -8,14 +8,15 @@ from click.testing import CliRunner
 from conftest import solved
 from fastapi.testclient import TestClient
 
-from pentadice import chances, rules, table
-from pentadice.advisor import Advisor
-from pentadice.cli import main
-from pentadice.moves import Score
-from pentadice.play import strategies
-from pentadice.play.engine import Game, GameError, computer_move, parse_players
-from pentadice.sheet import Sheet
-from pentadice.web.api import create_app
+from pentadice.advisor import Advisor, chances
+from pentadice.faces.cli import main
+from pentadice.faces.web.api import create_app
+from pentadice.game import rules
+from pentadice.game.moves import Score
+from pentadice.game.sheet import Sheet
+from pentadice.players import strategies
+from pentadice.players.engine import Game, GameError, computer_move, parse_players
+from pentadice.tables import table
 
 PENTA = rules.get_rules("penta")
 
@@ -123,7 +124,7 @@ def test_a_whole_game_against_the_real_win_strategy(penta_advisor):
 
 
 def test_a_refused_strategy_is_refused_by_the_engine_the_api_and_the_cli(penta_table_dir, monkeypatch):
-    from pentadice.strategy import win
+    from pentadice.players import win
 
     reason = "win is not played under Kiriki here: a test's reason"
     monkeypatch.setattr(win, "refusal", lambda rs: reason if rs.penta_repeat else None)
@@ -220,7 +221,7 @@ def test_the_terminal_shows_the_chances_after_every_box(penta_table_dir):
 
 
 def test_chances_in_indonesian(penta_table_dir):
-    from pentadice import i18n
+    from pentadice.support import i18n
 
     args = ["play", "--data", str(penta_table_dir), "--players", "Ana,Bo", "--seed", "4", "--lang", "id"]
     try:

@@ -8,7 +8,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pentadice import rules, table
+from pentadice.game import rules
+from pentadice.tables import table
 
 
 def test_saved_files_round_trip(penta_table_dir, penta_solution):
@@ -85,7 +86,7 @@ def test_write_failure_leaves_nothing_behind(tmp_path, penta_solution, monkeypat
     def full_disk(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("pentadice.table.write_parquet", full_disk)
+    monkeypatch.setattr("pentadice.tables.table.write_parquet", full_disk)
     with pytest.raises(table.TableError, match="the disk is full"):
         table.save(penta_solution.rules, penta_solution.values, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".penta.lock"]
@@ -95,7 +96,7 @@ def test_interrupt_while_writing_leaves_nothing_behind(tmp_path, penta_solution,
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("pentadice.table.write_parquet", interrupted)
+    monkeypatch.setattr("pentadice.tables.table.write_parquet", interrupted)
     with pytest.raises(KeyboardInterrupt):
         table.save(penta_solution.rules, penta_solution.values, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".penta.lock"]
@@ -107,7 +108,7 @@ def test_a_failed_rewrite_keeps_the_old_table_whole(tmp_path, penta_solution, mo
     def full_disk(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("pentadice.table.write_parquet", full_disk)
+    monkeypatch.setattr("pentadice.tables.table.write_parquet", full_disk)
     with pytest.raises(table.TableError):
         table.save(penta_solution.rules, np.zeros_like(penta_solution.values), tmp_path)
     assert table.load(penta_solution.rules, tmp_path).expected_score == penta_solution.expected_score

@@ -1,4 +1,4 @@
-"""Every kind of stored table (``pentadice.chunks.KINDS``), a byte flipped in each of its chunks: no command and
+"""Every kind of stored table (``pentadice.tables.chunks.KINDS``), a byte flipped in each of its chunks: no command and
 no server ever answers from it.
 
 The registry is walked: each kind is built here (a reduced game registered as "penta", so that the real
@@ -24,8 +24,9 @@ import pytest
 import serving
 from click.testing import CliRunner
 
-from pentadice import chunks, rules, table
-from pentadice.cli import main
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.tables import chunks, table
 
 SMALL = rules.get_rules("penta").reduced(
     dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=63
@@ -56,7 +57,7 @@ def timeless(summary: dict) -> dict:
 
 
 def fresh_win_caches() -> None:
-    from pentadice.strategy import win
+    from pentadice.players import win
 
     win._cache.clear()
     win._endgames.clear()
@@ -89,8 +90,8 @@ def test_every_registered_kind_is_walked(built):
 
 
 def test_every_stored_array_goes_through_the_registry():
-    """Only pentadice/chunks.py writes or reads array files: any other table would escape the checks."""
-    package = Path(chunks.__file__).parent
+    """Only pentadice/tables/chunks.py writes or reads array files: any other table would escape the checks."""
+    package = Path(chunks.__file__).parent.parent
     pattern = re.compile(r"np\.(save|savez|load|memmap|fromfile)\b|\.tofile\(|open_memmap")
     offenders = [
         f"{p.relative_to(package)}:{n}"
@@ -125,8 +126,8 @@ def positions(path: Path, most: int | None = None) -> list[int]:
 
 def load_kind(kind_name: str, directory: Path) -> object:
     """Load a kind's table the way every command does; for the target table's data, read every row."""
-    from pentadice import targets
-    from pentadice.strategy import win
+    from pentadice.players import win
+    from pentadice.tables import targets, win_tables
 
     if kind_name == "values":
         return table.load(SMALL, directory)
@@ -140,7 +141,7 @@ def load_kind(kind_name: str, directory: Path) -> object:
     values = table.load(SMALL, directory).values
     (npy,) = files_of(directory, chunks.KINDS[kind_name])
     meta = json.loads(npy.with_suffix(".json").read_text())
-    return win.load_saved(SMALL, directory, kind_name, win.padded(SMALL, values), meta["params"])
+    return win_tables.load_saved(SMALL, directory, kind_name, win.padded(SMALL, values), meta["params"])
 
 
 @pytest.mark.parametrize("kind_name", list(READERS))

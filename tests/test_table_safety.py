@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from pentadice import atomic, table
-from pentadice.rules import get_rules
+from pentadice.game.rules import get_rules
+from pentadice.tables import atomic, table
 
 PENTA = get_rules("penta")
 
@@ -127,7 +127,20 @@ def test_ctrl_c_in_a_worker_thread_during_the_renames_never_mixes_tables(tmp_pat
 
 def test_processes_needing_a_missing_table_wait_for_the_one_solving_it(tmp_path):
     """Six `pentadice advise` at once on an empty table directory: one solves, the others wait; all answer."""
-    cmd = [sys.executable, "-m", "pentadice.cli", "advise", "1", "1", "3", "4", "6", "--json", "--data", str(tmp_path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pentadice",
+        "advise",
+        "1",
+        "1",
+        "3",
+        "4",
+        "6",
+        "--json",
+        "--data",
+        str(tmp_path),
+    ]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(6)]
     results = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, results, strict=True):
@@ -160,7 +173,7 @@ def test_table_files_behind_symlinks_are_written_through_them(tmp_path, penta_so
 def test_verify_command_checks_every_file(copy):
     from click.testing import CliRunner
 
-    from pentadice.cli import main
+    from pentadice.faces.cli import main
 
     ok = CliRunner().invoke(main, ["verify", "--data", str(copy)])
     assert ok.exit_code == 0, ok.output

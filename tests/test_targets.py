@@ -11,11 +11,12 @@ from click.testing import CliRunner
 from family_reference import box_moves, holds_penta, maxi_boxes, turn_of
 from reference import brute_force
 
-from pentadice import chunks, rules, targets
-from pentadice.cli import main
-from pentadice.sheet import Sheet
-from pentadice.situation import Situation
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.sheet import Sheet
+from pentadice.game.situation import Situation
 from pentadice.solver import targets as kernel
+from pentadice.tables import chunks, targets
 
 GAMES = {
     "penta, 2 dice": rules.get_rules("penta").reduced(
@@ -208,7 +209,7 @@ def test_each_options_probability_matches_brute_force(name, saved):
     rs = GAMES[name]
     tt = targets.load(rs, saved[name].directory)
     V, options = slow(name)
-    from pentadice import table
+    from pentadice.tables import table
 
     tbl = table.Table(rs, solve(rs).values, {}, None)
     advisor = Advisor(tbl, compiled=False)
@@ -268,7 +269,7 @@ def test_missing_and_damaged_tables_are_refused_with_how_to_build_them(tmp_path,
 
 
 def rules_table_error():
-    from pentadice import table
+    from pentadice.tables import table
 
     return table.TableError
 

@@ -6,8 +6,8 @@ pytest.importorskip("fastapi", reason="no fastapi: make install (the [web] extra
 from family_server import advisor, six_dice_game
 from fastapi.testclient import TestClient
 
-from pentadice import rules
-from pentadice.web.api import create_app
+from pentadice.faces.web.api import create_app
+from pentadice.game import rules
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 from family_reference import box_moves, holds_penta, maxi_boxes, turn_of
 
-from pentadice import rules
-from pentadice.cli import main
-from pentadice.moves import Keep, Score
-from pentadice.sheet import Sheet
-from pentadice.situation import Situation
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.game.moves import Keep, Score
+from pentadice.game.sheet import Sheet
+from pentadice.game.situation import Situation
 from pentadice.solver import utility
 from pentadice.solver.induction import solve, solve_values
 
@@ -125,7 +125,7 @@ def test_endgame_credit_falls_with_the_points_to_beat():
 
 
 def reachable_states(rs):
-    from pentadice import states
+    from pentadice.game import states
 
     ok = states.reachable(rs)
     return [tuple(int(x) for x in s) for s in np.argwhere(ok[:, :, : rs.upper_threshold + 1])]
@@ -188,13 +188,13 @@ def small_table(rs):
 
 def table_of(rs):
     """A loaded table of a reduced game (values as saved: threshold + 1 subtotals), for the advisor too."""
-    from pentadice import table
+    from pentadice.tables import table
 
     return table.Table(rs, solve(rs).values, {}, None)
 
 
 def test_variance_estimates_agree():
-    from pentadice.strategy import win
+    from pentadice.players import win
 
     rs = SMALL
     V = solve_values(rs)
@@ -282,9 +282,9 @@ def box_value(rs, p, hand_counts, mask, full, rows, sub, b):
 def test_win_is_optimal_as_theta_vanishes(small):
     """With a tiny theta every choice of the theta policy (keep or box) is one the value policy rates best, to
     within rounding: where the two pick differently, the values of their picks tie."""
-    from pentadice import states
-    from pentadice.strategy.win import best_box
-    from pentadice.turn_inputs import turn_inputs
+    from pentadice.game import states
+    from pentadice.players.win import best_box
+    from pentadice.solver.turn_inputs import turn_inputs
 
     rs = SMALL
     V = small.values
@@ -330,7 +330,7 @@ def test_win_is_optimal_as_theta_vanishes(small):
 
 def test_strategy_choose_gives_legal_moves_and_plays_optimal_alone(small):
     from pentadice.advisor import Advisor
-    from pentadice.strategy.win import WinStrategy
+    from pentadice.players.win import WinStrategy
 
     rs = SMALL
     ws = WinStrategy(rs, small.values)
@@ -401,9 +401,9 @@ def test_simulated_games_replay_through_the_strategy_api(small, game, players, m
     """The simulator's games, replayed move by move with the same dice through ``WinStrategy.choose`` (and the
     advisor for optimal players), seats in the simulator's order, end with the same totals."""
     from pentadice.advisor import Advisor
+    from pentadice.players.win import WinStrategy
     from pentadice.simulator import multiplayer as mp
     from pentadice.simulator.simulate import game_dice
-    from pentadice.strategy.win import WinStrategy
 
     rs, seed, n_games = {**GAMES, **WIDE}[game], 8, 25
     if rs is not SMALL:
@@ -439,15 +439,15 @@ def test_simulated_games_replay_through_the_strategy_api(small, game, players, m
 
 
 def _fresh_win_caches():
-    from pentadice.strategy import win
+    from pentadice.players import win
 
     win._cache.clear()
     win._endgames.clear()
 
 
 def test_win_tables_are_saved_read_back_and_tied_to_their_values(tmp_path):
-    from pentadice import table
-    from pentadice.strategy import win
+    from pentadice.players import win
+    from pentadice.tables import table, win_tables
 
     rs = SMALL
     V = solve(rs).values  # as saved: threshold + 1 subtotals
@@ -455,7 +455,7 @@ def test_win_tables_are_saved_read_back_and_tied_to_their_values(tmp_path):
     _fresh_win_caches()
     built = win.build(rs, V, directory=tmp_path)
     assert built.origin == "built"
-    _, meta_path = win.saved_paths(rs, tmp_path, win.THETA_KIND)
+    _, meta_path = win_tables.saved_paths(rs, tmp_path, win_tables.THETA_KIND)
     meta = json.loads(meta_path.read_text())
     assert meta["values_checksum"] == table.checksum(V)
     assert meta["params"]["thetas"] == [float(x) for x in built.thetas[1:]]
@@ -469,9 +469,9 @@ def test_win_tables_are_saved_read_back_and_tied_to_their_values(tmp_path):
     other = V.copy()
     other[0, rs.box_mask, 0] += 1.0
     params = {"thetas": meta["params"]["thetas"]}
-    assert win.load_saved(rs, tmp_path, win.THETA_KIND, other, params) is None
-    assert win.load_saved(rs, tmp_path, win.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is None
-    assert win.load_saved(rs, tmp_path, win.THETA_KIND, V, params) is not None
+    assert win_tables.load_saved(rs, tmp_path, win_tables.THETA_KIND, other, params) is None
+    assert win_tables.load_saved(rs, tmp_path, win_tables.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is None
+    assert win_tables.load_saved(rs, tmp_path, win_tables.THETA_KIND, V, params) is not None
     _fresh_win_caches()
     coarse = win.build(rs, V, grid=(0.01,), directory=tmp_path)  # a new grid: built and saved over the old
     assert coarse.origin == "built"
@@ -482,39 +482,39 @@ def test_win_tables_are_saved_read_back_and_tied_to_their_values(tmp_path):
 
 
 def test_damaged_win_tables_are_built_again(tmp_path):
-    from pentadice import table
-    from pentadice.strategy import win
+    from pentadice.players import win
+    from pentadice.tables import table, win_tables
 
     rs = SMALL
     V = solve(rs).values  # as saved: threshold + 1 subtotals
     table.save(rs, V, tmp_path)
     _fresh_win_caches()
     good = win.build(rs, V, grid=(0.01,), directory=tmp_path)
-    npy, _ = win.saved_paths(rs, tmp_path, win.THETA_KIND)
+    npy, _ = win_tables.saved_paths(rs, tmp_path, win_tables.THETA_KIND)
     raw = bytearray(npy.read_bytes())
     raw[-8:] = b"\x00" * 8 if raw[-8:] != b"\x00" * 8 else b"\x01" * 8
     npy.write_bytes(bytes(raw))
-    assert win.load_saved(rs, tmp_path, win.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is None
+    assert win_tables.load_saved(rs, tmp_path, win_tables.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is None
     npy.write_bytes(bytes(raw[:-100]))  # cut short
-    assert win.load_saved(rs, tmp_path, win.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is None
+    assert win_tables.load_saved(rs, tmp_path, win_tables.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is None
     _fresh_win_caches()
     rebuilt = win.build(rs, V, grid=(0.01,), directory=tmp_path)
     assert rebuilt.origin == "built"
     assert np.array_equal(rebuilt.tables, good.tables, equal_nan=True)
-    assert win.load_saved(rs, tmp_path, win.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is not None
+    assert win_tables.load_saved(rs, tmp_path, win_tables.THETA_KIND, V, {"thetas": [0.01, -0.01]}) is not None
     _fresh_win_caches()
 
 
 def test_win_tables_without_a_writable_table_directory_stay_in_memory(tmp_path, monkeypatch):
-    from pentadice import table
-    from pentadice.strategy import win
+    from pentadice.players import win
+    from pentadice.tables import table, win_tables
 
     rs = SMALL
     V = solve(rs).values
     _fresh_win_caches()
     alone = win.build(rs, V, grid=(0.01,), directory=tmp_path)  # no value table there: nothing tied to write
     assert alone.origin == "built"
-    assert not win.saved_paths(rs, tmp_path, win.THETA_KIND)[0].exists()
+    assert not win_tables.saved_paths(rs, tmp_path, win_tables.THETA_KIND)[0].exists()
     table.save(rs, V, tmp_path)
 
     def read_only(files, wait=None):
@@ -525,29 +525,35 @@ def test_win_tables_without_a_writable_table_directory_stay_in_memory(tmp_path, 
     built = win.build(rs, V, grid=(0.01,), directory=tmp_path)
     assert built.origin == "built"
     assert np.array_equal(built.tables, alone.tables, equal_nan=True)
-    assert not win.saved_paths(rs, tmp_path, win.THETA_KIND)[0].exists()
-    assert not win.save_quietly(rs, tmp_path, win.THETA_KIND, built.tables[1:], V, {"thetas": [0.01, -0.01]})
+    assert not win_tables.saved_paths(rs, tmp_path, win_tables.THETA_KIND)[0].exists()
+    assert not win_tables.save_quietly(
+        rs, tmp_path, win_tables.THETA_KIND, built.tables[1:], V, {"thetas": [0.01, -0.01]}
+    )
     _fresh_win_caches()
 
 
 def test_endgame_table_is_saved_and_read_back(tmp_path):
-    from pentadice import table
-    from pentadice.strategy import win
+    from pentadice.players import win
+    from pentadice.tables import table, win_tables
 
     rs = SMALL
     V = solve(rs).values  # as saved: threshold + 1 subtotals
     table.save(rs, V, tmp_path)
     _fresh_win_caches()
     _, rowix = win.endgame(rs, 2, 1, tmp_path, V)
-    assert win.saved_paths(rs, tmp_path, win.ENDGAME_KIND, {"max_open": 2})[0].name == "penta.win-end-2.npy"
-    assert win.saved_paths(rs, tmp_path, win.ENDGAME_KIND, {"max_open": 2})[0].exists()
+    assert (
+        win_tables.saved_paths(rs, tmp_path, win_tables.ENDGAME_KIND, {"max_open": 2})[0].name == "penta.win-end-2.npy"
+    )
+    assert win_tables.saved_paths(rs, tmp_path, win_tables.ENDGAME_KIND, {"max_open": 2})[0].exists()
     direct = utility.solve_endgame(rs, 2)
     assert np.array_equal(rowix, direct[1])
-    assert np.array_equal(win.endgame_rows(rs, 2), direct[1])
+    from pentadice.players import lastturns
+
+    assert np.array_equal(lastturns.endgame_rows(rs, 2), direct[1])
     _fresh_win_caches()
     params = {"max_open": 2, "lanes": utility.TARGET_LANES}
-    assert win.load_saved(rs, tmp_path, win.ENDGAME_KIND, V, params) is not None
-    assert win.load_saved(rs, tmp_path, win.ENDGAME_KIND, V, {**params, "max_open": 1}) is None
+    assert win_tables.load_saved(rs, tmp_path, win_tables.ENDGAME_KIND, V, params) is not None
+    assert win_tables.load_saved(rs, tmp_path, win_tables.ENDGAME_KIND, V, {**params, "max_open": 1}) is None
     Wt2, rowix2 = win.endgame(rs, 2, 1, tmp_path, V)
     assert np.array_equal(Wt2, direct[0]) and np.array_equal(rowix2, direct[1])
     _fresh_win_caches()
@@ -555,7 +561,7 @@ def test_endgame_table_is_saved_and_read_back(tmp_path):
 
 def test_last_turns_mixture_is_the_distribution_of_the_best_other_final_total():
     """``mixture`` against a brute force over every combination of the other players' points to come."""
-    from pentadice.strategy import lastturns
+    from pentadice.players import lastturns
 
     rng = np.random.default_rng(3)
     n_lanes = 40
@@ -585,8 +591,8 @@ def test_last_turns_mixture_is_the_distribution_of_the_best_other_final_total():
 def test_last_turns_opponent_rows_are_the_final_score_distributions(small):
     """Each row's mean is the value table's expected points to come (rows of every state with at most two
     boxes open), and a finished player's row is 0 points for sure."""
-    from pentadice import states
-    from pentadice.strategy import lastturns
+    from pentadice.game import states
+    from pentadice.players import lastturns
 
     rs = SMALL
     opp = lastturns.Opponents(rs, small.values, 2)
@@ -605,7 +611,7 @@ def test_last_turns_opponent_rows_are_the_final_score_distributions(small):
     assert C[np.arange(len(rows)), top] == pytest.approx(1.0)  # the most points it may still score
     assert (C[np.arange(len(rows)), top - 1][top > 0] < 1.0).all()
     assert np.array_equal(opp.C[opp.rows(np.array([0]), np.array([0]), np.array([5]))], np.ones((1, opp.C.shape[1])))
-    from pentadice import distribution  # the forward pass, another path to the same distributions
+    from pentadice.advisor import distribution  # the forward pass, another path to the same distributions
 
     V = distribution._padded(small.values, rs)
     for i in range(0, len(keys), 7):
@@ -619,8 +625,8 @@ def test_last_turns_against_finished_players_is_the_exact_end_game(small):
     """Against players who have finished, the weights are one point at the points to beat (so each option is
     credited with the end-game table's own chance), for every state with one box open; None when already
     ahead."""
-    from pentadice import states
-    from pentadice.strategy import win
+    from pentadice.game import states
+    from pentadice.players import win
 
     rs = SMALL
     reach = states.reachable(rs)
@@ -669,8 +675,8 @@ def test_confidence_intervals_stay_within_0_and_1_for_a_few_games():
 
 
 def test_win_refuses_maxi_yatzy_with_the_sizes_and_plays_yatzy():
+    from pentadice.players import win
     from pentadice.simulator import multiplayer as mp
-    from pentadice.strategy import win
 
     assert win.refusal(rules.get_rules("penta")) is None and win.refusal(rules.get_rules("yatzy")) is None
     theta_bytes, end_bytes = win.table_bytes(rules.get_rules("penta"))
@@ -696,9 +702,10 @@ def small_yatzy(monkeypatch, tmp_path):
 def test_simulate_players_win_under_yatzy(small_yatzy):
     """``simulate --players win,optimal --rules yatzy``: the win tables built and saved beside Yatzy's table, the
     games' totals the sheets' sums, and the win player ahead of the optimal one over many games."""
+    from pentadice.players import win
     from pentadice.simulator import multiplayer as mp
     from pentadice.simulator.simulate import final_scores
-    from pentadice.strategy import win
+    from pentadice.tables import win_tables
 
     rs, data = small_yatzy
     runner = CliRunner()
@@ -712,8 +719,8 @@ def test_simulate_players_win_under_yatzy(small_yatzy):
     w, o = out["win_rates"]["win"], out["win_rates"]["optimal"]
     assert w["rate"] + o["rate"] == pytest.approx(1.0)
     assert w["rate"] > 0.5 and w["mean_score"] < o["mean_score"]  # it wins more while scoring less
-    assert win.saved_paths(rs, data, win.THETA_KIND)[0].exists()
-    assert win.saved_paths(rs, data, win.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})[0].exists()
+    assert win_tables.saved_paths(rs, data, win_tables.THETA_KIND)[0].exists()
+    assert win_tables.saved_paths(rs, data, win_tables.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})[0].exists()
     tbl = types.SimpleNamespace(rules=rs, values=solve(rs).values)
     for _, totals, scores, bonus in mp.play_chunks(tbl, ("win", "optimal"), 300, 3):
         assert scores.shape[2] == rs.n_boxes == 15

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from reference import family_points
 
-from pentadice import dice, rules
+from pentadice.game import dice, rules
 
 YATZY = rules.get_rules("yatzy")
 MAXI = rules.get_rules("maxi-yatzy")

@@ -15,11 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-from pentadice import paths, rules, table, turn
-from pentadice.moves import Keep, Move, Score
-from pentadice.sheet import Sheet
-from pentadice.situation import Situation
-from pentadice.turn_inputs import turn_inputs
+from pentadice.game import rules
+from pentadice.game.moves import Keep, Move, Score
+from pentadice.game.sheet import Sheet
+from pentadice.game.situation import Situation
+from pentadice.solver import turn
+from pentadice.solver.turn_inputs import turn_inputs
+from pentadice.support import paths
+from pentadice.tables import table
 
 NO_SCORE_MESSAGE = rules.NO_SCORE_MESSAGE
 _ANY_SHEET_ORDER = {b: i for i, b in enumerate(rules.BOX_IDS)}  # boxes of any sheet, Penta's in its sheet order
@@ -30,7 +33,7 @@ SPREAD_UNAVAILABLE: tuple[type[Exception], ...] = (NotImplementedError,)
 
 @dataclass(frozen=True)
 class Option:
-    """One thing a player may do now, a :class:`~pentadice.moves.Keep` or a :class:`~pentadice.moves.Score`,
+    """One thing a player may do now, a :class:`~pentadice.game.moves.Keep` or a :class:`~pentadice.game.moves.Score`,
     and what it is worth: the expected final score of the game with this move and optimal play after it."""
 
     move: Move
@@ -266,7 +269,7 @@ class Advisor:
     def compile(self) -> None:
         """Compile (or load from Numba's cache) the kernels this advisor runs, now rather than at first use."""
         if self.compiled:
-            from pentadice.advisor import batch
+            from pentadice.solver import batch
 
             batch.evaluate(self, [])
 
@@ -298,7 +301,7 @@ class Advisor:
 
     def advise_many(self, situations: Sequence[Situation]) -> list[Advice]:
         """Advice for many situations at once, evaluated in parallel by compiled code."""
-        from pentadice.advisor import batch
+        from pentadice.solver import batch
 
         keep_values, box_values, points, bonus = batch.evaluate(self, situations)
         advices = [

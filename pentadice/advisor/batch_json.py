@@ -7,7 +7,7 @@ The answers are byte for byte those of the object path (``Advisor.advise_many``,
   box can hold, a bonus that can be) is read by :mod:`json` without the strict hooks (a key given twice is
   still caught), then checked; anything unusual (another spelling of a box, points as text, Kiriki's Penta box
   grown past 50, floats, deep nesting, bad UTF-8, an error of any kind) goes to the strict reader,
-  :func:`pentadice.advisor.batch_io.parse_line`, which reads it, or words its error, as before;
+  :func:`pentadice.advisor.batch_lines.parse_line`, which reads it, or words its error, as before;
 - a chunk's options are ranked, valued and laid out with numpy (the same float operations, in the same order,
   as ``Advisor._advice``), and the text of up to :data:`SLICE` lines is made by one ``%`` formatting of a
   template of precomputed pieces (each keep's text, each box's with its points and bonuses) with the values and
@@ -26,9 +26,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from pentadice import rules
-from pentadice.advisor import batch
-from pentadice.sheet import Sheet, possible_points
+from pentadice.advisor.batch_lines import parse_line
+from pentadice.game import rules
+from pentadice.game.sheet import Sheet, possible_points
+from pentadice.solver import batch
 
 SHEET_CACHE = 4096  # sheets whose state and text are kept; the cache starts over when full
 SLICE = 1024  # lines formatted together
@@ -349,8 +350,6 @@ class Formatter:
         return "".join(pieces.ravel().tolist()), tuple(args), n
 
     def _object_path(self, record: Record, keep_values, box_values, points, bonus: int) -> str:
-        from pentadice.advisor.batch_io import parse_line
-
         situation = record.line if not isinstance(record.line, str | bytes) else parse_line(self.rules, record.line)
         advice = self.advisor._advice(situation, keep_values, box_values, points, bonus)
         return (json.dumps(advice.as_dict(self.rules, self.top)) + "\n").replace("%", "%%")

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pentadice import rules
 from pentadice.advisor.advice import ENGLISH, Advice, Advisor, Option
-from pentadice.moves import Score
-from pentadice.situation import Situation
+from pentadice.game import rules
+from pentadice.game.moves import Score
+from pentadice.game.situation import Situation
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ def last_roll_choices(advisor: Advisor, sheet) -> tuple[np.ndarray, np.ndarray, 
     """For every hand on the last roll, in the state of ``sheet``: the box the advisor fills (ties to the first
     box in sheet order, as :meth:`Option.tie_key` breaks them), the points still to come then, and the points
     it earns this turn (box, Penta bonus and upper bonus). All hands at once, with the arithmetic of
-    :func:`pentadice.turn.score_values` (so the same bits as the advisor's own box values)."""
+    :func:`pentadice.solver.turn.score_values` (so the same bits as the advisor's own box values)."""
     rs, inputs = advisor.rules, advisor.inputs
     p, t, V = inputs.p, inputs.tables, advisor.values
     n = rs.n_boxes

@@ -1,1 +1,1 @@
-"""Many solitaire games played by compiled code under a strategy, and their statistics."""
+"""Many games played by compiled code under a strategy, solitaire and multiplayer, and their statistics."""

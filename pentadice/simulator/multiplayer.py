@@ -2,7 +2,7 @@
 
 Game ``g`` of a run seats the players in the order of the list rotated by ``g`` (seat ``s`` holds player
 ``(s + g) % P``), so every player sits in every seat equally often. Each player of a game rolls its own dice:
-the counter-based dice of :mod:`pentadice.simulator.games` with game number ``g * MAX_PLAYERS + j`` for player
+the counter-based dice of :mod:`pentadice.solver.games` with game number ``g * MAX_PLAYERS + j`` for player
 ``j`` (``j`` its place in the list). A game's dice, and so its result, depend on the seed and its number only:
 the same whatever the chunk of games and the threads.
 
@@ -29,14 +29,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pentadice import rules, table
-from pentadice.compiled import jit
-from pentadice.simulator import games as kernel
+from pentadice.game import rules
+from pentadice.players import lastturns
 from pentadice.simulator.simulate import seed_key, threads
+from pentadice.solver import games as kernel
 from pentadice.solver import kernels as turn_kernels
 from pentadice.solver import utility
-from pentadice.strategy import lastturns
-from pentadice.turn_inputs import turn_inputs
+from pentadice.solver.compiled import jit
+from pentadice.solver.turn_inputs import turn_inputs
+from pentadice.tables import table
 
 STRATEGIES = ("optimal", "win")
 MAX_PLAYERS = 6
@@ -84,7 +85,7 @@ def parse_players(text: str, rs: rules.RuleSet | None = None) -> tuple[str, ...]
     if not 2 <= len(names) <= MAX_PLAYERS:
         raise PlayersError(f"--players takes 2 to {MAX_PLAYERS} players, not {len(names)}")
     if rs is not None and "win" in names:
-        from pentadice.strategy.win import refusal
+        from pentadice.players.win import refusal
 
         reason = refusal(rs)
         if reason:
@@ -188,7 +189,7 @@ def play_endgame_groups(
     order, group_starts, group_keys, C, opp_rows, opp_shift, stream, masks, flags, subtotals, totals, scores_out,
     bonus_out, part, parts,
 ):  # fmt: skip
-    """One turn of win players in their last turns (:mod:`pentadice.strategy.lastturns`), by the end-game
+    """One turn of win players in their last turns (:mod:`pentadice.players.lastturns`), by the end-game
     table: groups of key ``(open_mask * 2 + penta_scored) * SUB_STRIDE + subtotal``, each player weighing the lanes
     by the distribution of the points it must beat (``C``'s rows ``opp_rows[e]`` of the other players, shifted
     by ``opp_shift[e]``). Otherwise as :func:`play_groups`."""
@@ -328,7 +329,7 @@ def play_chunks(
     """``(first, totals, scores, bonus)`` of each run of at most ``chunk`` games: ``totals[g, j]`` the final
     score of player ``j`` of game ``first + g``, ``scores[g, j, b]`` its box scores, ``bonus[g, j]`` its Penta
     bonuses."""
-    from pentadice.strategy import win
+    from pentadice.players import win
 
     if games < 1:
         raise ValueError(f"the number of games must be at least 1, not {games}")
@@ -482,7 +483,7 @@ def _run(fn, call: tuple, state: tuple, bonus: np.ndarray, pool, parts: int) -> 
 def _last_turns(
     entries, wins, n_players, max_open, popcount, masks, flags, subtotals, totals, opp, opp_rows, opp_shift
 ) -> np.ndarray:
-    """Which players of ``entries`` play their last turns' rule (:mod:`pentadice.strategy.lastturns`): win
+    """Which players of ``entries`` play their last turns' rule (:mod:`pentadice.players.lastturns`): win
     players with at most ``max_open`` boxes open, every other player too (or finished), who may still reach
     the best other final total and are less than the end-game table's lanes behind the best other total.
     Fills ``opp_rows`` and ``opp_shift`` of those players (the other players' distribution rows and
@@ -538,7 +539,7 @@ def simulate_players(
     """Play ``games`` games between ``players`` (strategy names); the summary (see the module's docstring),
     with ``games``, ``seed``, ``rules``, ``strategies``, ``seconds`` (the games) and ``tables_seconds`` (building
     the win strategy's tables first, when not in memory yet)."""
-    from pentadice.strategy import win
+    from pentadice.players import win
 
     start = time.perf_counter()
     if "win" in players:  # built (or found in memory) before the clock of the games starts
@@ -587,7 +588,7 @@ def compile_seconds(rs: rules.RuleSet = rules.PENTA_RULES) -> float:
 
 def needs_compiling(rs: rules.RuleSet = rules.PENTA_RULES) -> bool:
     """Whether the multiplayer kernel for ``rs``'s lanes is not in Numba's cache yet (a first run)."""
-    from pentadice.compiled import cached
+    from pentadice.solver.compiled import cached
 
     return not cached(play_groups_for(rs.lanes))
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pentadice import rules, table
-from pentadice.turn_inputs import turn_inputs
+from pentadice.game import rules
+from pentadice.solver.turn_inputs import turn_inputs
+from pentadice.tables import table
 
 STRATEGIES = ("optimal", "greedy")
 CHUNK = 400_000  # games played together: the more, the more games share each state's turn values
@@ -83,7 +84,7 @@ def seed_key(seed: int) -> np.uint64:
 def game_dice(seed: int, game: int, turns: int, rolls: int, dice: int) -> np.ndarray:
     """The dice of game number ``game`` of a run of ``seed``: ``out[t, r, i]`` is die ``i`` of roll ``r`` of turn
     ``t`` (a reroll of k dice uses ``out[t, r, :k]``), as the compiled games draw them (NumPy, to replay one)."""
-    from pentadice.simulator import games as kernel
+    from pentadice.solver import games as kernel
 
     t, r, i = np.meshgrid(np.arange(turns), np.arange(rolls), np.arange(dice), indexing="ij")
     counter = np.uint64(game) * kernel.GAME_STRIDE + ((t * 4 + r) * 8 + i).astype(np.uint64)
@@ -95,7 +96,7 @@ def game_dice(seed: int, game: int, turns: int, rolls: int, dice: int) -> np.nda
 
 
 def _mix64(z: np.ndarray) -> np.ndarray:
-    from pentadice.simulator import games as kernel
+    from pentadice.solver import games as kernel
 
     z = (z ^ (z >> np.uint64(30))) * kernel.MIX1
     z = (z ^ (z >> np.uint64(27))) * kernel.MIX2
@@ -109,7 +110,7 @@ def play_chunks(
     bounded by the chunk, whatever the number of games. A game's dice depend on the seed and its number only,
     so the games are the same whatever the chunk size and the threads. Each turn of a chunk is played by the
     threads at once, each a share of the turn's groups of games (the compiled games release the GIL)."""
-    from pentadice.simulator import games as kernel
+    from pentadice.solver import games as kernel
 
     if games < 1:
         raise ValueError(f"the number of games must be at least 1, not {games}")
@@ -185,7 +186,7 @@ def threads() -> int:
 
 def compile_seconds(rs: rules.RuleSet = rules.PENTA_RULES) -> float:
     """Compile (or load from cache) the simulator's kernels for ``rs``'s lanes; returns the seconds it took."""
-    from pentadice.simulator import games as kernel
+    from pentadice.solver import games as kernel
 
     start = time.perf_counter()
     no_games = np.zeros(0, dtype=np.int64)
@@ -202,8 +203,8 @@ def compile_seconds(rs: rules.RuleSet = rules.PENTA_RULES) -> float:
 def needs_compiling(rs: rules.RuleSet = rules.PENTA_RULES) -> bool:
     """Whether the simulator's kernel for ``rs``'s lanes is not in Numba's cache yet (a first run): compiling
     takes seconds."""
-    from pentadice.compiled import cached
-    from pentadice.simulator import games as kernel
+    from pentadice.solver import games as kernel
+    from pentadice.solver.compiled import cached
 
     return not cached(kernel.play_turn_for(rs.lanes))
 
@@ -342,10 +343,10 @@ def games_table(rs: rules.RuleSet, scores: np.ndarray, bonus: np.ndarray, first:
 
 def write_parquet(sim: Simulation, path) -> None:
     """Write the games to a Parquet file atomically (temporary file, then rename), or stream them to ``-`` or a
-    pipe (a checked :class:`pentadice.atomic.Target` may be given); each page carries its CRC checksum."""
+    pipe (a checked :class:`pentadice.tables.atomic.Target` may be given); each page carries its CRC checksum."""
     import pyarrow.parquet as pq
 
-    from pentadice import atomic
+    from pentadice.tables import atomic
 
     where = path if isinstance(path, atomic.Target) else atomic.target(path, stream_ok=True)
     games = arrow_table(sim)
@@ -362,11 +363,11 @@ def run(
     out=None,
 ) -> None:
     """Play ``games`` games into ``tally`` (memory independent of their number); with ``out`` (a checked
-    :class:`pentadice.atomic.Target`), each chunk of games is also written as a Parquet row group as it comes:
+    :class:`pentadice.tables.atomic.Target`), each chunk of games is also written as a Parquet row group as it comes:
     atomically into a file (whole or not at all), or streamed into a pipe."""
     import pyarrow.parquet as pq
 
-    from pentadice import atomic
+    from pentadice.tables import atomic
 
     def play(writer=None) -> None:
         for scores, bonus in play_chunks(tbl, games, seed, strategy):

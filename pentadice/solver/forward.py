@@ -25,7 +25,7 @@ else the best keep, ties to the smallest keep number (more dice first, then by f
 second moments left at zero.
 
 Sizes come from the rule set's parameters and the arrays' shapes (boxes, successor rows, the keeps one die
-smaller), as in :mod:`pentadice.turn`; the kernels are compiled once per lane count (:func:`compiled`), and the
+smaller), as in :mod:`pentadice.solver.turn`; the kernels are compiled once per lane count (:func:`compiled`), and the
 public functions below pick the build from the value table's lanes.
 
 Kiriki's self-returning states are not handled (the caller refuses Kiriki).
@@ -38,7 +38,7 @@ import types
 
 import numpy as np
 
-from pentadice.rules import (
+from pentadice.game.rules import (
     BOX_FIELDS,
     F_A,
     F_KIND,
@@ -57,7 +57,7 @@ from pentadice.rules import (
     upper_bonus,
 )
 from pentadice.solver.moments import best_keep_moments
-from pentadice.turn import hand_values, keep_values, successor_rows
+from pentadice.solver.turn import hand_values, keep_values, successor_rows
 
 # Lanes: ``compiled(lanes)`` rebinds W to the rule set's lane count (a constant there); the turn functions called
 # are the solver's build for that lane count (``kernels.wide_for``), shared with it.

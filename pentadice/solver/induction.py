@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pentadice import rules, states
+from pentadice.game import rules, states
 from pentadice.solver import layers
-from pentadice.turn_inputs import turn_inputs
+from pentadice.solver.turn_inputs import turn_inputs
 
 ProgressFn = Callable[[int, int], None]
 COMPILING_MESSAGE = "Compiling the solver (first run only; the summary says how long it took)..."
@@ -63,7 +63,7 @@ def compile_kernels_for(rs: rules.RuleSet) -> float:
 def needs_compiling(rs: rules.RuleSet = rules.PENTA_RULES) -> bool:
     """Whether the solver's kernel for ``rs``'s lanes is not in Numba's cache yet (a first run): compiling
     takes seconds."""
-    from pentadice.compiled import cached
+    from pentadice.solver.compiled import cached
 
     return not cached(_kernels().wide_for(rs.lanes).solve_states)
 

@@ -1,4 +1,4 @@
-"""The turn functions of ``pentadice.turn``, compiled by Numba, and the solver of a run of states.
+"""The turn functions of ``pentadice.solver.turn``, compiled by Numba, and the solver of a run of states.
 
 ``_compile`` compiles a plain function of ``turn`` or ``rules`` with its callees rebound to their compiled
 versions, so that one source serves both the compiled solver and plain-Python callers. Functions compile on
@@ -18,12 +18,13 @@ import types
 import warnings
 from pathlib import Path
 
-from pentadice import rules, turn
-from pentadice.compiled import jit
+from pentadice.game import rules
+from pentadice.solver import turn
+from pentadice.solver.compiled import jit
 
 
 def _compile(fn, compiled: dict, lanes: int, tag: str = ""):
-    """``fn`` compiled (:func:`pentadice.compiled.jit`) for rows of ``lanes`` lanes, its compiled callees rebound;
+    """``fn`` compiled (:func:`compiled.jit`) for rows of ``lanes`` lanes, its compiled callees rebound;
     ``tag`` names the pass it is built for, when not the value pass."""
     scope = dict(fn.__globals__)
     scope.update(compiled)

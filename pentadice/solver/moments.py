@@ -22,7 +22,7 @@ coming back; in those states only, the pass carries ``P`` as a third quantity an
 exactly.
 
 Sizes come from the rule set's parameters and the arrays' shapes (boxes, successor rows, dice, the keeps one
-die smaller: five or six), as in :mod:`pentadice.turn`, so every sheet runs the same code.
+die smaller: five or six), as in :mod:`pentadice.solver.turn`, so every sheet runs the same code.
 
 The functions below are plain Python that :func:`compiled` compiles per lane count (with the rules' compilable
 functions rebound to their compiled versions); the advisor runs :func:`turn_moments` on one lane as plain Python for a
@@ -37,8 +37,8 @@ import time
 
 import numpy as np
 
-from pentadice import rules, states
-from pentadice.rules import (
+from pentadice.game import rules, states
+from pentadice.game.rules import (
     P_N_ROWS,
     P_ROLLS,
     P_UPPER_THRESHOLD,
@@ -52,8 +52,8 @@ from pentadice.rules import (
     upper_bonus,
 )
 from pentadice.solver import layers
-from pentadice.turn import keep_values
-from pentadice.turn_inputs import turn_inputs
+from pentadice.solver.turn import keep_values
+from pentadice.solver.turn_inputs import turn_inputs
 
 # Lanes of the compiled build: ``compiled(lanes)`` rebinds ``W`` to the rule set's lane count (``RuleSet.lanes``,
 # a constant there), so that the blocks of lanes vectorise. All the subtotals of a state in one pass: 16 at a
@@ -64,7 +64,7 @@ MAX_VALUE_DIFFERENCE = 1e-9  # the recomputed values must agree with the table (
 
 
 def moment_rows(V, M, p, n_dice, open_mask, penta_scored, s0, lanes, rowsV, rowsM, rowsP):
-    """The successor rows (:func:`pentadice.rules.successors`), lane ``u`` subtotal ``s0 + u``: ``rowsV`` the
+    """The successor rows (:func:`pentadice.game.rules.successors`), lane ``u`` subtotal ``s0 + u``: ``rowsV`` the
     next state's value plus the upper bonus ``b``, ``rowsM`` its second moment with ``b`` added (``E[(b + Y)^2]``),
     ``rowsP`` 1 on the row of the state itself (Kiriki), else 0."""
     cap = p[P_UPPER_THRESHOLD]
@@ -85,7 +85,7 @@ def moment_hands(lanes, rep, opt_row, opt_points, n_opt, rowsV, rowsM, rowsP, KV
     """After the last roll, each hand into the first best box in sheet order (as ``turn.hand_values``): its value
     ``SV``, second moment ``SM`` (``g^2 + 2 g E[Y] + E[Y^2]``, ``g`` the box's points) and, where a turn can
     come back (``rep``), chance of coming back ``SP``; copied into the hands' rows of ``KV``, ``KM``, ``KP``. The
-    hands' options: :func:`pentadice.rules.hand_options`."""
+    hands' options: :func:`pentadice.game.rules.hand_options`."""
     for h in range(n_opt.shape[0]):
         n = n_opt[h]
         if W >= 8 and lanes == W:  # blocks of 8 lanes, loads before stores: vector instructions
@@ -717,7 +717,7 @@ def second_moments(
     C = np.abs(C, out=C)
     worst = float(np.nanmax(C)) if (~unreachable).any() else 0.0
     if check and not worst <= MAX_VALUE_DIFFERENCE:
-        from pentadice.chunks import TableError
+        from pentadice.support.exits import TableError
 
         raise TableError(
             f"the {rs.name} values are not those of its rules: the second-moment pass, which computes them again, "
@@ -732,7 +732,7 @@ def second_moments(
 
 
 def coming_back(rs: rules.RuleSet, masks: np.ndarray, flags: np.ndarray) -> np.ndarray:
-    """Which of these states a turn can lead back to (:func:`pentadice.rules.comes_back`, for arrays)."""
+    """Which of these states a turn can lead back to (:func:`pentadice.game.rules.comes_back`, for arrays)."""
     p = rs.params()
     return np.array([rules.comes_back(p, int(m), int(f)) for m, f in zip(masks, flags, strict=True)], dtype=bool)
 
@@ -813,6 +813,6 @@ def keep_moments(
 def needs_compiling(rs: rules.RuleSet | None = None) -> bool:
     """Whether the second-moment kernel (for ``rs``'s lanes; default 64) is not in Numba's cache yet (a first
     run: compiling takes seconds)."""
-    from pentadice.compiled import cached
+    from pentadice.solver.compiled import cached
 
     return not cached(compiled(LANES_PER_PASS if rs is None else lanes_for(rs)).solve_moments)

@@ -1,6 +1,6 @@
 """Target scores: P*(s, t), the highest probability of scoring at least ``t`` more points from state ``s``.
 
-The backward pass is the values' (``pentadice.turn``), with other lanes: one row per state holds one lane per
+The backward pass is the values' (``pentadice.solver.turn``), with other lanes: one row per state holds one lane per
 target ``t = 0, 1, ...`` (points still needed), and each target has its own optimal policy:
 
 1. hand values after the last roll: per lane, the best legal box, ``max_b P*(next_b, t - gain_b)``, where a
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pentadice.rules import (
+from pentadice.game.rules import (
     P_N_BOXES,
     P_N_ROWS,
     P_PENTA_BONUS,
@@ -62,7 +62,7 @@ MAX_STATES = 4_000_000  # table entries (flags x masks x subtotals) above this a
 def successor_targets(p, n_dice, off, ln, open_mask, flag, sub, self_len, r_off, r_len, r_ub, r_self):
     """Where the row of each way to fill a box lies (``r_off``, ``r_len``; ``r_self``: this state's own row,
     Kiriki, ``self_len`` lanes long so far), and the upper bonus it pays (``r_ub``), by the successor rows of
-    :func:`pentadice.rules.successors`. Returns the largest length of a successor's row (the state's own
+    :func:`pentadice.game.rules.successors`. Returns the largest length of a successor's row (the state's own
     excepted)."""
     cap = p[P_UPPER_THRESHOLD]
     for r in range(p[P_N_ROWS]):  # rows no way to fill a box leads to: empty
@@ -88,7 +88,7 @@ def hand_targets(opt_row, opt_gain, n_opt, prev, cur, r_off, r_len, r_ub, r_self
     """``K[h, t - a]`` for ``a <= t < b``: per target lane ``t``, the best legal box for hand ``h`` after the
     last roll. (A tile of lanes at a time: the keeps' rows of a tile stay in the processor's cache.)
 
-    The hands' options are :func:`pentadice.rules.hand_options`'s (``opt_gain``: points and Penta bonus);
+    The hands' options are :func:`pentadice.game.rules.hand_options`'s (``opt_gain``: points and Penta bonus);
     ``prev`` holds the rows of the states one box fuller, ``cur`` this state's own (Kiriki); the ``r_*`` arrays
     (:func:`successor_targets`) say where each way to fill a box leads.
     """
@@ -294,7 +294,7 @@ def compiled() -> types.SimpleNamespace:
     """The kernels compiled by Numba (releasing the GIL), with the rules' functions rebound to compiled ones.
 
     Imported and compiled late: quick commands never pay for Numba."""
-    from pentadice.compiled import jit
+    from pentadice.solver.compiled import jit
     from pentadice.solver.kernels import drop_stale_cache, narrow
 
     done = {
@@ -339,7 +339,7 @@ def repeats(rs) -> int:
 def box_max(rs) -> tuple[int, ...]:
     """The most points each box of the sheet can take from one roll (from the rules' score table; a box the
     joker fills at its points at least those), 0 for a box the game does not have."""
-    from pentadice import rules
+    from pentadice.game import rules
 
     table = rules.score_table(rs)[:, : rs.n_boxes]
     out = []
@@ -415,8 +415,8 @@ def compile_kernels(rs) -> float:
     """Compile (or load from Numba's cache) the target kernels; returns the seconds it took."""
     import time
 
-    from pentadice import rules
-    from pentadice.turn_inputs import turn_inputs
+    from pentadice.game import rules
+    from pentadice.solver.turn_inputs import turn_inputs
 
     start = time.perf_counter()
     k = compiled()
@@ -432,7 +432,7 @@ def compile_kernels(rs) -> float:
 
 def layers(rs) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The reachable states by number of open boxes: ``(flags, masks, subtotals)`` per layer, 1 box open first."""
-    from pentadice import states
+    from pentadice.game import states
 
     reach = states.reachable(rs)
     flags, masks, subs = np.nonzero(reach)
@@ -472,7 +472,7 @@ def build(rs, threads: int = 1, progress=None, rows: dict | None = None, check=N
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from pentadice.turn_inputs import turn_inputs
+    from pentadice.solver.turn_inputs import turn_inputs
 
     reason = refusal(rs)
     if reason:

@@ -2,7 +2,7 @@
 ``R`` the points still to come, under the policy that maximises it (theta > 0 seeks risk, theta < 0 avoids it;
 theta = 0 is the value table, solved elsewhere).
 
-Solved backward by the values' own turn (``pentadice.turn``), with four operations of its own in place of the
+Solved backward by the values' own turn (``pentadice.solver.turn``), with four operations of its own in place of the
 value pass's (:data:`OPS`, rebound by :func:`pentadice.solver.kernels.compile_pass`): a box is worth its
 successor's utility times ``exp(theta * points)`` (box points, Penta bonus and upper bonus) instead of successor
 plus points: ``exp(theta * (points + R'))`` factorises, and the sign keeps "larger is better" for theta < 0 too.
@@ -29,12 +29,12 @@ import types
 
 import numpy as np
 
-from pentadice import rules, states
-from pentadice.compiled import jit
-from pentadice.rules import P_N_BOXES, P_ROLLS, P_UPPER_THRESHOLD
+from pentadice.game import rules, states
+from pentadice.game.rules import P_N_BOXES, P_ROLLS, P_UPPER_THRESHOLD
 from pentadice.solver import kernels, layers
-from pentadice.turn import MAX_FIXED_POINT_STEPS
-from pentadice.turn_inputs import turn_inputs
+from pentadice.solver.compiled import jit
+from pentadice.solver.turn import MAX_FIXED_POINT_STEPS
+from pentadice.solver.turn_inputs import turn_inputs
 
 LANES = kernels.LANES  # Penta's lanes (threshold 63); a rule set's own: RuleSet.lanes
 MAX_THETA = 0.2
@@ -43,7 +43,7 @@ MAX_EXPONENT = 600.0  # |theta| times the most points still to come stays below 
 W = LANES  # rebound by the compiler
 
 
-# The utility pass's arithmetic: the turn of pentadice.turn with these in place of the value pass's (the same
+# The utility pass's arithmetic: the turn of pentadice.solver.turn with these in place of the value pass's (the same
 # names; kernels.compile_pass rebinds them). ``T`` is theta.
 
 
@@ -69,7 +69,7 @@ def distance(new, old):
 
 def theta_turn_values(V, theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B):
     """One state's turn values for every lane under a table (``theta == 0``: ``V`` holds expected points and
-    the value pass runs; else ``V`` is the utility table of ``theta``): ``pentadice.turn.turn_levels``."""
+    the value pass runs; else ``V`` is the utility table of ``theta``): ``pentadice.solver.turn.turn_levels``."""
     if theta == 0.0:
         value_levels(V, 0.0, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B)  # noqa: F821
     else:
@@ -185,7 +185,7 @@ def _compile_target() -> types.SimpleNamespace:
 
 target = _compile_target()
 kernels.drop_stale_cache(list(vars(target).values()), extra=[sys.modules[__name__]])
-_ = jit  # every kernel here is compiled through pentadice.compiled.jit (by kernels._compile)
+_ = jit  # every kernel here is compiled through pentadice.solver.compiled.jit (by kernels._compile)
 
 
 def most_points(rs: rules.RuleSet) -> int:

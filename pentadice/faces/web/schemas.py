@@ -1,0 +1,262 @@
+"""What the API's bodies and answers look like, for its OpenAPI description (``/openapi.json``).
+
+These models document; they do not parse. Requests are read by :mod:`pentadice.faces.web.bodies` and the engine's
+own checks (one strict reader, the same error texts as the command line), answers are built by the engine and
+the advisor; ``tests/test_api.py`` checks that they agree with these models.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class ErrorOut(BaseModel):
+    error: str = Field(description="What was wrong, in words.", examples=["no rolls left: score the dice in a box"])
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    rules: list[str] = Field(description="The rule sets served.")
+    games: int = Field(description="Games held in memory now.")
+    max_games: int = Field(description="Games held at most; the least recently used is dropped beyond it.")
+    dropped: int = Field(description="Games dropped since the server started (idle, or beyond the cap).")
+    dropped_when: str = Field(description="When a game is dropped, in words.")
+
+
+class BoxOut(BaseModel):
+    id: str = Field(examples=["full_house"])
+    name: str = Field(examples=["Full house"])
+    section: Literal["upper", "lower"]
+
+
+class RuleSetOut(BaseModel):
+    name: str = Field(examples=["penta"])
+    title: str = Field(examples=["Penta"])
+    boxes: list[BoxOut]
+    dice: int
+    rolls: int
+    upper_threshold: int = Field(description="Upper points that earn the upper bonus.", examples=[63])
+    upper_bonus: int = Field(examples=[35])
+    penta_points: int = Field(description="Points of the Penta (Yahtzee) box (0: the sheet has none).", examples=[50])
+    penta_bonus: int = Field(description="Bonus of each further five of a kind (0: none).", examples=[100])
+    penta_repeat: bool = Field(description="Kiriki: further five of a kinds are added to the box.")
+    joker: str = Field(description="How a joker is placed: none, free or forced.", examples=["forced"])
+    auto_commit_seconds: float = Field(description="The default auto-commit delay of a new game.")
+
+
+class RulesOut(BaseModel):
+    rules: list[RuleSetOut]
+
+
+class AdviseIn(BaseModel):
+    """One ``advise --batch`` line, plus the rule set and how many options to list."""
+
+    dice: list[int] = Field(
+        description="The dice showing (faces 1 to 6), as many as the rule set has (6 in maxi-yatzy).",
+        examples=[[1, 1, 3, 4, 6]],
+    )
+    rolls_left: int = Field(2, ge=0, le=2, description="Rerolls left (0: the last roll).")
+    sheet: dict[str, int] = Field(
+        default_factory=dict,
+        description="Filled boxes and their points (box ids or names as people type them), and penta_bonus "
+        "where the rule set pays one.",
+        examples=[{"ones": 3, "full_house": 25}],
+    )
+    rules: str | None = Field(None, description="Rule set (default: penta, or the only one served).")
+    top: int | None = Field(None, ge=1, description="List only the best N options (default: all).")
+
+
+class OptionOut(BaseModel):
+    action: Literal["keep", "score"]
+    keep: list[int] | None = Field(None, description="The dice kept (keep).")
+    box: str | None = Field(None, description="The box filled (score).")
+    points: int | None = None
+    penta_bonus: int | None = None
+    upper_bonus: int | None = None
+    value: float = Field(description="Expected final score of the game with this option and optimal play.")
+    loss: float = Field(description="Expected points lost against the best option.")
+
+
+class OutlookOut(BaseModel):
+    option: OptionOut
+    points_this_turn: float
+    points_later: float
+    likely_box: str
+    likely_box_chance: float
+
+
+class WhyOut(BaseModel):
+    text: str
+    gain: float
+    best: OutlookOut
+    obvious: OutlookOut
+
+
+class AdviceNoWhy(BaseModel):
+    """An ``advise --batch`` answer: the ``--json`` object without ``why``."""
+
+    rules: str
+    dice: list[int]
+    rolls_left: int
+    sheet: dict[str, int]
+    score_so_far: int
+    best: OptionOut
+    options: list[OptionOut]
+    joker: str | None = Field(None, description="The joker's effect, when it applies (absent otherwise).")
+    message: str | None = Field(None, description="The rules' sacrifice message, when it applies.")
+
+
+class AdviceOut(AdviceNoWhy):
+    """Exactly what ``pentadice advise --json`` prints."""
+
+    why: WhyOut | None = Field(description="Why the best option beats the most points this turn (null: it is that).")
+
+
+class BatchError(BaseModel):
+    line: int = Field(description="The item's number, from 1.")
+    error: str
+
+
+class BatchIn(BaseModel):
+    rules: str | None = None
+    top: int | None = Field(None, ge=1)
+    items: list[dict[str, Any]] = Field(max_length=1000, description="Situations, as /api/advise bodies.")
+
+
+class BatchOut(BaseModel):
+    results: list[AdviceNoWhy | BatchError]
+
+
+class PlayerIn(BaseModel):
+    name: str = Field(max_length=32)
+    computer: bool = False
+    strategy: Literal["optimal", "win"] = Field("optimal", description="A computer's strategy.")
+
+
+class NewGameIn(BaseModel):
+    players: str | list[PlayerIn] = Field(
+        "You,cpu",
+        description='"Ana,cpu:win,cpu" (a name is a person; cpu, cpu:STRATEGY, cpu:NAME or cpu:STRATEGY:NAME a '
+        "computer; strategies: optimal, the default, and win), or a list.",
+    )
+    rules: str | None = Field(None, description="Rule set (default: penta).")
+    seed: int | None = Field(None, ge=0, description="Seed of the dice: the same seed and moves, the same game.")
+    auto_commit: float | None = Field(
+        3, ge=0, le=86400, description="Seconds the page counts down after a person's last roll (null: off)."
+    )
+    dice: Literal["random", "manual"] = Field(
+        "random", description="manual: a coach game, whose dice the client gives (real dice)."
+    )
+    save: dict[str, Any] | None = Field(
+        None, description="A saved game (from GET /api/games/{id}/save or `pentadice play --save`): go on with it."
+    )
+
+
+class PlayerView(BaseModel):
+    name: str
+    computer: bool
+    strategy: str | None = Field(None, description="A computer's strategy (optimal or win); null for a person.")
+    turns: int
+    sheet: dict[str, int]
+    totals: dict[str, int]
+
+
+class GameView(BaseModel):
+    """The engine's view of the game, with the server's fields."""
+
+    id: str = Field(description="The game's id: 22 random characters.")
+    rules: str
+    players: list[PlayerView]
+    over: bool
+    current: int | None = Field(description="Whose turn (an index into players); null once over.")
+    turn: int | None
+    dice: list[int] | None = Field(description="The dice showing; null before the turn's first roll.")
+    rolls_left: int | None
+    deadline: float | None
+    legal: dict[str, int] | None = Field(None, description="Boxes that may take the dice, with their points.")
+    penta_bonus: int | None = None
+    warning: str | None = None
+    winners: list[str] | None = None
+    coach: bool = Field(description="A coach game: the client gives the dice.")
+    auto_commit_seconds: float | None
+    can_undo: bool
+    history: int = Field(description="Decisions made so far.")
+    advice: AdviceOut | None = Field(description="The advise --json object for a person's dice showing, else null.")
+    chances: list[float] | None = Field(
+        None,
+        description="Each player's probability of finishing first from the sheets as they stand, every player "
+        "assumed to play optimal; null while computed (chances_pending) or where not available (Kiriki).",
+    )
+    chances_pending: bool = Field(False, description="The chances are being computed: GET .../chances waits for them.")
+
+
+class ChancesOut(BaseModel):
+    sheets: list[dict[str, int]] = Field(description="The sheets the chances are for, one per player.")
+    chances: list[float] | None = Field(
+        description="Each player's probability of finishing first; null: not available."
+    )
+    reason: str | None = Field(description="Why the chances are not available (Kiriki), else null.")
+
+
+class RollIn(BaseModel):
+    keep: list[int] = Field(default_factory=list, description="Faces kept (empty: roll them all).")
+    dice: list[int] | None = Field(None, description="Coach games: the faces of the dice rolled.")
+
+
+class ScoreIn(BaseModel):
+    box: str = Field(examples=["fives"])
+
+
+class PlayedOut(BaseModel):
+    player: str
+    computer: bool = False
+    rolled: list[int] | None = Field(None, description="A turn's first roll.")
+    move: str | None = Field(None, description="The move's notation: keep 4 4, roll, score fives.")
+    dice: list[int] | None = None
+    box: str | None = None
+    points: int | None = None
+    penta_bonus: int | None = None
+    upper_bonus: int | None = None
+    auto: bool | None = None
+    loss: float | None = None
+
+
+class MoveOut(BaseModel):
+    played: PlayedOut
+    game: GameView
+
+
+class GameOut(BaseModel):
+    game: GameView
+
+
+class ReviewPlayer(BaseModel):
+    name: str
+    computer: bool
+    decisions: int
+    total_loss: float
+    mean_loss: float | None
+    worst: list[dict[str, Any]]
+
+
+class ReviewOut(BaseModel):
+    players: list[ReviewPlayer]
+    decisions: list[dict[str, Any]]
+
+
+class SaveOut(BaseModel):
+    """A saved game, as ``pentadice play --resume`` reads it (without the generator's state)."""
+
+    model_config = {"extra": "allow"}
+    format: Literal["pentadice-game"]
+    rules: str
+
+
+class MessagesOut(BaseModel):
+    lang: str
+    messages: dict[str, str]
+
+
+REQUEST_MODELS = (AdviseIn, BatchIn, NewGameIn, RollIn, ScoreIn)

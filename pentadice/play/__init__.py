@@ -1,1 +1,0 @@
-"""Playing a game: the engine (rules, turns, moves, views) and its front ends."""

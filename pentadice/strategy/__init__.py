@@ -1,1 +1,0 @@
-"""Strategies for computer players beyond the expected-score one: :mod:`pentadice.strategy.win` plays to win."""
