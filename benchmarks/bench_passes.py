@@ -48,7 +48,10 @@ def cold_env(cache: str) -> dict:
 
 VALUE_PASS = """
 import json, sys, time
-from pentadice.game import rules
+try:
+    from pentadice.game import rules
+except ImportError:  # a checkout before the layer folders (issue 23)
+    from pentadice import rules
 from pentadice.solver import induction
 rs = rules.get_rules(sys.argv[1])
 induction.compile_kernels_for(rs)
@@ -101,7 +104,10 @@ def peer_seconds(name: str, runs: int) -> float | None:
 COMPILE_EVENTS = """
 import json, sys
 from numba.core import event
-from pentadice.faces.cli import main
+try:
+    from pentadice.faces.cli import main
+except ImportError:  # a checkout before the layer folders (issue 23)
+    from pentadice.cli import main
 totals, stack = {}, []
 with event.install_recorder("numba:compile") as rec:
     try:

@@ -39,16 +39,19 @@ def sha_load(path: Path) -> None:
 def figures(d: Path, runs: int) -> list[tuple[str, float, float | None]]:
     """``(what, milliseconds, the previous version's milliseconds or None)`` of each figure, Penta's tables in
     ``d``; the target rows only where its target table is."""
-    from pentadice.advisor import Advisor
+    from pentadice.advisor import Advisor, reach
     from pentadice.game import rules
-    from pentadice.tables import chunks, table, targets
+    from pentadice.tables import chunks, moment_files, table, targets
 
     rs = rules.get_rules("penta")
     out: list[tuple[str, float, float | None]] = []
     values = (median_ms(lambda: table.load(rs, d), runs), median_ms(lambda: sha_load(d / "penta.npy"), runs))
     out.append(("load Penta's value table (8 MB), every chunk checked", *values))
     if (d / "penta.m2.npy").exists():
-        m2 = (median_ms(lambda: table.load_moments(rs, d), runs), median_ms(lambda: sha_load(d / "penta.m2.npy"), runs))
+        m2 = (
+            median_ms(lambda: moment_files.load_moments(rs, d), runs),
+            median_ms(lambda: sha_load(d / "penta.m2.npy"), runs),
+        )
         out.append(("load its second moments (8 MB), every chunk checked", *m2))
     chunks.use_private_copies(True)
     out.append(
@@ -70,7 +73,7 @@ def figures(d: Path, runs: int) -> list[tuple[str, float, float | None]]:
         times = []
         for advice, target in questions:
             start = time.perf_counter()
-            targets.option_probabilities(tt, advice, target)
+            reach.option_probabilities(tt, advice, target)
             times.append(1000 * (time.perf_counter() - start))
         return times
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from pentadice.advisor import Advisor
 from pentadice.game import rules
 from pentadice.solver import induction
-from pentadice.tables import table
+from pentadice.tables import moment_files, table
 
 SIX_BOXES = ("ones", "twos", "threes", "fours", "fives", "sixes", "three_pairs", "tower", "maxi_yatzy")
 
@@ -27,7 +27,7 @@ def advisor(rs: rules.RuleSet, directory: Path | None = None) -> Advisor:
     directory = Path(tempfile.mkdtemp(prefix="pentadice-family-")) if directory is None else directory
     values = induction.solve(rs).values
     table.save(rs, values, directory)
-    table.build_moments(rs, directory, values)  # the spread the advice shows, built before the first request
+    moment_files.build_moments(rs, directory, values)  # the spread the advice shows, built before the first request
     return Advisor(table.load(rs, directory))
 
 

@@ -198,38 +198,38 @@ def _fake_win_tables(directory: Path, rs, kinds) -> list[Path]:
 
 
 def test_win_build_message_says_what_it_builds_and_where_it_saves(tmp_path):
-    from pentadice.faces import cli
+    from pentadice.faces.cli.simulate import _win_tables_message
     from pentadice.players import win
     from pentadice.tables import win_tables
 
     theta = (win_tables.THETA_KIND, None)
     end = (win_tables.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})
-    text = cli._win_tables_message(PENTA, tmp_path)
+    text = _win_tables_message(PENTA, tmp_path)
     assert "a backward solve per theta, then the end-game table" in text and f"saved in {tmp_path}" in text
     assert "seconds" not in text and "minutes" not in text
     _fake_win_tables(tmp_path, PENTA, [theta])
-    assert cli._win_tables_message(PENTA, tmp_path).startswith("Building the win strategy's tables: the end-game")
+    assert _win_tables_message(PENTA, tmp_path).startswith("Building the win strategy's tables: the end-game")
     _fake_win_tables(tmp_path, PENTA, [end])
-    assert cli._win_tables_message(PENTA, tmp_path).startswith(f"Reading the win strategy's tables from {tmp_path}")
+    assert _win_tables_message(PENTA, tmp_path).startswith(f"Reading the win strategy's tables from {tmp_path}")
     kiriki = rules.get_rules("kiriki")  # no end-game table: its repeated turns
-    assert "end-game" not in cli._win_tables_message(kiriki, tmp_path)
-    assert "not saved" in cli._win_tables_message(PENTA, None)
+    assert "end-game" not in _win_tables_message(kiriki, tmp_path)
+    assert "not saved" in _win_tables_message(PENTA, None)
 
 
 def test_interrupted_win_build_names_the_tables_it_leaves(tmp_path):
     """SIGTERM during the build: the tables saved before it stay (written atomically, metadata last), and the
     message names them with their sizes rather than only "no games are summed up"."""
-    from pentadice.faces import cli
+    from pentadice.faces.cli.simulate import _win_tables_kept
     from pentadice.players import win
     from pentadice.tables import win_tables
 
-    assert cli._win_tables_kept(PENTA, tmp_path) == "; no table of the win strategy was saved"
+    assert _win_tables_kept(PENTA, tmp_path) == "; no table of the win strategy was saved"
     (npy,) = _fake_win_tables(tmp_path, PENTA, [(win_tables.THETA_KIND, None)])
-    kept = cli._win_tables_kept(PENTA, tmp_path)
+    kept = _win_tables_kept(PENTA, tmp_path)
     assert f"saved in {tmp_path} stay there, whole" in kept and f"{npy.name} (2 MB)" in kept
     npy2, _ = win_tables.saved_paths(PENTA, tmp_path, win_tables.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})
     npy2.write_bytes(b"\0")  # an array without its metadata is not a table written whole: not named
-    assert npy2.name not in cli._win_tables_kept(PENTA, tmp_path)
+    assert npy2.name not in _win_tables_kept(PENTA, tmp_path)
 
 
 def test_simulate_interrupted_in_the_win_build_says_what_it_left(monkeypatch, tmp_path, penta_table_dir):
@@ -352,7 +352,8 @@ def test_sd_in_the_api_as_the_readme_says(penta_table_dir, readme):
 
 def _limits():
     from pentadice.advisor import batch_io, distribution
-    from pentadice.faces import cli, terminal
+    from pentadice.faces import terminal
+    from pentadice.faces.cli import options
     from pentadice.faces.web import advising, store
     from pentadice.players import engine
     from pentadice.simulator import simulate
@@ -363,7 +364,7 @@ def _limits():
         ("dropped after {} hours unused", store.IDLE_SECONDS / 3600, "6"),
         ("answered from the server's cache of {}", advising.CACHE_SIZE, "4,096"),
         ("the games are played {} at a time", simulate.CHUNK, "400,000"),
-        ("a JSON object of the same pairs (at most {} KiB", cli.SHEET_FILE_LIMIT / 1024, "64"),
+        ("a JSON object of the same pairs (at most {} KiB", options.SHEET_FILE_LIMIT / 1024, "64"),
         ("not UTF-8, longer than {} KiB", batch_io.MAX_LINE / 1024, "64"),
         ("(a few thousand at a time at most)", batch_io.CHUNK, None),
         ("generator's state; at most {} MB, UTF-8,", engine.MAX_SAVE_BYTES / (1 << 20), "1"),

@@ -137,12 +137,12 @@ def _utf8(data: bytes) -> bool:
 
 
 def test_maxi_yatzy_distribution_and_target_are_refused_before_any_solve(tmp_path, monkeypatch):
-    import pentadice.faces.cli as cli
+    from pentadice.faces.cli import loading
 
     def no_solve(*args, **kwargs):
         raise AssertionError("the value table was loaded or solved before the refusal")
 
-    monkeypatch.setattr(cli, "_load_advisor", no_solve)
+    monkeypatch.setattr(loading, "load_advisor", no_solve)
     empty = tmp_path / "tables"
     empty.mkdir()
     start = time.monotonic()
@@ -375,7 +375,7 @@ def test_a_simulation_stopped_before_any_game_says_so(penta_table_dir, monkeypat
 def test_serve_says_which_tables_it_leaves_out(tmp_path, penta_table_dir, capsys):
     """Without --rules, `serve` serves Penta and every rule set solved there; one whose table cannot be used
     (damaged, of other rules) is left out with a line that says why, not silently."""
-    from pentadice.faces.cli import _served_rules
+    from pentadice.faces.cli.serve import _served_rules
 
     for name in ("penta.npy", "penta.json"):
         shutil.copy(penta_table_dir / name, tmp_path / name)

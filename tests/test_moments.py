@@ -20,7 +20,7 @@ from pentadice.game.rules import comes_back
 from pentadice.game.sheet import Sheet
 from pentadice.solver import moments
 from pentadice.solver.turn_inputs import turn_inputs
-from pentadice.tables import table
+from pentadice.tables import moment_files, table
 
 # Reduced games (as tests/test_bruteforce.py): the joker, Kiriki's repeats and the upper bonus all occur.
 GAMES = {
@@ -239,7 +239,7 @@ def spread_advisor(tmp_path_factory):
     rs, values, m2, _ = full("penta")
     directory = tmp_path_factory.mktemp("spread")
     table.save(rs, values, directory)
-    table.save_moments(rs, directory, m2, values)
+    moment_files.save_moments(rs, directory, m2, values)
     return Advisor.load("penta", str(directory), solve_missing=False, compiled=False), directory
 
 
@@ -310,7 +310,7 @@ def test_advise_on_a_table_without_second_moments_computes_and_saves_them(tmp_pa
     out = CliRunner().invoke(main, ["advise", "1", "1", "3", "4", "6", "--json", "--data", str(tmp_path)])
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["best"]["sd"] > 0
-    assert np.array_equal(table.load_moments(rs, tmp_path), m2, equal_nan=True)
+    assert np.array_equal(moment_files.load_moments(rs, tmp_path), m2, equal_nan=True)
 
 
 # The file beside the table.
@@ -320,11 +320,11 @@ def test_second_moments_file_is_checked(tmp_path):
     rs, values, m2, _ = full("penta")
     table.save(rs, values, tmp_path)
     with pytest.raises(table.TableMissing):
-        table.load_moments(rs, tmp_path)
-    table.save_moments(rs, tmp_path, m2, values)
-    loaded = table.load_moments(rs, tmp_path)
+        moment_files.load_moments(rs, tmp_path)
+    moment_files.save_moments(rs, tmp_path, m2, values)
+    loaded = moment_files.load_moments(rs, tmp_path)
     assert np.array_equal(loaded, m2, equal_nan=True)
-    assert table.verify_moments(table.load(rs, tmp_path))["sd_at_start"] == moments.start_sd(rs, values, m2)
+    assert moment_files.verify_moments(table.load(rs, tmp_path))["sd_at_start"] == moments.start_sd(rs, values, m2)
     verified = CliRunner().invoke(main, ["verify", "--data", str(tmp_path)])
     assert verified.exit_code == 0 and "penta.m2.npy" in verified.output, verified.output
     # A damaged file is refused with its name; verify fails.
@@ -333,15 +333,15 @@ def test_second_moments_file_is_checked(tmp_path):
     data[-100] ^= 1
     path.write_bytes(bytes(data))
     with pytest.raises(table.TableError, match=r"penta\.m2\.npy \(the second moments\) does not match its checksum"):
-        table.load_moments(rs, tmp_path)
+        moment_files.load_moments(rs, tmp_path)
     verified = CliRunner().invoke(main, ["verify", "--data", str(tmp_path)])
     assert verified.exit_code == 1 and "checksum" in verified.output and "Traceback" not in verified.output
     # Second moments of other values (an older table): treated as missing, never used.
-    table.save_moments(rs, tmp_path, m2, values)
+    moment_files.save_moments(rs, tmp_path, m2, values)
     other = values.copy()
     other[0, rs.box_mask, 0] += 1.0
     with pytest.raises(table.TableMissing, match="older table"):
-        table.load_moments(rs, tmp_path, other)
+        moment_files.load_moments(rs, tmp_path, other)
 
 
 def test_solve_writes_the_second_moments_and_reports_the_sd(tmp_path):
@@ -352,7 +352,7 @@ def test_solve_writes_the_second_moments_and_reports_the_sd(tmp_path):
     assert summary["sd"] == pytest.approx(59.6117, abs=5e-4)
     assert summary["files"]["m2"] == str(tmp_path / "yahtzee.m2.npy")
     assert summary["seconds"] > 0 and summary["moments_seconds"] == 0.0  # one pass for both: in "seconds"
-    m2 = table.load_moments(rs, tmp_path)
+    m2 = moment_files.load_moments(rs, tmp_path)
     assert moments.start_sd(rs, table.load(rs, tmp_path).values, m2) == summary["sd"]
 
 

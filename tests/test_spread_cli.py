@@ -7,7 +7,8 @@ import json
 import numpy as np
 from click.testing import CliRunner
 
-from pentadice.faces.cli import _probability_text, main
+from pentadice.faces.cli import main
+from pentadice.faces.cli.distribution import _probability_text
 
 
 def run(*args):

@@ -26,7 +26,7 @@ from click.testing import CliRunner
 
 from pentadice.faces.cli import main
 from pentadice.game import rules
-from pentadice.tables import chunks, table
+from pentadice.tables import chunks, moment_files, table
 
 SMALL = rules.get_rules("penta").reduced(
     dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=63
@@ -132,7 +132,7 @@ def load_kind(kind_name: str, directory: Path) -> object:
     if kind_name == "values":
         return table.load(SMALL, directory)
     if kind_name == "moments":
-        return table.load_moments(SMALL, directory)
+        return moment_files.load_moments(SMALL, directory)
     if kind_name in ("targets", "targets-index"):
         tt = targets.load(SMALL, directory)
         for f, m, sub in zip(*np.nonzero(tt.first >= 0), strict=True):

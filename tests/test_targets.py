@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from family_reference import box_moves, holds_penta, maxi_boxes, turn_of
 from reference import brute_force
 
+from pentadice.advisor import reach
 from pentadice.faces.cli import main
 from pentadice.game import rules
 from pentadice.game.sheet import Sheet
@@ -221,7 +222,7 @@ def test_each_options_probability_matches_brute_force(name, saved):
         ref = options(state, situation.dice, situation.rolls_left)
         so_far = advice.score_so_far
         for target in (so_far - 3, so_far + 1, so_far + 20, so_far + 60, so_far + 150):
-            got = targets.option_probabilities(tt, advice, target)
+            got = reach.option_probabilities(tt, advice, target)
             for o, p in zip(advice.options, got, strict=True):
                 key = ("keep", o.move.dice) if o.action == "keep" else ("box", o.move.box)
                 want = ref[key][1][target - so_far] if target > so_far else 1.0
@@ -229,12 +230,12 @@ def test_each_options_probability_matches_brute_force(name, saved):
             best = max(r[1][max(target - so_far, 0)] for r in ref.values())
             if target < 0:
                 continue
-            p_max = targets.p_target_max(rs, str(saved[name].directory), sheet, situation.dice,
+            p_max = reach.p_target_max(rs, str(saved[name].directory), sheet, situation.dice,
                                          situation.rolls_left, target)  # fmt: skip
             assert p_max == pytest.approx(best, abs=targets.PRECISION + 1e-9)
         # At the start of a turn: the stored row.
         start = V(*state)[30]
-        p_start = targets.p_target_max(rs, str(saved[name].directory), sheet, target=so_far + 30)
+        p_start = reach.p_target_max(rs, str(saved[name].directory), sheet, target=so_far + 30)
         assert p_start == pytest.approx(start, abs=targets.PRECISION + 1e-9)
 
 
@@ -243,7 +244,7 @@ def test_missing_and_damaged_tables_are_refused_with_how_to_build_them(tmp_path,
     with pytest.raises(targets.TargetsMissing, match=r"run `pentadice solve --targets --rules penta"):
         targets.load(rs, tmp_path)
     with pytest.raises(targets.TargetsMissing):
-        targets.p_target_max(rs, str(tmp_path), Sheet(), target=100)
+        reach.p_target_max(rs, str(tmp_path), Sheet(), target=100)
     import shutil
 
     src = saved["penta, 2 dice"].directory
@@ -277,8 +278,8 @@ def rules_table_error():
 def test_bad_targets_are_refused():
     for bad in (-1, 10**9, "300", 2.5, True):
         with pytest.raises(ValueError, match="target"):
-            targets.check_target(bad)
-    assert targets.check_target(0) == 0
+            reach.check_target(bad)
+    assert reach.check_target(0) == 0
 
 
 # The commands, on a small game registered as "penta" (the real one's table takes minutes to build).
@@ -315,7 +316,7 @@ def test_solve_targets_and_advise_target(small_penta):
     assert p == sorted(p, reverse=True) and out["best"] == out["options"][0]
     assert all(0 <= x <= 1 for x in p) and all("value" in o for o in out["options"])
     situation = Situation.make(rs, [2, 6], 1, Sheet.parse("twos=4", rs))
-    assert max(p) == pytest.approx(targets.p_target_max(rs, str(data), situation.sheet, [2, 6], 1, 120), abs=1e-12)
+    assert max(p) == pytest.approx(reach.p_target_max(rs, str(data), situation.sheet, [2, 6], 1, 120), abs=1e-12)
 
     text = run("advise", "2", "6", "--rolls-left", "1", "--sheet", "twos=4", "--target", "120", "--data", data)
     assert text.exit_code == 0, text.output
@@ -445,4 +446,4 @@ def test_solve_targets_and_advise_target_under_yatzy(small_yatzy):
     p = [o["p_target"] for o in advice["options"]]
     assert p == sorted(p, reverse=True) and all(0 <= x <= 1 for x in p)
     sheet = Sheet.parse("twos=4", rs)
-    assert max(p) == pytest.approx(targets.p_target_max(rs, str(data), sheet, [2, 2], 1, 30), abs=1e-12)
+    assert max(p) == pytest.approx(reach.p_target_max(rs, str(data), sheet, [2, 2], 1, 30), abs=1e-12)

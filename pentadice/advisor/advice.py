@@ -22,7 +22,7 @@ from pentadice.game.situation import Situation
 from pentadice.solver import turn
 from pentadice.solver.turn_inputs import turn_inputs
 from pentadice.support import paths
-from pentadice.tables import table
+from pentadice.tables import moment_files, table
 
 NO_SCORE_MESSAGE = rules.NO_SCORE_MESSAGE
 _ANY_SHEET_ORDER = {b: i for i, b in enumerate(rules.BOX_IDS)}  # boxes of any sheet, Penta's in its sheet order
@@ -173,7 +173,7 @@ class Advisor:
         """The table's second moments E[R^2] (:mod:`pentadice.solver.moments`): from their file beside the
         table, else computed once (seconds) and saved there if it can be written."""
         if self._moments is None:
-            self._moments = np.asarray(table.moments_for(self.table))
+            self._moments = np.asarray(moment_files.moments_for(self.table))
         return self._moments
 
     def load_spread(self) -> bool:
@@ -189,7 +189,7 @@ class Advisor:
         saying why, where the rule set has none. TableError if their file is damaged."""
         if self._moments is None and self.no_spread is None:
             try:
-                self._moments = np.asarray(table.moments_for(self.table))
+                self._moments = np.asarray(moment_files.moments_for(self.table))
             except SPREAD_UNAVAILABLE as e:
                 self.no_spread = str(e) or f"the {self.rules.name} table has no second moments"
         return self._moments is not None
@@ -199,7 +199,7 @@ class Advisor:
         if self._moments is not None:
             return True
         try:
-            self._moments = np.asarray(table.load_moments(self.rules, self.table.files.directory, self.values))
+            self._moments = np.asarray(moment_files.load_moments(self.rules, self.table.files.directory, self.values))
         except table.TableError:
             return False
         return True

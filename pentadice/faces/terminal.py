@@ -1,488 +1,66 @@
-"""The terminal front end of the game: draws dice and sheets, reads the players' commands, and plays the
-computer. It talks through two small objects, so that a script (or a test) can drive a whole game:
-an input source (:class:`LineInput`) and an output function.
+"""The terminal front end of the game (``pentadice play``): draws dice and sheets, reads the players' commands,
+and plays the computer. It talks through two small objects, so that a script (or a test) can drive a whole game:
+an input source (:class:`~pentadice.faces.line_input.LineInput`: a script line by line, or a terminal key by
+key, with type-ahead dropped and the auto-commit's countdown at the prompt) and an output function.
 
-Piped input is a script, read line by line. At a terminal the game reads what the player means:
-
-- input typed before a prompt opens (during the computer's turns, or as the auto-commit fires) is discarded,
-  so that it never applies to a roll not yet seen;
-- when standard output is a terminal too, the line is edited here (the terminal is put in non-canonical mode,
-  without echo, for the game): the prompt shows the auto-commit countdown, second by second; typing pauses it,
-  and an emptied line starts it again.
-
-Every line is at most :data:`MAX_LINE` bytes of UTF-8 text; another line is refused with a message, and the
-game goes on. Names and paths are printed without control characters (see :func:`pentadice.support.inputs.clean`).
+Its parts: :mod:`pentadice.faces.line_input` (reading lines, the terminal's handling),
+:mod:`pentadice.faces.terminal_text` (what the game says, and a box or the dice as typed) and
+:mod:`pentadice.faces.save_files` (save files read, and where a game may be saved); their names used by the
+command line and the tests are importable from here as well. Names and paths are printed without control
+characters (see :func:`pentadice.support.inputs.clean`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import math
 import os
-import select
 import shlex
 import signal
-import stat
 import time
-import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pentadice.advisor import Advisor, chances
 from pentadice.faces import words
+from pentadice.faces.line_input import (
+    MAX_LINE,
+    NOT_UTF8,
+    TOO_LONG,
+    InputRefused,
+    LineInput,
+    refused_text,
+)
+from pentadice.faces.save_files import check_save_path, is_saved_game, load_game
+from pentadice.faces.terminal_text import (
+    HELP,
+    chances_text,
+    names_box,
+    parse_box,
+    parse_keep,
+    resumed_text,
+    scored_text,
+    shown,
+)
 from pentadice.faces.words import describe, dice_text, keep_text, sheet_text
-from pentadice.game import rules
 from pentadice.game.moves import Keep, Score
-from pentadice.players.engine import MAX_SAVE_BYTES, SAVE_FORMAT, Game, GameError, Scored, computer_move
+from pentadice.players.engine import Game, GameError, computer_move
 from pentadice.support import paths
-from pentadice.support.i18n import N_, _
+from pentadice.support.i18n import _
 from pentadice.support.inputs import clean
 from pentadice.tables import atomic
 from pentadice.tables.atomic import write_file
 
-MAX_LINE = 4096  # bytes in a command line
-NOT_UTF8 = N_("that line is not UTF-8 text")
-TOO_LONG_TEXT = N_("that line is longer than {limit} bytes")
-TOO_LONG = TOO_LONG_TEXT.format(limit=MAX_LINE)
-
-HELP = N_("""Commands:
-  keep 1 1 4   keep these dice and reroll the others (also: k 1 1 4, or just 1 1 4)
-  roll         reroll all the dice (also: r)
-  score fours  fill a box (also: s fours, or just the box: fours, "full house", ...)
-               a box that scores 0 while rerolls are left asks first: type it again, or yes
-  best         play the computer's choice (its best keep or box)
-  sheet        show the score sheets
-  chances      show each player's chance of winning, from the sheets as they stand
-  save [FILE]  save the game (to FILE, or to the --save file), to resume it with `pentadice play --resume FILE`;
-               the game is saved there after every box from then on
-  quit         stop playing (the game is saved if it has a file; Ctrl-D and Ctrl-C too)
-After the last roll the box is filled for you if you choose nothing within the auto-commit time
-(at a terminal the prompt counts down; typing pauses it).""")
-
-
-class InputRefused(GameError):
-    """A line that is not read as a command: not UTF-8 text, or longer than :data:`MAX_LINE` bytes."""
-
-
-def _refused(e: InputRefused) -> str:
-    """Why a line was not read, in the language spoken now."""
-    reason = str(e)
-    return _(TOO_LONG_TEXT).format(limit=MAX_LINE) if reason == TOO_LONG else _(reason)
-
-
-def _decode(raw: bytes) -> str:
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
-    if len(raw) > MAX_LINE:
-        raise InputRefused(TOO_LONG)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputRefused(NOT_UTF8) from None
-
-
-def _isatty(stream: object) -> bool:
-    try:
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
-def _width(text: str) -> int:
-    """Columns the text takes at a terminal (wide East Asian characters take two)."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-class LineInput:
-    """Lines from a file descriptor or a stream, with an optional time limit for each line.
-
-    On a descriptor it keeps its own buffer, so that a line already read from the pipe is never waited for;
-    reading is linear in the input, and a line longer than :data:`MAX_LINE` bytes is skipped (refused) without
-    being kept. ``echo``: where to draw the line being edited when the input is a terminal; given a terminal,
-    :meth:`session` puts the input in non-canonical mode and :meth:`edit` reads lines key by key.
-    """
-
-    def __init__(self, stream, echo=None) -> None:
-        self.stream = stream
-        try:
-            self.fd: int | None = stream.fileno()
-        except (AttributeError, OSError, ValueError):
-            self.fd = None
-        self.interactive = self.fd is not None and os.isatty(self.fd)
-        self.echo = echo if self.interactive and echo is not None and _isatty(echo) else None
-        self._buf = bytearray()
-        self._pos = 0  # start of the next line in _buf
-        self._scan = 0  # where the search for a newline goes on
-        self._skipping = False  # in a line too long: dropped until its newline
-        self._esc = 0  # in an escape sequence typed at the terminal (arrow keys ...): 1 ESC, 2 CSI, 3 SS3
-        self._wake: int | None = None  # read end of the pipe that signals (SIGCONT, SIGWINCH) write to
-        self._editing = False
-        self._raw: list | None = None  # the terminal settings of the session
-
-    @property
-    def editing(self) -> bool:
-        """Whether lines are edited here, key by key (:meth:`edit`): inside :meth:`session` at a terminal."""
-        return self._editing
-
-    # Scripts: line by line.
-
-    def readline(self, timeout: float | None = None) -> str | None:
-        """The next line, None when ``timeout`` seconds pass without one; EOFError at the end of input;
-        :class:`InputRefused` for a line that is too long or not UTF-8 (the next line is read next time)."""
-        if self.fd is None:
-            if self.stream is None:  # standard input closed (`<&-`)
-                raise EOFError
-            return self._readline_stream()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            line = self._take_line()
-            if line is not None:
-                return line
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready = select.select([self.fd], [], [], wait)[0]
-            if not ready:
-                return None
-            chunk = self._read(65536)
-            if not chunk:
-                if self._pos < len(self._buf) or self._skipping:
-                    self._buf += b"\n"  # the last line, without its newline
-                    continue
-                raise EOFError
-            self._buf += chunk
-
-    def _take_line(self) -> str | None:
-        """A whole line from the buffer, or None (the buffer keeps the start of the next one)."""
-        nl = self._buf.find(b"\n", self._scan)
-        if nl < 0:
-            del self._buf[: self._pos]  # at most one line's start is moved: linear
-            self._pos = 0
-            self._scan = len(self._buf)
-            if len(self._buf) > MAX_LINE + 1:
-                self._skipping = True
-                self._buf.clear()
-                self._scan = 0
-            return None
-        raw = bytes(self._buf[self._pos : nl])
-        self._pos = self._scan = nl + 1
-        if self._skipping:
-            self._skipping = False
-            raise InputRefused(TOO_LONG)
-        return _decode(raw)
-
-    def _readline_stream(self) -> str:
-        """A line from a stream without a descriptor (a test's input): bytes when it has them."""
-        source = getattr(self.stream, "buffer", None) or self.stream
-        limit = MAX_LINE + 2  # the line, "\r" and "\n"
-        line = source.readline(limit)
-        if not line:
-            raise EOFError
-        newline = b"\n" if isinstance(line, bytes) else "\n"
-        too_long = False
-        while not line.endswith(newline) and len(line) >= limit:
-            too_long = True
-            line = source.readline(65536)  # the rest of the line is dropped, a piece at a time
-            if not line:
-                break
-        if too_long:
-            raise InputRefused(TOO_LONG)
-        line = line[: -len(newline)] if line.endswith(newline) else line
-        if isinstance(line, bytes):
-            return _decode(line)
-        line = line.removesuffix("\r")
-        if len(line.encode("utf-8", "surrogatepass")) > MAX_LINE:
-            raise InputRefused(TOO_LONG)
-        return line
-
-    def discard_pending(self) -> None:
-        """At a terminal: drop whatever was typed before now (type-ahead), in the terminal and in the buffer.
-        A script (piped input) keeps every line."""
-        if not self.interactive:
-            return
-        import termios
-
-        with contextlib.suppress(termios.error, OSError):
-            termios.tcflush(self.fd, termios.TCIFLUSH)
-        self._buf.clear()
-        self._pos = self._scan = 0
-        self._skipping = False
-        self._esc = 0
-
-    # A terminal: key by key.
-
-    @contextlib.contextmanager
-    def session(self) -> Iterator[None]:
-        """For the whole game at a terminal (input and output): non-canonical input without echo, so that
-        :meth:`edit` sees each key; Ctrl-C still interrupts. The terminal's settings are restored after (also
-        after Ctrl-Z and ``fg``, which set them again). Elsewhere it does nothing."""
-        if self.echo is None or self.fd is None:
-            yield
-            return
-        import termios
-
-        fd = self.fd
-        try:
-            old = termios.tcgetattr(fd)
-        except termios.error:
-            yield
-            return
-        new = termios.tcgetattr(fd)
-        new[3] &= ~(termios.ICANON | termios.ECHO | termios.IEXTEN)
-        new[6][termios.VMIN] = 1
-        new[6][termios.VTIME] = 0
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_r, False)
-        os.set_blocking(wake_w, False)
-
-        def on_signal(signum: int, frame: object) -> None:
-            if signum == signal.SIGCONT:  # back from Ctrl-Z: the shell has set its own settings
-                with contextlib.suppress(termios.error):
-                    termios.tcsetattr(fd, termios.TCSANOW, new)
-            with contextlib.suppress(OSError):
-                os.write(wake_w, b"!")  # the line is drawn again
-
-        previous = {}
-        for sig in (signal.SIGCONT, signal.SIGWINCH):
-            with contextlib.suppress(ValueError, OSError):  # only the main thread may set handlers
-                previous[sig] = signal.signal(sig, on_signal)
-        try:
-            termios.tcsetattr(fd, termios.TCSANOW, new)
-            self._wake, self._editing, self._raw = wake_r, True, new
-            yield
-        finally:
-            self._wake, self._editing, self._raw = None, False, None
-            with contextlib.suppress(termios.error):
-                termios.tcsetattr(fd, termios.TCSAFLUSH, old)  # what was typed for the game stays here
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            os.close(wake_r)
-            os.close(wake_w)
-
-    def edit(self, prompt: str, seconds: float | None = None) -> str | None:
-        """A line typed at the terminal after ``prompt``, edited here (Backspace, Ctrl-U, Ctrl-W). With
-        ``seconds``, the prompt counts them down and None is returned when they run out with the line empty;
-        typing pauses the count, and emptying the line starts it again. EOFError: Ctrl-D on an empty line, or
-        the terminal is gone. :class:`InputRefused`: the line is not UTF-8."""
-        assert self.fd is not None
-        text = bytearray()
-        deadline = None if seconds is None else time.monotonic() + seconds
-        shown: tuple[str, bytes] | None = None
-        while True:
-            wait = None
-            if deadline is None:
-                status = ""
-            elif text:
-                status = _("(auto-commit paused)") + " "
-            else:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    self._draw(prompt, "", text, end="\n")
-                    return None
-                whole = math.ceil(remaining)
-                status = _("(auto-commit in {seconds} s)").format(seconds=whole) + " "
-                wait = remaining - (whole - 1)  # until the number shown changes
-            if shown != (status, bytes(text)):
-                self._draw(prompt, status, text)
-                shown = (status, bytes(text))
-            if self._settings_lost():
-                shown = None
-            watched = [self.fd] if self._wake is None else [self.fd, self._wake]
-            # Every half second at most: the settings are checked again (a shell may set its own after fg).
-            ready = select.select(watched, [], [], 0.5 if wait is None else min(wait, 0.5))[0]
-            if self._wake is not None and self._wake in ready:
-                with contextlib.suppress(OSError):
-                    os.read(self._wake, 1024)
-                shown = None
-            if self.fd not in ready:
-                continue
-            chunk = self._read(1024)
-            if not chunk:
-                raise EOFError
-            had_text = bool(text)
-            if self._keys(chunk, text):
-                self._draw(prompt, "", text, end="\n")
-                return _decode(bytes(text))
-            if had_text and not text and seconds is not None:
-                deadline = time.monotonic() + seconds
-
-    def _read(self, size: int) -> bytes:
-        """Bytes from the descriptor; b"" (the end) also when the terminal is gone (EIO after a hang-up)."""
-        try:
-            return os.read(self.fd, size)
-        except OSError as e:
-            if e.errno == errno.EIO:
-                return b""
-            raise
-
-    def _settings_lost(self) -> bool:
-        """Put the session's terminal settings back if something changed them (a shell after Ctrl-Z and fg);
-        True if it did."""
-        if self._raw is None:
-            return False
-        import termios
-
-        try:
-            if termios.tcgetattr(self.fd)[3] & (termios.ICANON | termios.ECHO) == 0:
-                return False
-            termios.tcsetattr(self.fd, termios.TCSANOW, self._raw)
-        except termios.error:
-            return False
-        return True
-
-    def _keys(self, chunk: bytes, text: bytearray) -> bool:
-        """Apply the keys of ``chunk`` to ``text``; True at Enter (what follows it is dropped: type-ahead)."""
-        for b in chunk:
-            if self._esc == 1:  # ESC [ ... (CSI), ESC O x (SS3), or ESC and one key (Alt-x)
-                self._esc = 2 if b == 0x5B else 3 if b == 0x4F else 0
-            elif self._esc == 2:
-                if 0x40 <= b <= 0x7E:
-                    self._esc = 0
-            elif self._esc == 3:
-                self._esc = 0
-            elif b == 0x1B:
-                self._esc = 1
-            elif b in (0x0D, 0x0A):
-                return True
-            elif b in (0x7F, 0x08):  # Backspace: one character, all its UTF-8 bytes
-                while text and text[-1] & 0xC0 == 0x80:
-                    text.pop()
-                if text:
-                    text.pop()
-            elif b == 0x15:  # Ctrl-U
-                text.clear()
-            elif b == 0x17:  # Ctrl-W: the last word
-                while text and text[-1] == 0x20:
-                    text.pop()
-                while text and text[-1] != 0x20:
-                    text.pop()
-            elif b == 0x04:  # Ctrl-D
-                if not text:
-                    raise EOFError
-            elif b < 0x20:
-                pass  # other control keys do nothing
-            elif len(text) < MAX_LINE:
-                text.append(b)
-            else:
-                self._write("\a")
-        return False
-
-    def _draw(self, prompt: str, status: str, text: bytearray, end: str = "") -> None:
-        """The prompt line again, from its start: the end of a long line when it does not fit."""
-        typed = clean(bytes(text).decode("utf-8", "replace"))
-        head = prompt + status
-        try:
-            columns = os.get_terminal_size(self.echo.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, OSError, ValueError):
-            columns = 80
-        room = max(columns - 1 - _width(head), 8)
-        if _width(typed) > room:
-            while typed and _width(typed) > room - 1:
-                typed = typed[1:]
-            typed = "<" + typed
-        self._write("\r\x1b[K" + head + typed + end)
-
-    def _write(self, text: str) -> None:
-        assert self.echo is not None
-        self.echo.write(text)
-        self.echo.flush()
-
-
-def check_save_path(path: Path) -> None:
-    """Refuse, before the game starts, a save file that could never be written (a directory, a device, a pipe,
-    a file in a directory that does not exist or cannot be written) or that is some other file than a saved
-    game, which saving would destroy. (A symbolic link is followed.)"""
-    try:
-        atomic.target(path, replaces=is_saved_game)
-    except atomic.TargetError as e:
-        raise GameError(f"cannot save the game: {clean(str(e))}") from None
-
-
-def is_saved_game(path: Path) -> bool:
-    """Whether ``path`` looks like a saved game (so that saving may replace it): its start names the format."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"{") and SAVE_FORMAT.encode() in head  # BOM
-
-
-def load_game(path: Path) -> Game:
-    """The game saved in ``path``: a regular file of at most a megabyte (read no further), checked whole by
-    :meth:`Game.from_json`; GameError naming what is wrong."""
-    shown = clean(str(path))
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a pipe given by mistake must not hang
-    except OSError as e:
-        raise GameError(f"cannot read the saved game {shown}: {e.strerror or e}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise GameError(f"{shown} is not a regular file: not a saved game")
-        if st.st_size > MAX_SAVE_BYTES:
-            raise GameError(f"{shown} is larger than {MAX_SAVE_BYTES >> 20} MB: not a saved pentadice game")
-        chunks, size = [], 0
-        while size <= MAX_SAVE_BYTES:
-            chunk = os.read(fd, MAX_SAVE_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as e:
-        raise GameError(f"cannot read the saved game {shown}: {e.strerror or e}") from None
-    finally:
-        os.close(fd)
-    try:
-        return Game.from_json(b"".join(chunks))
-    except GameError as e:
-        raise GameError(f"{shown}: {e}") from None
-
-
-def parse_box(rs: rules.RuleSet, text: str) -> str:
-    """A box as the player names it (ids, names in English or the language spoken, short forms); GameError
-    otherwise."""
-    try:
-        return words.parse_box(rs, text)
-    except rules.UnknownBox as e:
-        raise GameError(str(e)) from None
-
-
-def _names_box(rs: rules.RuleSet, text: str) -> bool:
-    """Whether ``text`` names a box (``3k``, ``4k`` start with a digit, as kept dice do)."""
-    try:
-        words.parse_box(rs, text)
-    except rules.UnknownBox:
-        return False
-    return True
-
-
-def _shown(text: str, limit: int = 40) -> str:
-    """Typed text in a message: quoted, escaped, cut short."""
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
-
-
-def percent_text(p: float) -> str:
-    """A probability as a whole percentage, never rounded to a certainty it is not: ``<1 %``, ``>99 %``."""
-    if 0 < p < 0.005:
-        return _("<1 %")
-    if 0.995 <= p < 1:
-        return _(">99 %")
-    return _("{percent} %").format(percent=round(100 * p))
-
-
-def chances_text(game: Game, shares: list[float]) -> str:
-    """``Chances: Ana 41 %, cpu 59 %``: each player's probability of finishing first (see
-    :mod:`pentadice.advisor.chances`)."""
-    parts = ", ".join(f"{clean(p.name)} {percent_text(c)}" for p, c in zip(game.players, shares, strict=True))
-    return _("Chances: {players}").format(players=parts)
-
-
-def scored_text(game: Game, s: Scored) -> str:
-    """What a box earned, as :func:`pentadice.faces.words.scored_text` says it, with the player's running total."""
-    text = words.scored_text(game.rules, clean(s.player), s.box, s.points, s.penta_bonus, s.upper_bonus)
-    text += " " + _("(auto-commit)") if s.auto else ""
-    player = next(p for p in game.players if p.name == s.player)
-    return text + "; " + _("total {points}").format(points=game.totals(player)["total"])
+__all__ = [  # the names the command line and the tests import from here, those of its parts included
+    "MAX_LINE",
+    "NOT_UTF8",
+    "TOO_LONG",
+    "InputRefused",
+    "LineInput",
+    "TerminalGame",
+    "check_save_path",
+    "load_game",
+]
 
 
 @contextlib.contextmanager
@@ -549,7 +127,7 @@ class TerminalGame:
             _("{title}: {names}. Type 'help' for the commands.").format(title=words.title(game.rules), names=names)
         )
         if self.resumed_from is not None:
-            self.out(self._resumed_text())
+            self.out(resumed_text(game, self.resumed_from, self.recorded_save_path))
         with self.inp.session():
             try:
                 while not game.over:
@@ -570,25 +148,6 @@ class TerminalGame:
         if self.save_path is not None:
             self.save(self.save_path)
         return True
-
-    def _resumed_text(self) -> str:
-        game = self.game
-        where = clean(str(self.resumed_from))
-        if game.over:
-            return _("Resumed the game saved in {path}: it is over.").format(path=where)
-        player = clean(game.player.name)
-        if game.dice is not None:
-            text = _("Resumed the game saved in {path}: {player} to play, roll {roll} of {rolls}.").format(
-                path=where, player=player, roll=game.rolls_made, rolls=game.rules.rolls
-            )
-        else:
-            text = _("Resumed the game saved in {path}: {player} to play.").format(path=where, player=player)
-        recorded, now = self.recorded_save_path, self.game.save_path
-        if recorded is not None and now is not None and recorded != now:
-            text += " " + _("It was saved to {old}; from now on it is saved to {new}.").format(
-                old=clean(recorded), new=clean(now)
-            )
-        return text
 
     def _stop_text(self) -> str:
         """After quit or the end of input: the game saved, and the line saying where (or how to save it)."""
@@ -729,7 +288,7 @@ class TerminalGame:
                 try:
                     line = self.inp.edit(prompt, seconds)
                 except InputRefused as e:
-                    self.out(_("Not read: {reason}.").format(reason=_refused(e)))
+                    self.out(_("Not read: {reason}.").format(reason=refused_text(e)))
                     continue
                 if line is None or line.strip():
                     return None if line is None else line.strip()
@@ -750,7 +309,7 @@ class TerminalGame:
                 line = None  # the script ended: the auto-commit fills the box
             except InputRefused as e:
                 self.out("")
-                self.out(_("Not read: {reason}.").format(reason=_refused(e)))
+                self.out(_("Not read: {reason}.").format(reason=refused_text(e)))
                 self.out(shown, nl=False)
                 continue
             if line is None:
@@ -786,7 +345,7 @@ class TerminalGame:
             if confirm is None:
                 raise GameError(_("there is nothing to confirm"))
             self.score_box(confirm, advice, confirmed=True)
-        elif word in ("roll", "r", "keep", "k") or (word[0].isdigit() and not _names_box(game.rules, line)):
+        elif word in ("roll", "r", "keep", "k") or (word[0].isdigit() and not names_box(game.rules, line)):
             if word in ("roll", "r") and rest:
                 raise GameError(_("'roll' rerolls all the dice; to keep some, type keep and them, e.g. 'keep 4 4'"))
             if word in ("keep", "k") and not rest:
@@ -805,7 +364,7 @@ class TerminalGame:
                     box = parse_box(game.rules, line)
                 except GameError:
                     raise GameError(
-                        _("unknown command or box {text}; type 'help' for the commands").format(text=_shown(line))
+                        _("unknown command or box {text}; type 'help' for the commands").format(text=shown(line))
                     ) from None
             self.score_box(box, advice, confirmed=box == confirm)
 
@@ -863,25 +422,8 @@ class TerminalGame:
             self.out(chances_text(self.game, shares))
 
     def parse_dice(self, text: str) -> tuple[int, ...]:
-        """Faces to keep: single digits, separated by spaces or commas."""
-        words = text.replace(",", " ").split()
-        for w in words:
-            if len(w) != 1 or w not in "0123456789":
-                showing = " ".join(map(str, self.game.dice or ()))
-                split = (
-                    " "
-                    + _("(to keep {n} dice, type them apart: {command})").format(
-                        n=len(w), command=f"'keep {' '.join(w)}'"
-                    )
-                    if w.isascii() and w.isdigit()
-                    else ""
-                )
-                raise GameError(
-                    _("{text} is not a die: a die shows 1 to 6{split}; the dice show {dice}").format(
-                        text=_shown(w), split=split, dice=showing
-                    )
-                )
-        return tuple(int(w) for w in words)
+        """Faces to keep: single digits, separated by spaces or commas (see :func:`parse_keep`)."""
+        return parse_keep(text, self.game.dice)
 
     def feedback(self, advice, loss: float | None) -> None:
         """With hints: what the move cost against the best (the engine's figure)."""

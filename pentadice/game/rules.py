@@ -64,14 +64,18 @@ PENTA_SHEET: tuple[Box, ...] = (
     Box("chance", K_CHANCE),
     Box("penta", K_PENTA, points=50),
 )
+# The Scandinavian sheets' straights: the five faces 1-5 and 2-6 (Maxi Yatzy adds 1-6).
+_STRAIGHTS = (
+    Box("small_straight", K_STRAIGHT, _faces(1, 2, 3, 4, 5), points=15),
+    Box("large_straight", K_STRAIGHT, _faces(2, 3, 4, 5, 6), points=20),
+)
 YATZY_SHEET: tuple[Box, ...] = (
     *_UPPER,
     Box("one_pair", K_PAIRS, 1),
     Box("two_pairs", K_PAIRS, 2),
     Box("three_of_a_kind", K_KIND_SUM, 3),
     Box("four_of_a_kind", K_KIND_SUM, 4),
-    Box("small_straight", K_STRAIGHT, _faces(1, 2, 3, 4, 5), points=15),
-    Box("large_straight", K_STRAIGHT, _faces(2, 3, 4, 5, 6), points=20),
+    *_STRAIGHTS,
     Box("full_house", K_HOUSE, 3, 2),
     Box("chance", K_CHANCE),
     Box("yatzy", K_ALL_ALIKE, points=50),
@@ -84,8 +88,7 @@ MAXI_YATZY_SHEET: tuple[Box, ...] = (
     Box("three_of_a_kind", K_KIND_SUM, 3),
     Box("four_of_a_kind", K_KIND_SUM, 4),
     Box("five_of_a_kind", K_KIND_SUM, 5),
-    Box("small_straight", K_STRAIGHT, _faces(1, 2, 3, 4, 5), points=15),
-    Box("large_straight", K_STRAIGHT, _faces(2, 3, 4, 5, 6), points=20),
+    *_STRAIGHTS,
     Box("full_straight", K_STRAIGHT, _faces(1, 2, 3, 4, 5, 6), points=21),
     Box("full_house", K_HOUSE, 3, 2),
     Box("super_house", K_HOUSE, 3, 3),

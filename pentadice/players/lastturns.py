@@ -140,10 +140,8 @@ def push_back(p, sids, n_chunk, out, tlist, ntouch, D, rowix):
             for r in range(n):
                 dest[u, r] = 0.0
         for t in range(ntouch[i]):
-            e = tlist[i, t]
-            pts = e % n_points
-            bf = (e // n_points) % 2
-            b = e // (2 * n_points)
+            rest, pts = divmod(tlist[i, t], n_points)  # the entry (b * 2 + bf) * n_points + pts
+            b, bf = divmod(rest, 2)
             nxt, nps, added = wide_box_successor(p, b, pts, mask, ps)
             src = D[rowix[nxt], nps]
             for u in range(dest.shape[0]):

@@ -218,11 +218,11 @@ def build(
 
 def saved_variance(rs: rules.RuleSet, values: np.ndarray, directory: Path | str) -> np.ndarray | None:
     """Var(R) from the second moments saved beside the table (``pentadice solve``), or None."""
-    from pentadice.tables import table
+    from pentadice.tables import moment_files, table
 
     values = win_tables.saved_shape(rs, values)
     try:
-        m2 = np.asarray(table.load_moments(rs, Path(directory), values))
+        m2 = np.asarray(moment_files.load_moments(rs, Path(directory), values))
     except (AttributeError, ImportError, table.TableError):
         return None
     with np.errstate(invalid="ignore"):
@@ -246,10 +246,10 @@ def exact_variance(
     if directory is not None:
         import contextlib
 
-        from pentadice.tables import table
+        from pentadice.tables import moment_files, table
 
         with contextlib.suppress(table.TableError, OSError):
-            table.save_moments(rs, Path(directory), np.ascontiguousarray(m2, dtype=np.float64), values)
+            moment_files.save_moments(rs, Path(directory), np.ascontiguousarray(m2, dtype=np.float64), values)
     with np.errstate(invalid="ignore"):
         return np.maximum(m2 - values * values, 0.0)
 

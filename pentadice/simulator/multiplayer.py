@@ -9,65 +9,60 @@ the same whatever the chunk of games and the threads.
 The games are played in step, round by round and seat by seat: the players due to play form groups by (table,
 state) (a win player's table is the theta it picked for the turn, from every sheet of its game as it stands
 when its turn starts: the players before it in the round have played theirs), each group's turn values are
-computed once for all the rule set's lanes of subtotals (``RuleSet.lanes``: 64, or 80 for Maxi Yatzy), and
-each player reads its own lane, as the solitaire simulator does. Sizes (boxes, successor rows, lanes, state
-keys) come from the rule set's parameters and the arrays; :func:`play_groups` is compiled once per lane count.
-
-Win rates: each game's winners (the highest total) share the win evenly. A strategy's rate is the mean share
-of a player playing it (with the same strategy twice, the mean of its players: ``optimal,optimal`` gives 0.5
-each); its 95 % interval is the normal one from the per-game shares. Per player figures are in ``players``.
+computed once for all the rule set's lanes of subtotals, and each player reads its own lane, as the solitaire
+simulator does. This module is the Python driver (:func:`play_chunks`, :func:`simulate_players`); the compiled
+kernels are :mod:`pentadice.simulator.multiplayer_kernels`'s, and the win rates (each game's winners share the
+win evenly; a strategy's rate with its 95 % interval, per player and per seat) :mod:`pentadice.simulator.win_rates`'s.
+Their names used elsewhere are importable from here as well.
 """
 
 from __future__ import annotations
 
-import math
 import time
-import types
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from pentadice.game import rules
 from pentadice.players import lastturns
+from pentadice.simulator.multiplayer_kernels import (
+    SUB_STRIDE,
+    compile_seconds,
+    needs_compiling,
+    play_endgame_groups,
+    play_groups,
+    play_groups_for,
+)
 from pentadice.simulator.simulate import seed_key, threads
+from pentadice.simulator.win_rates import WinTally, seat_player, summary_lines
 from pentadice.solver import games as kernel
-from pentadice.solver import kernels as turn_kernels
 from pentadice.solver import utility
-from pentadice.solver.compiled import jit
 from pentadice.solver.turn_inputs import turn_inputs
 from pentadice.tables import table
+
+__all__ = [  # the simulator's names, those of its kernels and win rates included (imported from here)
+    "CHUNK",
+    "MAX_PLAYERS",
+    "STRATEGIES",
+    "PlayersError",
+    "WinTally",
+    "compile_seconds",
+    "needs_compiling",
+    "parse_players",
+    "play_chunks",
+    "play_endgame_groups",
+    "play_groups",
+    "play_groups_for",
+    "seat_player",
+    "simulate_players",
+    "summary_lines",
+    "threads",
+]
 
 STRATEGIES = ("optimal", "win")
 MAX_PLAYERS = 6
 CHUNK = 200_000  # games played together
-Z95 = 1.959963984540054
-
-die = kernel.die
-final_hand = kernel.final_hand
-theta_turn_values = utility.wide.theta_turn_values  # rebound per lane count (play_groups_for)
-endgame_turn_values = utility.target.target_turn_values
-wide_score_options = turn_kernels.wide.score_options
-wide_successor_row = turn_kernels.wide.successor_row
-wide_upper_bonus = turn_kernels.wide.upper_bonus
-wide_box_successor = turn_kernels.wide.box_successor
-lt_mixture = lastturns.mixture
-lt_best_keep = lastturns.best_keep
-lt_best_box = lastturns.best_box
-P_ROLLS = rules.P_ROLLS
-P_UPPER_THRESHOLD = rules.P_UPPER_THRESHOLD
-P_N_BOXES = rules.P_N_BOXES
-P_N_ROWS = rules.P_N_ROWS
-W = utility.LANES  # rebound per lane count (play_groups_for)
-SUB_STRIDE = 256  # end-game group keys: (open_mask * 2 + flag) * SUB_STRIDE + subtotal (thresholds up to 216)
-SHARED_GROUP = 2048
-
-
-def seat_player(game, seat, n_players):
-    """The player (its place in the list) in ``seat`` (0: first to play) of game number ``game``: the list's
-    order rotated by the game's number (works on NumPy arrays too)."""
-    return (seat + game) % n_players
 
 
 class PlayersError(ValueError):
@@ -91,229 +86,6 @@ def parse_players(text: str, rs: rules.RuleSet | None = None) -> tuple[str, ...]
         if reason:
             raise PlayersError(reason)
     return names
-
-
-def play_groups(
-    T, thetas, p, n_dice, counts, scores, size, add, subs, subkeeps, key, t, n_keys,
-    order, group_starts, group_keys, stream, masks, flags, subtotals, totals, scores_out, bonus_out, part, parts,
-):  # fmt: skip
-    """One turn of the players ``order[group_starts[i]:group_starts[i + 1]]`` of each group ``i`` (key
-    ``table * n_keys + open_mask * 2 + penta_scored``): group values computed once (the table of
-    ``thetas[table]``, ``W`` lanes), each player its own lane; groups shared among ``parts`` threads as in the
-    solitaire simulator. Plain Python compiled once per lane count (:func:`play_groups_for`)."""
-    n_keeps = counts.shape[0]
-    n_rolls = p[P_ROLLS]
-    cap = p[P_UPPER_THRESHOLD]
-    n_boxes = p[P_N_BOXES]
-    K = np.empty((n_keeps, W))
-    B = np.empty((n_keeps, W))
-    L = np.empty((n_rolls, n_keeps, W))
-    rows = np.zeros((p[P_N_ROWS], W))
-    points = np.empty(n_boxes, dtype=np.int64)
-    n_groups = group_keys.shape[0]
-    small = -1
-    for gi in range(n_groups):
-        lo = group_starts[gi]
-        hi = group_starts[gi + 1]
-        if hi - lo >= SHARED_GROUP:
-            first_entry = lo + (hi - lo) * part // parts
-            last_entry = lo + (hi - lo) * (part + 1) // parts
-        else:
-            small += 1
-            if small % parts != part:
-                continue
-            first_entry, last_entry = lo, hi
-        gkey = group_keys[gi]
-        ti = gkey // n_keys
-        k = gkey % n_keys
-        open_mask = k >> 1
-        penta_scored = k & 1
-        theta = thetas[ti]
-        theta_turn_values(T[ti], theta, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, L, rows, K, B)
-        for i in range(first_entry, last_entry):
-            e = order[i]
-            game = stream[e]
-            sub = subtotals[e]
-            hand = final_hand(L, n_dice, n_rolls, size, add, subkeeps, key, game, t, sub)
-            bonus = wide_score_options(p, counts[hand], open_mask, penta_scored, points)
-            box = -1
-            best = 0.0
-            for b in range(n_boxes):
-                pts = points[b]
-                if pts < 0:
-                    continue
-                row = wide_successor_row(p, b, pts)
-                gain = float(pts + bonus)
-                # theta 0: points plus the next state's value (the solver's sums); else utility times exp
-                value = rows[row, sub] + gain if theta == 0.0 else rows[row, sub] * math.exp(theta * gain)
-                if box < 0 or value > best:
-                    box = b
-                    best = value
-            pts = points[box]
-            bonus_out[e] += bonus
-            totals[e] += pts + bonus
-            if (open_mask >> box) & 1 == 1:
-                scores_out[e, box] = pts
-            else:
-                scores_out[e, box] += pts
-            nxt, flag, added = wide_box_successor(p, box, pts, open_mask, penta_scored)
-            totals[e] += wide_upper_bonus(p, sub, added)
-            masks[e] = nxt
-            flags[e] = flag
-            subtotals[e] = min(sub + added, cap)
-
-
-_PLAY_GROUPS: dict[int, object] = {}
-
-
-def play_groups_for(lanes: int):
-    """:func:`play_groups` compiled for ``lanes`` lanes (``RuleSet.lanes``), calling the utility kernels
-    compiled for those lanes (:func:`pentadice.solver.utility.wide_for`); made once per lane count."""
-    if lanes not in _PLAY_GROUPS:
-        scope = dict(play_groups.__globals__)
-        scope.update(W=lanes, theta_turn_values=utility.wide_for(lanes).theta_turn_values)
-        fn = play_groups
-        clone = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
-        clone.__qualname__ = f"{fn.__qualname__}_w{lanes}"  # one cache entry per lane count
-        clone.__module__ = fn.__module__
-        clone.__doc__ = fn.__doc__
-        compiled = jit(clone, nogil=True)
-        turn_kernels.drop_stale_cache([compiled], extra=[utility, lastturns])
-        _PLAY_GROUPS[lanes] = compiled
-    return _PLAY_GROUPS[lanes]
-
-
-@jit(nogil=True)
-def play_endgame_groups(
-    Wt, rowix, p, n_dice, counts, scores, size, add, subs, subkeeps, key, t,
-    order, group_starts, group_keys, C, opp_rows, opp_shift, stream, masks, flags, subtotals, totals, scores_out,
-    bonus_out, part, parts,
-):  # fmt: skip
-    """One turn of win players in their last turns (:mod:`pentadice.players.lastturns`), by the end-game
-    table: groups of key ``(open_mask * 2 + penta_scored) * SUB_STRIDE + subtotal``, each player weighing the lanes
-    by the distribution of the points it must beat (``C``'s rows ``opp_rows[e]`` of the other players, shifted
-    by ``opp_shift[e]``). Otherwise as :func:`play_groups`."""
-    n_keeps = counts.shape[0]
-    n_rolls = p[P_ROLLS]
-    cap = p[P_UPPER_THRESHOLD]
-    n_lanes = Wt.shape[3]
-    n_opp = opp_rows.shape[1]
-    K = np.empty((n_keeps, n_lanes))
-    B = np.empty((n_keeps, n_lanes))
-    L = np.empty((n_rolls, n_keeps, n_lanes))
-    q = np.empty(n_lanes)
-    points = np.empty(p[P_N_BOXES], dtype=np.int64)
-    small = -1
-    for gi in range(group_keys.shape[0]):
-        lo = group_starts[gi]
-        hi = group_starts[gi + 1]
-        small += 1
-        if small % parts != part:
-            continue
-        gkey = group_keys[gi]
-        sub = gkey % SUB_STRIDE
-        k = gkey // SUB_STRIDE
-        open_mask = k >> 1
-        penta_scored = k & 1
-        endgame_turn_values(
-            Wt, rowix, p, n_dice, counts, scores, add, subs, open_mask, penta_scored, sub, L, K, B, points
-        )
-        for i in range(lo, hi):
-            e = order[i]
-            game = stream[e]
-            lt_mixture(C, opp_rows[e], opp_shift[e], n_opp, q)
-            hand = n_keeps - 1
-            for j in range(n_dice):
-                hand = add[hand, die(key, game, t, 0, j) - 1]
-            for r in range(n_rolls - 1, 0, -1):
-                choice = lt_best_keep(L, q, hand, r, subkeeps)
-                if choice < 0:
-                    break
-                hand = choice
-                for j in range(n_dice - size[choice]):
-                    hand = add[hand, die(key, game, t, n_rolls - r, j) - 1]
-            box = lt_best_box(Wt, rowix, p, counts[hand], open_mask, penta_scored, sub, q, points)
-            bonus = wide_score_options(p, counts[hand], open_mask, penta_scored, points)
-            pts = points[box]
-            bonus_out[e] += bonus
-            totals[e] += pts + bonus
-            scores_out[e, box] = pts
-            nxt, flag, added = wide_box_successor(p, box, pts, open_mask, penta_scored)
-            totals[e] += wide_upper_bonus(p, sub, added)
-            masks[e] = nxt
-            flags[e] = flag
-            subtotals[e] = min(sub + added, cap)
-
-
-turn_kernels.drop_stale_cache([play_endgame_groups], extra=[utility, lastturns])
-
-
-@dataclass
-class WinTally:
-    """Per player (the list's order): games, sum and sum of squares of its per-game win share, sum of its
-    final scores; per strategy the same of the mean share of its players in each game."""
-
-    players: tuple[str, ...]
-    games: int = 0
-    share: np.ndarray = field(init=False)
-    share_sq: np.ndarray = field(init=False)
-    score_sum: np.ndarray = field(init=False)
-    strategy_share: dict = field(init=False)
-    seat_share: np.ndarray = field(init=False)
-
-    def __post_init__(self) -> None:
-        n = len(self.players)
-        self.share = np.zeros(n)
-        self.share_sq = np.zeros(n)
-        self.score_sum = np.zeros(n)
-        self.seat_share = np.zeros(n)
-        self.strategy_share = {s: [0.0, 0.0] for s in dict.fromkeys(self.players)}
-
-    def add(self, totals: np.ndarray, first: int) -> None:
-        """Add games ``first, first + 1, ...`` whose final scores are ``totals[g, j]`` (player ``j``)."""
-        best = totals.max(axis=1, keepdims=True)
-        winners = totals == best
-        shares = winners / winners.sum(axis=1, keepdims=True)
-        self.games += len(totals)
-        self.share += shares.sum(axis=0)
-        self.share_sq += (shares**2).sum(axis=0)
-        self.score_sum += totals.sum(axis=0)
-        n = len(self.players)
-        g = np.arange(first, first + len(totals))
-        for s in range(n):
-            self.seat_share[s] += shares[np.arange(len(totals)), seat_player(g, s, n)].sum()
-        for strategy, acc in self.strategy_share.items():
-            cols = [j for j, name in enumerate(self.players) if name == strategy]
-            x = shares[:, cols].mean(axis=1)
-            acc[0] += x.sum()
-            acc[1] += (x**2).sum()
-
-    def summary(self) -> dict:
-        """``win_rates`` per strategy, ``players`` per player, ``seats``: the win rate of each seat."""
-        n = self.games
-
-        def rate(total: float, total_sq: float) -> tuple[float, list[float]]:
-            mean = total / n
-            var = max(total_sq / n - mean * mean, 0.0) * n / max(n - 1, 1)
-            half = Z95 * math.sqrt(var / n)
-            # A rate lies in [0, 1]: the normal interval is cut there (it matters only for a few games).
-            return float(mean), [float(max(mean - half, 0.0)), float(min(mean + half, 1.0))]
-
-        win_rates = {}
-        for strategy, (s, sq) in self.strategy_share.items():
-            r, ci = rate(s, sq)
-            cols = [j for j, name in enumerate(self.players) if name == strategy]
-            win_rates[strategy] = {
-                "rate": float(r),
-                "ci95": ci,
-                "mean_score": float(self.score_sum[cols].sum() / (n * len(cols))),
-                "players": len(cols),
-            }
-        players = []
-        for j, strategy in enumerate(self.players):
-            r, ci = rate(self.share[j], self.share_sq[j])
-            players.append({"strategy": strategy, "rate": r, "ci95": ci, "mean_score": float(self.score_sum[j] / n)})
-        return {"win_rates": win_rates, "players": players, "seat_rates": [float(x / n) for x in self.seat_share]}
 
 
 def play_chunks(
@@ -569,52 +341,3 @@ def simulate_players(
         "seconds": time.perf_counter() - start,
         "tables_seconds": tables_seconds,
     }
-
-
-def compile_seconds(rs: rules.RuleSet = rules.PENTA_RULES) -> float:
-    """Compile (or load from Numba's cache) the multiplayer kernel for ``rs``'s lanes; returns the seconds it
-    took."""
-    start = time.perf_counter()
-    none = np.zeros(0, dtype=np.int64)
-    V = np.zeros((1, rs.n_flags, 1 << rs.n_boxes, rs.lanes))
-    p, n_dice, counts, scores_t, size, add, subs, subkeeps = turn_inputs(rs).games()
-    sc = np.empty((0, rs.n_boxes), np.int16)
-    play_groups_for(rs.lanes)(
-        V, np.zeros(1), p, n_dice, counts, scores_t, size, add, subs, subkeeps, seed_key(0), 0, 2 << rs.n_boxes,
-        none, np.zeros(1, dtype=np.int64), none, none, none, none, none, none, sc, none, 0, 1,
-    )  # fmt: skip
-    return time.perf_counter() - start
-
-
-def needs_compiling(rs: rules.RuleSet = rules.PENTA_RULES) -> bool:
-    """Whether the multiplayer kernel for ``rs``'s lanes is not in Numba's cache yet (a first run)."""
-    from pentadice.solver.compiled import cached
-
-    return not cached(play_groups_for(rs.lanes))
-
-
-def summary_lines(result: dict, rs: rules.RuleSet) -> list[str]:
-    """The human summary of :func:`simulate_players`."""
-    lines = [
-        f"{rs.title}, {len(result['strategies'])} players ({', '.join(result['strategies'])}), "
-        f"{result['games']:,} games (seed {result['seed']}), seats rotated game by game"
-    ]
-    lines.append(f"{'strategy':<10}{'players':>8}{'win rate':>10}   {'95 % interval':<18}{'mean score':>11}")
-    for name, w in result["win_rates"].items():
-        lo, hi = w["ci95"]
-        lines.append(
-            f"{name:<10}{w['players']:>8}{w['rate']:>10.2%}   [{lo:.2%}, {hi:.2%}]{'':<2}{w['mean_score']:>11.2f}"
-        )
-    if len(result["win_rates"]) < len(result["strategies"]):
-        lines.append("Per player (a strategy played twice: each player's own figures):")
-        for j, pl in enumerate(result["players"]):
-            lo, hi = pl["ci95"]
-            figures = f"{pl['rate']:>10.2%}   [{lo:.2%}, {hi:.2%}]  {pl['mean_score']:>9.2f}"
-            lines.append(f"  player {j + 1} {pl['strategy']:<8}{figures}")
-    seats = ", ".join(f"{r:.2%}" for r in result["seat_rates"])
-    lines.append(f"Win rate by seat (first to play first): {seats}")
-    rate = result["games"] / result["seconds"] if result["seconds"] > 0 else float("inf")
-    lines.append(f"Speed: {rate:,.0f} games/s ({result['seconds']:.2f} s)")
-    if result.get("tables_seconds", 0) >= 0.01:
-        lines.append(f"Win strategy's tables read or built in {result['tables_seconds']:.1f} s")
-    return lines

@@ -37,20 +37,14 @@ def evaluate_arrays(
     ``box_out[i]`` and ``points_out[i]`` (see ``turn.score_values``) and ``bonus_out[i]``."""
     n_hands = subkeeps.shape[0]
     n_keeps = counts.shape[0]
+    fixed = (V, p, n_dice, n_hands, counts, scores, add, subs)  # the same for every situation
     for i in prange(hands.shape[0]):
         K = np.empty((n_keeps, 1))
         B = np.empty((n_keeps, 1))
         rows = np.empty((p[P_N_ROWS], 1))  # the rule set's successor rows
         h = hands[i]
         bonus_out[i] = situation_values(
-            V,
-            p,
-            n_dice,
-            n_hands,
-            counts,
-            scores,
-            add,
-            subs,
+            *fixed,
             h,
             open_masks[i],
             penta_scored_flags[i],
@@ -96,23 +90,7 @@ def evaluate_states(advisor, hands, open_masks, penta_scored, subtotals, rerolls
     box_out = np.empty((n, n_boxes))
     points_out = np.empty((n, n_boxes), dtype=np.int64)
     bonus_out = np.empty(n, dtype=np.int64)
-    evaluate_arrays(
-        advisor.values,
-        inputs.p,
-        inputs.n_dice,
-        t.counts,
-        inputs.scores,
-        t.add,
-        t.subs,
-        t.subkeeps,
-        hands,
-        open_masks,
-        penta_scored,
-        subtotals,
-        rerolls,
-        keep_out,
-        box_out,
-        points_out,
-        bonus_out,
-    )
+    tables = (t.counts, inputs.scores, t.add, t.subs, t.subkeeps)
+    states = (hands, open_masks, penta_scored, subtotals, rerolls)
+    evaluate_arrays(advisor.values, inputs.p, inputs.n_dice, *tables, *states, keep_out, box_out, points_out, bonus_out)
     return keep_out, box_out, points_out, bonus_out

@@ -38,19 +38,7 @@ import time
 import numpy as np
 
 from pentadice.game import rules, states
-from pentadice.game.rules import (
-    P_N_ROWS,
-    P_ROLLS,
-    P_UPPER_THRESHOLD,
-    S_ADD,
-    S_FLAG,
-    S_MASK,
-    S_ROW,
-    comes_back,
-    hand_options,
-    successors,
-    upper_bonus,
-)
+from pentadice.game.rules import comes_back, hand_options, successors, upper_bonus
 from pentadice.solver import layers
 from pentadice.solver.turn import keep_values
 from pentadice.solver.turn_inputs import turn_inputs
@@ -67,10 +55,10 @@ def moment_rows(V, M, p, n_dice, open_mask, penta_scored, s0, lanes, rowsV, rows
     """The successor rows (:func:`pentadice.game.rules.successors`), lane ``u`` subtotal ``s0 + u``: ``rowsV`` the
     next state's value plus the upper bonus ``b``, ``rowsM`` its second moment with ``b`` added (``E[(b + Y)^2]``),
     ``rowsP`` 1 on the row of the state itself (Kiriki), else 0."""
-    cap = p[P_UPPER_THRESHOLD]
+    cap = p[rules.P_UPPER_THRESHOLD]
     succ, own = successors(p, n_dice, open_mask, penta_scored)
     for i in range(succ.shape[0]):
-        r, nxt, f, a = succ[i, S_ROW], succ[i, S_MASK], succ[i, S_FLAG], succ[i, S_ADD]
+        r, nxt, f, a = succ[i, rules.S_ROW], succ[i, rules.S_MASK], succ[i, rules.S_FLAG], succ[i, rules.S_ADD]
         q = 1.0 if r == own else 0.0  # the row of the state itself
         for u in range(lanes):
             s = min(s0 + u + a, cap)
@@ -537,13 +525,13 @@ def solve_moments(V, M, C, fused, p, n_dice, counts, scores, add, subs, weight, 
     """
     n_keeps = counts.shape[0]
     L = V.shape[2]
-    KV, KM, KP, SV, SM, SP, BV, BI, BM, rowsV, rowsM, rowsP = new_work(max(n_keeps, p[P_N_ROWS]), W)
+    KV, KM, KP, SV, SM, SP, BV, BI, BM, rowsV, rowsM, rowsP = new_work(max(n_keeps, p[rules.P_N_ROWS]), W)
     acc_v = np.empty(W)
     acc_m = np.empty(W)
     acc_p = np.empty(W)
     n_hands = weight.shape[0]
     total = float(6**n_dice)
-    levels = p[P_ROLLS] - 1
+    levels = p[rules.P_ROLLS] - 1
     for i in range(lo, hi):
         open_mask = masks[i]
         penta_scored = penta_scored_flags[i]

@@ -35,24 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pentadice.game.rules import (
-    P_N_BOXES,
-    P_N_ROWS,
-    P_PENTA_BONUS,
-    P_PENTA_POINTS,
-    P_ROLLS,
-    P_UPPER_THRESHOLD,
-    S_ADD,
-    S_FLAG,
-    S_MASK,
-    S_ROW,
-    box_successor,
-    comes_back,
-    hand_options,
-    score_options,
-    successors,
-    upper_bonus,
-)
+from pentadice.game import rules
+from pentadice.game.rules import box_successor, comes_back, hand_options, score_options, successors, upper_bonus
 
 EPS = 1e-10  # trailing lanes below this are cut to 0 (see the module's docstring)
 TILE = 128  # lanes computed together: a tile's rows of every keep (2 x 462 x 128 float64) stay in a core's L2 cache
@@ -64,17 +48,17 @@ def successor_targets(p, n_dice, off, ln, open_mask, flag, sub, self_len, r_off,
     Kiriki, ``self_len`` lanes long so far), and the upper bonus it pays (``r_ub``), by the successor rows of
     :func:`pentadice.game.rules.successors`. Returns the largest length of a successor's row (the state's own
     excepted)."""
-    cap = p[P_UPPER_THRESHOLD]
-    for r in range(p[P_N_ROWS]):  # rows no way to fill a box leads to: empty
+    cap = p[rules.P_UPPER_THRESHOLD]
+    for r in range(p[rules.P_N_ROWS]):  # rows no way to fill a box leads to: empty
         r_len[r] = 0
         r_self[r] = 0
     succ, own = successors(p, n_dice, open_mask, flag)
     longest = 0
     for i in range(succ.shape[0]):
-        r, a = succ[i, S_ROW], succ[i, S_ADD]
+        r, a = succ[i, rules.S_ROW], succ[i, rules.S_ADD]
         nsub = min(sub + a, cap)
-        r_off[r] = off[succ[i, S_FLAG], succ[i, S_MASK], nsub]
-        r_len[r] = ln[succ[i, S_FLAG], succ[i, S_MASK], nsub]
+        r_off[r] = off[succ[i, rules.S_FLAG], succ[i, rules.S_MASK], nsub]
+        r_len[r] = ln[succ[i, rules.S_FLAG], succ[i, rules.S_MASK], nsub]
         r_ub[r] = upper_bonus(p, sub, a)
         if r != own:
             longest = max(longest, r_len[r])
@@ -150,18 +134,8 @@ def best_subkeep_targets(subs, n_hands, K, B, w):
         out = B[k] if k >= n_hands else K[k]
         for t in range(w):
             m = own[t]
-            x = b0[t]
-            m = x if x > m else m
-            x = b1[t]
-            m = x if x > m else m
-            x = b2[t]
-            m = x if x > m else m
-            x = b3[t]
-            m = x if x > m else m
-            x = b4[t]
-            m = x if x > m else m
-            x = b5[t]
-            m = x if x > m else m
+            for x in (b0[t], b1[t], b2[t], b3[t], b4[t], b5[t]):
+                m = x if x > m else m
             out[t] = m
 
 
@@ -178,12 +152,12 @@ def target_states(
     K = np.empty((counts.shape[0], TILE))
     B = np.empty((counts.shape[0], TILE))
     acc = np.empty(TILE)
-    r_off = np.zeros(p[P_N_ROWS], dtype=np.int64)
-    r_len = np.zeros(p[P_N_ROWS], dtype=np.int64)
-    r_ub = np.zeros(p[P_N_ROWS], dtype=np.int64)
-    r_self = np.zeros(p[P_N_ROWS], dtype=np.int64)
+    r_off = np.zeros(p[rules.P_N_ROWS], dtype=np.int64)
+    r_len = np.zeros(p[rules.P_N_ROWS], dtype=np.int64)
+    r_ub = np.zeros(p[rules.P_N_ROWS], dtype=np.int64)
+    r_self = np.zeros(p[rules.P_N_ROWS], dtype=np.int64)
     total = float(6**n_dice)
-    step = p[P_PENTA_POINTS]
+    step = p[rules.P_PENTA_POINTS]
     for i in range(lo, hi):
         flag = flags[i]
         open_mask = masks[i]
@@ -206,7 +180,7 @@ def target_states(
                 b = min(wb, a + TILE)
                 w = b - a
                 hand_targets(opt_row, opt_gain, n_opt, prev, cur, r_off, r_len, r_ub, r_self, a, b, K)
-                for _ in range(p[P_ROLLS] - 1):
+                for _ in range(p[rules.P_ROLLS] - 1):
                     keep_targets(add, n_hands, K, w)
                     best_subkeep_targets(subs, n_hands, K, B, w)
                 for c in range(w):
@@ -235,12 +209,12 @@ def situation_targets(
     rerolling the rest (with ``rerolls`` rerolls left, when there are), and the returned array: per box the
     probability of scoring the dice now (-1 where the box may not take them). ``buf``/``off``/``ln`` hold the
     rows of the next states (and of this state, Kiriki)."""
-    n_boxes = p[P_N_BOXES]
+    n_boxes = p[rules.P_N_BOXES]
     if rerolls > 0:
-        r_off = np.zeros(p[P_N_ROWS], dtype=np.int64)
-        r_len = np.zeros(p[P_N_ROWS], dtype=np.int64)
-        r_ub = np.zeros(p[P_N_ROWS], dtype=np.int64)
-        r_self = np.zeros(p[P_N_ROWS], dtype=np.int64)
+        r_off = np.zeros(p[rules.P_N_ROWS], dtype=np.int64)
+        r_len = np.zeros(p[rules.P_N_ROWS], dtype=np.int64)
+        r_ub = np.zeros(p[rules.P_N_ROWS], dtype=np.int64)
+        r_self = np.zeros(p[rules.P_N_ROWS], dtype=np.int64)
         self_len = ln[flag, open_mask, sub]
         successor_targets(p, n_dice, off, ln, open_mask, flag, sub, self_len, r_off, r_len, r_ub, r_self)
         _, opt_row, opt_gain, n_opt, _ = hand_options(p, counts[:n_hands], scores, open_mask, flag)
@@ -249,7 +223,7 @@ def situation_targets(
             keep_targets(add, n_hands, K, 1)
             best_subkeep_targets(subs, n_hands, K, B, 1)
     out = np.full(n_boxes, -1.0)
-    cap = p[P_UPPER_THRESHOLD]
+    cap = p[rules.P_UPPER_THRESHOLD]
     bonus = score_options(p, counts[hand], open_mask, flag, points)
     for bx in range(n_boxes):
         pts = points[bx]
@@ -356,7 +330,7 @@ def box_max(rs) -> tuple[int, ...]:
 
 def penta_bonus(rs) -> int:
     """The bonus a further five of a kind pays (0 without a Penta box)."""
-    return int(rs.params()[P_PENTA_BONUS])
+    return int(rs.params()[rules.P_PENTA_BONUS])
 
 
 def max_gain(rs) -> int:

@@ -30,22 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pentadice.game.rules import (
-    P_N_BOXES,
-    P_N_ROWS,
-    P_ROLLS,
-    P_UPPER_THRESHOLD,
-    S_ADD,
-    S_FLAG,
-    S_MASK,
-    S_ROW,
-    box_successor,
-    comes_back,
-    hand_options,
-    score_options,
-    successors,
-    upper_bonus,
-)
+from pentadice.game import rules
+from pentadice.game.rules import box_successor, comes_back, hand_options, score_options, successors, upper_bonus
 
 # The solver runs ``RuleSet.lanes`` lanes (the capped subtotals 0..threshold, rounded up to blocks of 16: 64 for
 # a threshold of 63, 80 for 75); lanes past the threshold compute values nobody reads.
@@ -72,10 +58,10 @@ def successor_rows(V, p, n_dice, open_mask, penta_scored, s0, rows, T):
     included; and, where Kiriki lets five of a kind be added to a filled Penta box, the state itself (its
     current estimate in ``V``, in the Penta box's second row): that turn fills nothing. ``T``: the pass's
     parameter (:func:`successor_value`)."""
-    cap = p[P_UPPER_THRESHOLD]
+    cap = p[rules.P_UPPER_THRESHOLD]
     succ, _ = successors(p, n_dice, open_mask, penta_scored)
     for i in range(succ.shape[0]):
-        r, nxt, f, a = succ[i, S_ROW], succ[i, S_MASK], succ[i, S_FLAG], succ[i, S_ADD]
+        r, nxt, f, a = succ[i, rules.S_ROW], succ[i, rules.S_MASK], succ[i, rules.S_FLAG], succ[i, rules.S_ADD]
         for u in range(W):
             s = s0 + u
             rows[r, u] = successor_value(V[f, nxt, min(s + a, cap)], upper_bonus(p, s, a), T)
@@ -386,7 +372,7 @@ def solve_states(V, T, p, n_dice, counts, scores, add, subs, weight, masks, pent
     """
     K = aligned_rows(counts.shape[0])
     B = aligned_rows(counts.shape[0])
-    rows = aligned_rows(p[P_N_ROWS])
+    rows = aligned_rows(p[rules.P_N_ROWS])
     xa = np.empty(W)
     ya = np.empty(W)
     xb = np.empty(W)
@@ -408,7 +394,7 @@ def solve_states(V, T, p, n_dice, counts, scores, add, subs, weight, masks, pent
             # One turn, with ``out`` as the value of coming back (Kiriki).
             successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows, T)
             hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, T)
-            for _ in range(p[P_ROLLS] - 1):  # one roll earlier: keeps worth their reroll, hands one more roll
+            for _ in range(p[rules.P_ROLLS] - 1):  # one roll earlier: keeps worth their reroll, hands one more roll
                 keep_values(add, n_hands, K)
                 best_subkeeps(subs, n_hands, K, B)
             for u in range(W):
@@ -452,7 +438,7 @@ def turn_levels(V, T, p, n_dice, counts, scores, add, subs, open_mask, penta_sco
     and the win strategy's choices read these)."""
     n_hands = scores.shape[0]
     n_keeps = counts.shape[0]
-    n_rolls = p[P_ROLLS]
+    n_rolls = p[rules.P_ROLLS]
     successor_rows(V, p, n_dice, open_mask, penta_scored, 0, rows, T)
     hand_values(p, counts[:n_hands], scores, open_mask, penta_scored, rows, K, T)
     for h in range(n_hands):
@@ -471,8 +457,8 @@ def score_values(V, p, counts, open_mask, penta_scored, sub, points, out):
     """``out[b]``: the points still to come if the dice go into box ``b`` now (box points, Penta bonus, upper
     bonus, then the next state's value); NaN where the box may not take them. Returns the Penta bonus."""
     bonus = score_options(p, counts, open_mask, penta_scored, points)
-    cap = p[P_UPPER_THRESHOLD]
-    for b in range(p[P_N_BOXES]):
+    cap = p[rules.P_UPPER_THRESHOLD]
+    for b in range(p[rules.P_N_BOXES]):
         pts = points[b]
         if pts < 0:
             out[b] = np.nan

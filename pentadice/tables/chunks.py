@@ -26,17 +26,22 @@ Every kind of table is in :data:`KINDS`; :func:`save` and :func:`open_array` ref
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import io
+import json
 import os
 import threading
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
 from pentadice.support.exits import TableError
+from pentadice.support.interrupts import Held
 from pentadice.tables import atomic
 
 CHUNK_BYTES = 1 << 16
@@ -171,6 +176,58 @@ def write_temp(final: Path, array: np.ndarray, kind_name: str) -> tuple[Path, di
     record: dict = {}
     tmp = atomic.write_temp(final, lambda fh: record.update(save(fh, array, kind_name)))
     return tmp, record
+
+
+class FileSet:
+    """The files of one table written together: each under a temporary name beside its final one
+    (:meth:`array`, :meth:`file`, :meth:`json`), then all renamed into place in the order added (the metadata
+    last) while Ctrl-C is held, when the ``with`` block ends without an error. A reader finds the old set or
+    the new one, never a mix, and nothing temporary is left behind. A write error is a :class:`TableError`
+    naming ``what`` (``the penta table``) and ``directory``; a target that cannot be written, naming ``what``."""
+
+    def __init__(self, what: str, directory: Path) -> None:
+        self.what, self.directory = what, directory
+        self._temps: list[tuple[Path, Path]] = []
+
+    def array(self, final: Path, array: np.ndarray, kind_name: str) -> dict:
+        """``array`` as a checked file of the registered kind; its chunk record (for the metadata)."""
+        tmp, record = write_temp(final, array, kind_name)
+        self._temps.append((tmp, final))
+        return record
+
+    def file(self, final: Path, write: Callable[[BinaryIO], object]) -> Path:
+        """A file written by ``write``; its temporary path (to checksum it before the metadata is written)."""
+        tmp = atomic.write_temp(final, write)
+        self._temps.append((tmp, final))
+        return tmp
+
+    def json(self, final: Path, data: dict) -> None:
+        text = json.dumps(data, indent=2).encode()
+        self.file(final, lambda fh: fh.write(text))
+
+    def __enter__(self) -> FileSet:
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        try:
+            if error is None:
+                with Held(committed=True):  # the renames go through even if Ctrl-C comes now: no mixed set
+                    for tmp, final in self._temps:
+                        os.replace(tmp, final)
+                    self._temps.clear()
+        except OSError as e:
+            error = e
+        finally:
+            for tmp, _ in self._temps:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+        if isinstance(error, atomic.TargetError):
+            raise TableError(f"cannot write {self.what}: {error}") from None
+        if isinstance(error, OSError):
+            # NumPy reports a short write without an errno ("N requested and M written"): the disk is full too.
+            full = error.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(error)
+            reason = "the disk is full" if full else (error.strerror or str(error))
+            raise TableError(f"cannot write {self.what} to {self.directory}: {reason}") from None
 
 
 class CheckedArray:

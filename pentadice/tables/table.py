@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import fcntl
 import glob
 import hashlib
@@ -39,9 +38,7 @@ import numpy as np
 from pentadice import __version__
 from pentadice.game import rules
 from pentadice.support import inputs
-from pentadice.support.interrupts import Held
 from pentadice.tables import atomic, chunks
-from pentadice.tables.atomic import write_temp
 from pentadice.tables.chunks import Damaged, TableError, TableMissing
 
 __all__ = ["Damaged", "Table", "TableError", "TableFiles", "TableMissing", "load", "load_or_solve", "save", "verify"]
@@ -52,40 +49,39 @@ META_LIMIT = 1 << 23  # bytes: the metadata is a few KB, and a CRC per 64 KiB ch
 SOLVER_VERSION = f"pentadice {__version__}"
 
 
+class FileName:
+    """One file of a table's set, as a class attribute of :class:`TableFiles` and its kin: the path of
+    ``pattern`` (``{}`` the rule set's name) in the set's directory."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def __get__(self, files, owner=None) -> Path:
+        return files.directory / self.pattern.format(files.rules)
+
+
 @dataclasses.dataclass(frozen=True)
 class TableFiles:
-    """Where the files of one rule set's table live."""
+    """Where the files of one rule set's table live: the values, their Parquet export, the metadata, the
+    writers' lock, and the second moments E[R^2] with their metadata (see :mod:`pentadice.tables.moment_files`)."""
 
     directory: Path
     rules: str
-
-    @property
-    def values(self) -> Path:
-        return self.directory / f"{self.rules}.npy"
-
-    @property
-    def parquet(self) -> Path:
-        return self.directory / f"{self.rules}.parquet"
-
-    @property
-    def meta(self) -> Path:
-        return self.directory / f"{self.rules}.json"
-
-    @property
-    def lock(self) -> Path:
-        return self.directory / f".{self.rules}.lock"
-
-    @property
-    def moments(self) -> Path:
-        """The second moments E[R^2] (see :func:`save_moments`)."""
-        return self.directory / f"{self.rules}.m2.npy"
-
-    @property
-    def moments_meta(self) -> Path:
-        return self.directory / f"{self.rules}.m2.json"
+    values = FileName("{}.npy")
+    parquet = FileName("{}.parquet")
+    meta = FileName("{}.json")
+    lock = FileName(".{}.lock")
+    moments = FileName("{}.m2.npy")
+    moments_meta = FileName("{}.m2.json")
 
     def as_dict(self) -> dict[str, str]:
         return {"npy": str(self.values), "parquet": str(self.parquet), "metadata": str(self.meta)}
+
+
+def read_json(path: Path, what: str, where: str = "") -> object:
+    """A table's JSON metadata file read strictly (at most :data:`META_LIMIT` bytes, UTF-8, no duplicate keys):
+    OSError or ValueError naming ``what`` (and ``where``) if it cannot be."""
+    return inputs.loads(inputs.read_text(path, what, META_LIMIT), where)
 
 
 def checksum(values: np.ndarray) -> str:
@@ -313,28 +309,10 @@ def _write(rs: rules.RuleSet, values: np.ndarray, files: TableFiles) -> None:
         raise TableError(f"a table is float64 shaped {rs.table_shape}, not {values.dtype} {values.shape}")
     meta = metadata(rs, values)
     values_path, parquet_path, meta_path = _targets(files)
-    temps: list[tuple[Path, Path]] = []
-    try:
-        tmp, record = chunks.write_temp(values_path, values, "values")
-        temps.append((tmp, values_path))
-        parquet = write_temp(parquet_path, lambda fh: write_parquet(rs, values, meta, fh))
-        temps.append((parquet, parquet_path))
-        meta = {**meta, "parquet_checksum": file_checksum(parquet), "array": record}
-        text = json.dumps(meta, indent=2).encode()
-        temps.append((write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
-        with Held(committed=True):  # the renames go through even if Ctrl-C comes now: no mixed set of files
-            for tmp, final in temps:
-                os.replace(tmp, final)
-            temps.clear()
-    except OSError as e:
-        # NumPy reports a short write without an errno ("N requested and M written"): the disk is full too.
-        disk_full = e.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(e)
-        reason = "the disk is full" if disk_full else (e.strerror or str(e))
-        raise TableError(f"cannot write the {rs.name} table to {files.directory}: {reason}") from None
-    finally:
-        for tmp, _ in temps:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    with chunks.FileSet(f"the {rs.name} table", files.directory) as out:
+        record = out.array(values_path, values, "values")
+        parquet = out.file(parquet_path, lambda fh: write_parquet(rs, values, meta, fh))
+        out.json(meta_path, {**meta, "parquet_checksum": file_checksum(parquet), "array": record})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -383,7 +361,7 @@ def _load(rs: rules.RuleSet, directory: Path, verify: bool) -> Table:
         if not path.is_file():
             raise TableError(f"{chunks.not_a_file(path)}, then {hint}")
     try:
-        meta = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
+        meta = read_json(files.meta, "the table metadata", str(files.meta))
     except (OSError, ValueError) as e:
         raise TableError(f"the {rs.name} table in {files.directory} cannot be read ({e}); {hint}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -487,168 +465,3 @@ def verify(rs: rules.RuleSet, directory: Path) -> Table:
     if not np.array_equal(values, tbl.values, equal_nan=True):
         raise TableError(f"{files.parquet} holds other values than {files.values}")
     return tbl
-
-
-# The second moments (pentadice.solver.moments): ``NAME.m2.npy`` beside the values, shaped like them, with its
-# own metadata ``NAME.m2.json`` (its SHA-256 and the SHA-256 of the values it was computed from).
-
-MOMENTS_FORMAT = "pentadice-moments"
-
-
-def moments_metadata(rs: rules.RuleSet, m2: np.ndarray, values_checksum: str, sd_at_start: float) -> dict:
-    """The metadata that travels with a second-moment table."""
-    return {
-        "format": MOMENTS_FORMAT,
-        "format_version": FORMAT_VERSION,
-        "rules": rs.name,
-        "what": "E[R^2], R the points still to come from the state under the advisor's policy",
-        "solver_version": SOLVER_VERSION,
-        "sd_at_start": sd_at_start,
-        "shape": list(m2.shape),
-        "dtype": "float64",
-        "index": ["penta_50", "open_mask", "upper_subtotal"],
-        "values_checksum": values_checksum,
-        "checksum": checksum(m2),
-    }
-
-
-def save_moments(rs: rules.RuleSet, directory: Path, m2: np.ndarray, values: np.ndarray) -> Path:
-    """Write the second moments of the table ``values`` of ``rs`` beside it, atomically (metadata last), under
-    the table's lock; TableError if the values on disk are not ``values`` any more, or on a write error."""
-    from pentadice.solver.moments import start_sd
-
-    files = TableFiles(Path(directory), rs.name)
-    if m2.shape != rs.table_shape or m2.dtype != np.float64:
-        shape = rs.table_shape
-        raise TableError(f"a second-moment table is float64 shaped {shape}, not {m2.dtype} {m2.shape}")
-    values_checksum = checksum(values)
-    meta = moments_metadata(rs, m2, values_checksum, start_sd(rs, values, m2))
-    with writer_lock(files):
-        try:
-            on_disk = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
-        except (OSError, ValueError):
-            on_disk = None
-        if not isinstance(on_disk, dict) or on_disk.get("checksum") != values_checksum:
-            raise TableError(f"the {rs.name} table in {files.directory} changed: its second moments were not written")
-        temps: list[tuple[Path, Path]] = []
-        try:
-            m2_path, meta_path = (chunks.table_target(p) for p in (files.moments, files.moments_meta))
-            tmp, record = chunks.write_temp(m2_path, m2, "moments")
-            temps.append((tmp, m2_path))
-            text = json.dumps({**meta, "array": record}, indent=2).encode()
-            temps.append((write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
-            with Held(committed=True):
-                for tmp, final in temps:
-                    os.replace(tmp, final)
-                temps.clear()
-        except atomic.TargetError as e:
-            raise TableError(f"cannot write the {rs.name} second moments: {e}") from None
-        except OSError as e:
-            disk_full = e.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(e)
-            reason = "the disk is full" if disk_full else (e.strerror or str(e))
-            raise TableError(f"cannot write the {rs.name} second moments to {files.directory}: {reason}") from None
-        finally:
-            for tmp, _ in temps:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-    return files.moments
-
-
-def load_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray | None = None) -> np.ndarray:
-    """The second moments ``E[R^2]`` of the table of ``rs`` in ``directory`` (in memory, shaped like the
-    values, NaN where a state cannot occur), checked against their SHA-256 and against the values they belong
-    to (``values``, else the table's own metadata). :class:`TableMissing` if there are none or they belong to
-    other values (an older solve: computed again when needed); :class:`TableError` if damaged."""
-    files = TableFiles(Path(directory), rs.name)
-    hint = f"run `pentadice solve --rules {rs.name} --data {files.directory}`"
-    if not files.moments.exists() or not files.moments_meta.exists():
-        raise TableMissing(f"no second moments of the {rs.name} table in {files.directory}; {hint}")
-    try:
-        meta = inputs.loads(
-            inputs.read_text(files.moments_meta, "the second moments' metadata", META_LIMIT), str(files.moments_meta)
-        )
-    except (OSError, ValueError) as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise TableError(
-            f"the {rs.name} second moments in {files.directory} cannot be read ({first}); {hint}"
-        ) from None
-    if not isinstance(meta, dict) or meta.get("format") != MOMENTS_FORMAT or meta.get("rules") != rs.name:
-        raise TableError(f"{files.moments_meta} is not the metadata of the {rs.name} second moments; {hint}")
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise TableMissing(f"the {rs.name} second moments in {files.directory} have an old format; {hint}")
-    m2 = chunks.open_or_refuse(files.moments, meta.get("array"), "moments", hint).array
-    if m2.shape != rs.table_shape or m2.dtype != np.float64:
-        shape = rs.table_shape
-        raise TableError(f"{files.moments} has shape {m2.shape} {m2.dtype}, not {shape} float64; {hint}")
-    if values is not None:
-        belongs = meta.get("values_checksum") == checksum(values)
-    else:
-        try:
-            table_meta = inputs.loads(inputs.read_text(files.meta, "the table metadata", META_LIMIT), str(files.meta))
-        except (OSError, ValueError):
-            table_meta = None
-        belongs = isinstance(table_meta, dict) and meta.get("values_checksum") == table_meta.get("checksum")
-    if not belongs:
-        raise TableMissing(f"the {rs.name} second moments in {files.directory} are of an older table; {hint}")
-    return m2
-
-
-def moments_for(tbl: Table, save: bool = True) -> np.ndarray:
-    """The second moments of a loaded table: from their file, else computed now (one more pass over the states,
-    seconds) and, with ``save``, written beside the table when the directory can be written (never an error:
-    a read-only table directory just computes them each time)."""
-    try:
-        return load_moments(tbl.rules, tbl.files.directory, tbl.values)
-    except TableMissing:
-        pass
-    from pentadice.solver.moments import second_moments
-
-    m2 = second_moments(tbl.rules, tbl.values)
-    if save:
-        with contextlib.suppress(TableError, OSError):
-            save_moments(tbl.rules, tbl.files.directory, m2, tbl.values)
-    return m2
-
-
-def verify_moments(tbl: Table) -> dict | None:
-    """Check the second moments of a verified table, if there are any: their SHA-256, that they belong to its
-    values, and that they are second moments (E[R^2] >= E[R]^2 up to rounding, NaN exactly where the values
-    are). Their metadata, or None if there are none; TableError if they fail."""
-    files = tbl.files
-    if not files.moments.exists() and not files.moments_meta.exists():
-        return None
-    try:
-        m2 = load_moments(tbl.rules, files.directory, tbl.values)
-    except TableMissing as e:
-        raise TableError(str(e)) from None
-    if checksum(m2) != inputs.loads(inputs.read_text(files.moments_meta, "", META_LIMIT), "").get("checksum"):
-        raise TableError(f"{files.moments} does not match the SHA-256 in {files.moments_meta}: the file is damaged")
-    values = np.asarray(tbl.values)
-    if not np.array_equal(np.isnan(m2), np.isnan(values)):
-        raise TableError(f"{files.moments} is not blank exactly where the values are")
-    ok = ~np.isnan(values)
-    if np.any(m2[ok] - values[ok] ** 2 < -1e-6 * np.maximum(1.0, m2[ok])):
-        raise TableError(f"{files.moments} holds a negative variance: it is not the second moments of the values")
-    return inputs.loads(inputs.read_text(files.moments_meta, "the second moments' metadata", META_LIMIT), "")
-
-
-def store_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray, m2: np.ndarray) -> dict:
-    """Write the second moments solved with ``values`` beside the table (``pentadice solve``): a summary ``{sd,
-    file}``, ``sd`` the SD of the final score at the start of a game."""
-    from pentadice.solver.moments import start_sd
-
-    path = save_moments(rs, directory, m2, values)
-    return {"sd": start_sd(rs, values, m2), "file": str(path)}
-
-
-def build_moments(
-    rs: rules.RuleSet, directory: Path, values: np.ndarray, threads: int = 1, force: bool = False
-) -> dict:
-    """Compute the second moments of a table solved without them and write them beside it (:func:`store_moments`):
-    a summary ``{sd, seconds, compile_seconds, max_value_difference, file}``. ``force`` runs the pass even where
-    it is too long to run unasked (Maxi Yatzy's)."""
-    from pentadice.solver.moments import second_moments
-
-    timings: dict = {}
-    m2 = second_moments(rs, values, threads=threads, timings=timings, force=force)
-    return {**store_moments(rs, directory, values, m2), **timings}

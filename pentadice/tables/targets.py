@@ -1,4 +1,5 @@
-"""Target scores on disk and in advice: P*(s, t), the highest probability of scoring at least ``t`` more points.
+"""The target table on disk: P*(s, t), the highest probability of scoring at least ``t`` more points (the advice
+from it: :mod:`pentadice.advisor.reach`).
 
 For a rule set ``NAME`` the table directory holds, beside the value table,
 
@@ -17,37 +18,28 @@ Files are written under temporary names and renamed into place, metadata last, u
 MB for Penta) is checked a chunk at a time, each chunk before its first use (:meth:`TargetTable.row`), so a
 damaged byte is refused by the query that would read it, and a query pays only for the chunks it reads.
 :func:`load` with ``verify=True`` checks every chunk and the SHA-256 too.
-
-The advice for a target runs one turn of the target kernel (``pentadice.solver.targets``) for the situation,
-one lane (the target), as plain Python, from the stored rows of the next states.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import hashlib
-import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from pentadice.game import rules
 from pentadice.solver import targets as kernel
-from pentadice.solver.turn_inputs import turn_inputs
-from pentadice.support import inputs
-from pentadice.support.interrupts import Held
 from pentadice.tables import atomic, chunks, table
 
 FORMAT = "pentadice-targets"
 FORMAT_VERSION = 2  # 2: the files' chunk records (pentadice.tables.chunks)
 QUANT = kernel.QUANT
 PRECISION = 0.5 / QUANT  # the largest error of a stored probability (rounding to the nearest step)
-MAX_TARGET = 100_000  # --target above this is refused as a typo (no game scores that much)
 
 
 class TargetsMissing(table.TableMissing):
@@ -64,18 +56,9 @@ class TargetFiles:
 
     directory: Path
     rules: str
-
-    @property
-    def data(self) -> Path:
-        return self.directory / f"{self.rules}.targets.npy"
-
-    @property
-    def index(self) -> Path:
-        return self.directory / f"{self.rules}.targets-index.npy"
-
-    @property
-    def meta(self) -> Path:
-        return self.directory / f"{self.rules}.targets.json"
+    data = table.FileName("{}.targets.npy")
+    index = table.FileName("{}.targets-index.npy")
+    meta = table.FileName("{}.targets.json")
 
     @property
     def lock_files(self) -> table.TableFiles:
@@ -182,26 +165,10 @@ def write(rs: rules.RuleSet, built: kernel.Built, files: TargetFiles, targets: l
     data_path, index_path, meta_path = targets or _targets(files)
     index = np.stack([built.first, built.count, built.offset]).astype(np.int64)
     meta = metadata(rs, built, index)
-    temps: list[tuple[Path, Path]] = []
-    try:
-        tmp, data_record = chunks.write_temp(data_path, np.asarray(built.data, dtype=np.uint16), "targets")
-        temps.append((tmp, data_path))
-        tmp, index_record = chunks.write_temp(index_path, index, "targets-index")
-        temps.append((tmp, index_path))
-        text = json.dumps({**meta, "data_array": data_record, "index_array": index_record}, indent=2).encode()
-        temps.append((atomic.write_temp(meta_path, lambda fh: fh.write(text)), meta_path))
-        with Held(committed=True):
-            for tmp, final in temps:
-                os.replace(tmp, final)
-            temps.clear()
-    except OSError as e:
-        disk_full = e.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(e)
-        reason = "the disk is full" if disk_full else (e.strerror or str(e))
-        raise table.TableError(f"cannot write the {rs.name} target table to {files.directory}: {reason}") from None
-    finally:
-        for tmp, _ in temps:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    with chunks.FileSet(f"the {rs.name} target table", files.directory) as out:
+        data_record = out.array(data_path, np.asarray(built.data, dtype=np.uint16), "targets")
+        index_record = out.array(index_path, index, "targets-index")
+        out.json(meta_path, {**meta, "data_array": data_record, "index_array": index_record})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -255,7 +222,7 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
         if not path.is_file():
             raise table.TableError(f"{chunks.not_a_file(path)}, then {how}")
     try:
-        meta = inputs.loads(inputs.read_text(files.meta, "the target table's metadata", table.META_LIMIT))
+        meta = table.read_json(files.meta, "the target table's metadata", str(files.meta))
     except (OSError, ValueError) as e:
         first = (str(e).splitlines() or [""])[0]
         raise table.TableError(
@@ -285,154 +252,6 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
 
 # ----------------------------------------------------------------------------------------------------------
 # The probabilities of a situation's options.
-
-
-def _successors(rs: rules.RuleSet, penta_scored: int, open_mask: int, sub: int) -> set[tuple[int, int, int]]:
-    """Every state a turn from this one can lead to (:func:`pentadice.game.rules.successors`), and the state itself
-    (Kiriki comes back to it)."""
-    succ, _ = rules.successors(rs.params(), rs.dice, open_mask, penta_scored)
-    out = {(penta_scored, open_mask, sub)}
-    out.update((int(f), int(m), min(sub + int(a), rs.upper_threshold)) for _, m, f, a in succ)
-    return out
-
-
-def situation_probabilities(tt: TargetTable, situation, needed: int) -> tuple[dict[int, float], np.ndarray]:
-    """``(keeps, boxes)``: the probability of reaching ``needed`` more points under the target strategy,
-    for keeping each sub-multiset of the dice (keep number -> P; empty on the last roll) and for scoring the
-    dice in each box now (-1 where illegal)."""
-    rs = tt.rules
-    sheet = situation.sheet
-    open_mask, sub, flag = sheet.open_mask(rs), sheet.upper_subtotal(rs), int(sheet.penta_scored(rs))
-    ti = turn_inputs(rs)
-    t = ti.tables
-    hand = t.keep_of(situation.dice)
-    lane = max(needed, 0)
-    off = np.zeros(rs.table_shape, dtype=np.int64)
-    ln = np.zeros(rs.table_shape, dtype=np.int64)
-    parts = []
-    at = 0
-    for f, m, s in sorted(_successors(rs, flag, open_mask, sub)):
-        if m == 0:
-            row = np.zeros(1) + 1.0
-        elif tt.first[f, m, s] < 0:
-            continue  # a successor the rules never reach from here (the Penta box at 50 without a Penta)
-        else:
-            full = tt.row(f, m, s)
-            row = full[: lane + 1]
-        off[f, m, s] = at
-        ln[f, m, s] = len(row)
-        parts.append(row)
-        at += len(row)
-    buf = np.concatenate(parts)
-    K = np.zeros((t.n_keeps, 1))
-    B = np.zeros((t.n_keeps, 1))
-    points = np.empty(rs.n_boxes, dtype=np.int64)
-    p, n_dice, n_hands, counts, scores, add, subs = ti.turn()
-    boxes = kernel.situation_targets(
-        p, n_dice, n_hands, counts, scores, add, subs, buf, off, ln, hand, open_mask, flag, sub, lane,
-        situation.rolls_left, K, B, points,
-    )  # fmt: skip
-    keeps = {}
-    if situation.rolls_left > 0:
-        keeps = {int(k): float(K[k, 0]) for k in t.subkeeps[hand] if k >= 0}
-    return keeps, boxes
-
-
-def option_probabilities(tt: TargetTable, advice, target: int) -> list[float]:
-    """P(final score >= ``target``) under the target strategy for each of ``advice.options``, in its order."""
-    from pentadice.game.moves import Keep
-
-    situation = advice.situation
-    needed = target - advice.score_so_far
-    if needed <= 0:
-        return [1.0] * len(advice.options)
-    keeps, boxes = situation_probabilities(tt, situation, needed)
-    t = turn_inputs(tt.rules).tables
-    out = []
-    for o in advice.options:
-        if isinstance(o.move, Keep):
-            out.append(keeps[t.keep_of(o.move.dice)])
-        else:
-            out.append(float(boxes[tt.rules.box_index[o.move.box]]))
-    return out
-
-
-def check_target(target: object) -> int:
-    """A target final score as given on the command line or in a request: a whole number 0 .. MAX_TARGET."""
-    if isinstance(target, bool) or not isinstance(target, int):
-        raise ValueError(f"the target must be a whole number of points, not {target!r}")
-    if not 0 <= target <= MAX_TARGET:
-        raise ValueError(f"the target must be 0 to {MAX_TARGET:,} points, not {target:,}")
-    return target
-
-
-def p_target_max(
-    rs: rules.RuleSet,
-    directory: str | os.PathLike[str] | None,
-    sheet,
-    dice: Sequence[int] | None = None,
-    rolls_left: int | None = None,
-    target: int = 0,
-) -> float:
-    """The highest probability of finishing with at least ``target`` points from this point: the start of a
-    turn with ``sheet`` (no ``dice``), or a moment of a turn (``dice``, ``rolls_left``, default 2). Reads the
-    target table (:class:`TargetsMissing` if it has not been built)."""
-    from pentadice.game.situation import Situation
-    from pentadice.support import paths
-
-    check_target(target)
-    tt = load(rs, paths.data_dir(directory))
-    sheet.validate(rs)
-    needed = target - sheet.score(rs)
-    if dice is None:
-        return tt.p(int(sheet.penta_scored(rs)), sheet.open_mask(rs), sheet.upper_subtotal(rs), needed)
-    situation = Situation.make(rs, dice, rs.rolls - 1 if rolls_left is None else rolls_left, sheet)
-    if needed <= 0:
-        return 1.0
-    keeps, boxes = situation_probabilities(tt, situation, needed)
-    return max([*keeps.values(), *(float(x) for x in boxes if x >= 0)])
-
-
-# ----------------------------------------------------------------------------------------------------------
-# The advice for a target, as JSON data and as text.
-
-
-def ranked(advice, probabilities: list[float]) -> list[tuple[object, float]]:
-    """The options with their probabilities, ranked by the probability, then by the expected score (the
-    advice's own order breaks the remaining ties)."""
-    order = sorted(range(len(advice.options)), key=lambda i: (-probabilities[i], i))
-    return [(advice.options[i], probabilities[i]) for i in order]
-
-
-def advice_dict(advice, rs: rules.RuleSet, probabilities: list[float], target: int, top: int | None) -> dict:
-    """``advice.as_dict`` with ``target``, each option's ``p_target``, ranked by it (``best`` is the first)."""
-    out = advice.as_dict(rs)
-    by_move = {id(o): d for o, d in zip(advice.options, out["options"], strict=True)}
-    options = [{**by_move[id(o)], "p_target": p} for o, p in ranked(advice, probabilities)]
-    out["target"] = target
-    out["best"] = options[0]
-    out["options"] = options if top is None else options[:top]
-    return out
-
-
-def advice_text(advice, rs: rules.RuleSet, probabilities: list[float], target: int, top: int) -> str:
-    """The options ranked for the target, with the probability beside the expected final score."""
-    from pentadice.game.moves import Keep
-
-    needed = target - advice.score_so_far
-    lines = [
-        advice.situation.describe(rs),
-        f"Target: {target} points ({max(needed, 0)} more needed); options ranked by the chance of reaching it",
-        f"{'':3} {'option':<28} {'P(>= target)':>13} {'expected':>10}",
-    ]
-    for i, (o, p) in enumerate(ranked(advice, probabilities)[:top], start=1):
-        if isinstance(o.move, Keep):
-            what = "keep " + (" ".join(map(str, o.move.dice)) or "nothing") + ", reroll"
-        else:
-            what = f"score {rs.box_name(o.move.box)} ({o.points + o.penta_bonus + o.upper_bonus})"
-        lines.append(f"{i:>2}. {what:<28} {100 * p:>12.4f}% {o.value:>10.2f}")
-    lines.append(f"(probabilities to within {100 * PRECISION:.4f} percentage points: the table stores 16 bits)")
-    return "\n".join(lines)
 
 
 def summary_lines(rs: rules.RuleSet, built: kernel.Built, files: TargetFiles, write_seconds: float) -> list[str]:
@@ -491,3 +310,64 @@ def timed_solve(
     start = time.perf_counter()
     built, files = solve_and_save(rs, directory, threads, progress, check)
     return built, files, time.perf_counter() - start - built.seconds - built.compile_seconds
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Building the table (``pentadice solve --targets``) and finding it (``advise --target``, ``verify``).
+
+
+def stages(rs: rules.RuleSet) -> int:
+    """The stages of :func:`build` (its progress steps: the layers of states by open boxes); ValueError for a
+    rule set whose table is refused, checked first (Maxi Yatzy's states are tens of millions)."""
+    reason = kernel.refusal(rs)
+    if reason:
+        raise ValueError(reason)
+    return len(kernel.layers(rs))
+
+
+def build(
+    rs: rules.RuleSet,
+    directory: Path,
+    threads: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    showing: contextlib.AbstractContextManager | None = None,
+) -> tuple[kernel.Built, TargetFiles, float]:
+    """Build the target table of ``rs`` and write it into ``directory`` (:func:`timed_solve`): the directory
+    checked for writing first, ``showing`` (a progress bar) held open while it runs, ``progress`` called at
+    each stage. Ctrl-C and SIGTERM are held: KeyboardInterrupt between stages (nothing written), or
+    CommittedInterrupt once the files were renamed into place. ValueError for a refused rule set or a bad
+    ``threads``; TableError for a directory or files that cannot be written."""
+    from pentadice.support import interrupts
+
+    reason = kernel.refusal(rs)
+    if reason:
+        raise ValueError(reason)
+    table.prepare_directory(Path(directory))
+    with showing or contextlib.nullcontext(), interrupts.Held() as interrupt:
+
+        def step(done: int, total: int) -> None:
+            if progress is not None:
+                progress(done, total)
+            interrupt.check()
+
+        return timed_solve(rs, Path(directory), threads, step, interrupt.check)
+
+
+def load_for_advice(rs: rules.RuleSet, directory: Path) -> TargetTable:
+    """:func:`load`, where a missing table that another process is building now (``solve --targets`` holds its
+    lock) is :class:`TargetsMissing` saying so, rather than how to build it."""
+    try:
+        return load(rs, directory)
+    except TargetsMissing:
+        if build_in_progress(rs, directory):
+            raise TargetsMissing(building_message(rs, directory)) from None
+        raise
+
+
+def verify_if_built(rs: rules.RuleSet, directory: Path) -> TargetTable | None:
+    """The target table of ``rs`` checked whole (``pentadice verify``), if any of its files is in ``directory``
+    (some without the others: TableError); None if it was never built there."""
+    files = TargetFiles(Path(directory), rs.name)
+    if not any(f.exists() for f in (files.data, files.index, files.meta)):
+        return None
+    return load(rs, files.directory, verify=True)

@@ -6,21 +6,15 @@ is built again (:mod:`pentadice.players.win` builds them)."""
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import glob
 import json
 import logging
-import os
 from pathlib import Path
 
 import numpy as np
 
 from pentadice.game import rules
-from pentadice.support import inputs
-from pentadice.support.interrupts import Held
-from pentadice.tables import atomic, chunks, table
-from pentadice.tables.atomic import write_temp
+from pentadice.tables import chunks, table
 
 
 def saved_shape(rs: rules.RuleSet, a: np.ndarray) -> np.ndarray:
@@ -73,32 +67,14 @@ def save_tables(
     npy, meta_path = saved_paths(rs, directory, kind, params)
     with table.writer_lock(files):
         try:
-            on_disk = inputs.loads(inputs.read_text(files.meta, "the table metadata", table.META_LIMIT), "")
+            on_disk = table.read_json(files.meta, "the table metadata")
         except (OSError, ValueError):
             on_disk = None
         if not isinstance(on_disk, dict) or on_disk.get("checksum") != values_checksum:
             raise table.TableError(f"the {rs.name} table in {files.directory} is not the one the win tables are of")
-        temps: list[tuple[Path, Path]] = []
-        try:
+        with chunks.FileSet(f"the {rs.name} win tables", files.directory) as out:
             final_npy, final_meta = (chunks.table_target(p) for p in (npy, meta_path))
-            tmp, record = chunks.write_temp(final_npy, array, kind)
-            temps.append((tmp, final_npy))
-            text = json.dumps({**meta, "array": record}, indent=2).encode()
-            temps.append((write_temp(final_meta, lambda fh: fh.write(text)), final_meta))
-            with Held(committed=True):
-                for tmp, final in temps:
-                    os.replace(tmp, final)
-                temps.clear()
-        except atomic.TargetError as e:
-            raise table.TableError(f"cannot write the {rs.name} win tables: {e}") from None
-        except OSError as e:
-            full = e.errno in (errno.ENOSPC, errno.EDQUOT)
-            reason = "the disk is full" if full else (e.strerror or str(e))
-            raise table.TableError(f"cannot write the {rs.name} win tables to {files.directory}: {reason}") from None
-        finally:
-            for tmp, _ in temps:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+            out.json(final_meta, {**meta, "array": out.array(final_npy, array, kind)})
     return npy
 
 
@@ -126,7 +102,7 @@ def load_saved(
     if not npy.is_file() or not meta_path.is_file():
         return None
     try:
-        meta = inputs.loads(inputs.read_text(meta_path, "the win tables' metadata", table.META_LIMIT), "")
+        meta = table.read_json(meta_path, "the win tables' metadata")
         if not isinstance(meta, dict):
             return None
         expected = {"format": WIN_FORMAT, "format_version": WIN_FORMAT_VERSION, "kind": kind, "rules": rs.name}
@@ -160,7 +136,7 @@ def verify_saved(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -
             kind = THETA_KIND if npy.name.endswith(f".{THETA_KIND}.npy") else ENDGAME_KIND
             meta_path = npy.with_suffix(".json")
             try:
-                meta = inputs.loads(inputs.read_text(meta_path, "the win tables' metadata", table.META_LIMIT), "")
+                meta = table.read_json(meta_path, "the win tables' metadata")
                 array = chunks.open_array(npy, meta.get("array") if isinstance(meta, dict) else None, kind).array
             except (OSError, ValueError) as e:
                 raise table.TableError(f"{npy} cannot be used ({e}); it is built again when needed") from None
@@ -169,3 +145,17 @@ def verify_saved(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -
                 raise table.TableError(f"{npy} does not match the SHA-256 in {meta_path}: the file is damaged")
             found.append((npy, digest, meta.get("values_checksum") == values_checksum))
     return found
+
+
+def saved_whole(rs: rules.RuleSet, directory: Path | str | None, endgame_boxes: int) -> tuple[list[Path], int]:
+    """The win strategy's table files whole in ``directory`` (an array with its metadata beside it: they are
+    written atomically, metadata last), and how many it has when all are there (Kiriki, whose turns repeat, has
+    no end-game table); ``endgame_boxes``: the end game's open boxes (:data:`pentadice.players.win.ENDGAME_BOXES`).
+    No directory: none saved."""
+    kinds: list[tuple[str, dict | None]] = [(THETA_KIND, None)]
+    if not rs.penta_repeat:
+        kinds.append((ENDGAME_KIND, {"max_open": endgame_boxes}))
+    if directory is None:
+        return [], len(kinds)
+    pairs = [saved_paths(rs, directory, kind, params) for kind, params in kinds]
+    return [npy for npy, meta in pairs if npy.is_file() and meta.is_file()], len(kinds)

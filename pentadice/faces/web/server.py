@@ -502,9 +502,9 @@ def _overloaded(connections: int, requests: int) -> None:
 
 
 def _error_parts(status: int, message: str) -> tuple[bytes, list[tuple[bytes, bytes]]]:
-    from pentadice.faces.web.api import JSON, NO_STORE, SECURITY_HEADERS, _escaped
+    from pentadice.faces.web.responses import JSON, NO_STORE, SECURITY_HEADERS, escaped
 
-    body = _escaped(json.dumps({"error": message}).encode())
+    body = escaped(json.dumps({"error": message}).encode())
     headers = [
         (b"content-type", JSON.encode()),
         (b"content-length", str(len(body)).encode()),

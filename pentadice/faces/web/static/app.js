@@ -1171,11 +1171,18 @@
     }
   }
 
-  /** A saved game (from the terminal or this page) goes on here, with its own players, rules and dice. */
-  async function resumeFile() {
-    const input = $("resume-file");
+  /** The save file picked in the file input `id` (read and checked by readSave, or null), the input cleared
+   * so that picking the same file again reads it again. */
+  async function pickedSave(id) {
+    const input = $(id);
     const file = await readSave(input);
     input.value = "";
+    return file;
+  }
+
+  /** A saved game (from the terminal or this page) goes on here, with its own players, rules and dice. */
+  async function resumeFile() {
+    const file = await pickedSave("resume-file");
     if (!file) return;
     try {
       S.game = await api("POST", "/api/games/resume", new RawJson(file.bytes));
@@ -1195,9 +1202,7 @@
   }
 
   async function reviewFile() {
-    const input = $("review-file");
-    const file = await readSave(input);
-    input.value = "";
+    const file = await pickedSave("review-file");
     if (!file) return;
     try {
       const review = await api("POST", "/api/review", new RawJson(file.bytes));

@@ -1,0 +1,127 @@
+"""What the commands show while tables load or solve: progress bars on standard error, the notes on the second
+moments, and how a missing or damaged table ends a command (exit 1) or a Ctrl-C in it (exit 130)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from pentadice.game import rules
+from pentadice.support import exits, interrupts, paths
+
+
+class NoBar:
+    """Stands in for a progress bar where none is drawn."""
+
+    def __enter__(self) -> NoBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: int) -> None:
+        return None
+
+
+def progress(label: str, length: int, enabled: bool):
+    """A progress bar on standard error when it is a terminal, else nothing."""
+    if enabled and sys.stderr.isatty():
+        return click.progressbar(length=length, label=label, file=sys.stderr)
+    return NoBar()
+
+
+class SolveOnceBar(NoBar):
+    """The progress of solving a missing table: drawn only if a solve actually starts. Ctrl-C while it is
+    open is raised between stages, or while waiting for another process (see :class:`interrupts.Held`)."""
+
+    def __init__(self, rules_name: str) -> None:
+        self.rules_name = rules_name
+        self.bar = None
+        self.interrupt = interrupts.Held()
+        self.waiting = False
+
+    def wait(self, directory) -> None:
+        """Called while another process solves the table: say so once, and stop on Ctrl-C."""
+        if not self.waiting:
+            self.waiting = True
+            click.echo(f"Waiting for another pentadice process that is solving the table in {directory}...", err=True)
+        self.interrupt.check()
+
+    def __enter__(self) -> SolveOnceBar:
+        self.interrupt.__enter__()
+        return self
+
+    def update(self, n: int) -> None:
+        self.interrupt.check()
+        if self.bar is None:
+            from pentadice import solver  # no Numba at import: the kernels load when a solve starts
+
+            rs = rules.get_rules(self.rules_name)
+            self.bar = progress(f"Solving {rs.name} (once)", solver.stages(rs), True).__enter__()
+        self.bar.update(n)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+        self.interrupt.__exit__(*exc)
+
+
+def load_advisor(rules_name: str, data: str | None, compiled: bool = True):
+    """The advisor of a rule set, solving its missing table once (with a progress bar, waiting for another
+    process already solving it) and, if ``compiled``, its kernels compiled or loaded; a damaged table or an
+    unwritable directory ends the command with exit 1. Ctrl-C in all this is raised at a safe point."""
+    from pentadice.advisor import Advisor
+    from pentadice.tables import table
+
+    try:
+        with SolveOnceBar(rules_name) as bar:
+            advisor = Advisor.load(
+                rules_name, data, progress=lambda d, t: bar.update(1), compiled=compiled, on_wait=bar.wait
+            )
+            if compiled:
+                advisor.compile()
+            return advisor
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+    except KeyboardInterrupt:
+        raise exits.Interrupted("stopped; a table being solved was written whole or not at all") from None
+
+
+def load_spread(advisor) -> None:
+    """Every option's SD from the second moments solved with the table; a table without them (solved on demand,
+    or by an earlier version) has them computed now, once, and saved beside it. Damaged ones end the command."""
+    from pentadice.solver import moments
+    from pentadice.tables import table
+
+    files = advisor.table.files
+    missing = not files.moments.exists()
+    unsaved = missing and moments.automatic(advisor.rules) and not os.access(files.directory, os.W_OK)
+    if unsaved:  # said whether or not at a terminal: a slowness of every run, and how to end it
+        click.echo(f"Note: {moments.unsaved_message(advisor.rules, files.directory)}.", err=True)
+    elif missing and sys.stderr is not None and sys.stderr.isatty():
+        if moments.automatic(advisor.rules):
+            click.echo(f"Computing the {advisor.rules.name} table's second moments (the SDs; once)...", err=True)
+        else:  # too long to compute unasked (Maxi Yatzy): no SD column, and how to have one
+            click.echo(f"No SD column: {moments.on_demand_message(advisor.rules)}", err=True)
+    try:
+        advisor.load_spread()
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+    except KeyboardInterrupt:
+        raise exits.Interrupted("stopped; no second moments were written") from None
+    if missing and not unsaved and advisor.spread and not files.moments.exists():  # the save failed after all
+        click.echo(f"Note: {moments.unsaved_message(advisor.rules, files.directory)}.", err=True)
+
+
+def target_table(rs, data: str | None):
+    """The target table of ``rs`` (exit 1 with how to build it when it is missing or damaged, or saying that
+    it is being built)."""
+    from pentadice.tables import table, targets
+
+    directory = paths.data_dir(data)
+    try:
+        return targets.load_for_advice(rs, directory)
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None

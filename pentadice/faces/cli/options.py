@@ -1,0 +1,112 @@
+"""What several commands parse alike: the shared options (--rules, --data, --lang, --sheet), the box names of
+the help, and a sheet or dice read from a file or standard input."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from pentadice.game import rules
+from pentadice.support import exits, paths
+
+RULES_OPTION = click.option(
+    "--rules",
+    "rules_name",
+    type=click.Choice(list(rules.REGISTRY), case_sensitive=True),
+    default=rules.DEFAULT_RULES,
+    show_default=True,
+    help="Rule set.",
+)
+
+DATA_OPTION = click.option("--data", default=None, type=click.Path(file_okay=False), help=paths.DEFAULT_HELP)
+
+
+def _set_language(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+    """The language of the command's text, spoken from here on: --lang, else the environment's."""
+    from pentadice.support import i18n
+
+    return i18n.use(i18n.choose(value))
+
+
+LANG_OPTION = click.option(
+    "--lang",
+    type=click.Choice(["en", "id"]),
+    default=None,
+    expose_value=False,
+    callback=_set_language,
+    help="Language of the text: English or Indonesian [default: from LANGUAGE, LC_ALL, LC_MESSAGES or LANG].",
+)
+
+
+def joined_sheets(given: tuple[str, ...]) -> str | None:
+    """``--sheet`` given more than once: the boxes of all of them, as one sheet (a box given twice is refused
+    by the sheet's parser, as within one ``--sheet``); None if not given."""
+    return " ".join(given) if given else None
+
+
+def sheet_option(example: str):
+    """``--sheet``, repeatable (:func:`joined_sheets`), its help with ``example``."""
+    return click.option(
+        "--sheet",
+        "sheet_text",
+        multiple=True,
+        callback=lambda ctx, param, value: joined_sheets(value),
+        help=f'Filled boxes, e.g. "{example}" (box names below; repeatable).',
+    )
+
+
+BOX_NAMES_HELP = (
+    "\b\nBox names for --sheet, in any case, words joined by '-', '_', a space or nothing:\n  "
+    + rules.PENTA_RULES.names_help().replace("), ", "),\n  ")
+    + ",\n  penta_bonus (bonus).\nUnder --rules yahtzee the Penta box is also 'yahtzee', under kiriki 'kiriki'."
+    + "\n\b\nUnder --rules yatzy and maxi-yatzy, the boxes of their own sheets (no penta, no bonus):\n  "
+    + rules.get_rules("maxi-yatzy").names_help().replace("), ", "),\n  ")
+    + ".\nYatzy has the first six, one_pair, two_pairs, three_of_a_kind, four_of_a_kind, small_straight,"
+    + "\nlarge_straight, full_house, chance and yatzy."
+)
+
+SHEET_FILE_LIMIT = 64 * 1024
+
+
+def read_sheet_file(path: str, rs):
+    """The sheet of ``--sheet-file`` (``-``: standard input); ValueError if it is not a sheet of ``rs``."""
+    from pentadice.game.sheet import Sheet
+    from pentadice.support import inputs
+
+    if path == "-":
+        return Sheet.read(read_stdin("the sheet", SHEET_FILE_LIMIT), rs)
+    return Sheet.read(inputs.read_text(path, "the sheet file", SHEET_FILE_LIMIT), rs)
+
+
+def given_sheet(rs, sheet_text: str | None, sheet_file: str | None):
+    """The sheet of ``--sheet`` or ``--sheet-file`` (an empty one if neither), as ``advise`` and
+    ``distribution`` read it: a bad file is a bad input (exit 2, naming the file), a bad ``--sheet`` a usage
+    error."""
+    from pentadice.game.sheet import Sheet
+
+    try:
+        sheet = read_sheet_file(sheet_file, rs) if sheet_file else Sheet()
+    except ValueError as e:  # the file is at fault, not the command line
+        where = "" if sheet_file == "-" or sheet_file in str(e) else f"{sheet_file}: "
+        raise exits.BadInput(f"{where}{e}") from None
+    try:
+        return Sheet.parse(sheet_text, rs) if sheet_text else sheet
+    except ValueError as e:  # a bad sheet
+        raise click.UsageError(str(e)) from None
+
+
+def read_stdin(what: str, limit: int) -> str:
+    """Standard input, whole, as text: at most ``limit`` bytes of UTF-8; a usage error at a terminal (nothing
+    was given, and waiting for typing would look like a hang)."""
+    from pentadice.support import inputs
+
+    if sys.stdin is None or sys.stdin.isatty():
+        raise click.UsageError(f"give {what} (as arguments, or on standard input)")
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        raise exits.BadInput(f"{what} on standard input is larger than {limit:,} bytes")
+    try:
+        return inputs.decode(data, f"{what} on standard input")
+    except inputs.InputError as e:
+        raise exits.BadInput(str(e)) from None

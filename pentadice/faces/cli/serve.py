@@ -1,0 +1,109 @@
+"""``pentadice serve``: the page and the JSON API over HTTP (:mod:`pentadice.faces.web`), until Ctrl-C."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from pentadice.faces.cli import loading
+from pentadice.faces.cli.options import DATA_OPTION
+from pentadice.game import rules
+from pentadice.support import exits, paths
+
+
+def _host_names(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--allow-host`` values, each a host name or address alone (a usage error otherwise)."""
+    from pentadice.faces.web.server import host_name
+
+    try:
+        return tuple(host_name(v) for v in values)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every network).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0: any free one).")
+@click.option(
+    "--rules",
+    "rules_names",
+    multiple=True,
+    type=click.Choice([*rules.REGISTRY, "all"], case_sensitive=True),
+    help="Rule set to serve, repeatable, or 'all' [default: penta and every rule set already solved].",
+)
+@DATA_OPTION
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser once it is served.")
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    callback=lambda ctx, param, values: _host_names(values),
+    help="Another name the page may be reached by (the Host a browser sends), repeatable; others are refused "
+    "[served: localhost, loopback addresses, the --host given and the network address printed]. A host name "
+    "or address alone (my.box, 192.168.1.5), any port: a URL is refused.",
+)
+def serve(
+    host: str,
+    port: int,
+    rules_names: tuple[str, ...],
+    data: str | None,
+    open_browser: bool,
+    allow_hosts: tuple[str, ...],
+) -> None:
+    """Serve the page (play, coach, review) and the JSON API (/openapi.json) over HTTP, until Ctrl-C."""
+    from pentadice.faces.web import server
+    from pentadice.tables import chunks
+
+    chunks.use_private_copies()  # the server answers from tables in its own memory: nothing on disk changes them
+    names = _served_rules(rules_names, data)
+    try:
+        sock = server.bind(host, port)  # a port in use is said before any table loads
+    except server.BindError as e:
+        raise (click.UsageError if e.usage else exits.Failure)(str(e)) from None
+    with sock:
+        advisors = {name: loading.load_advisor(name, data) for name in names}
+        for advisor in advisors.values():
+            loading.load_spread(advisor)  # the second moments too: checked and held now, never read from disk mid-game
+        from pentadice.faces.web.advising import warm_up
+        from pentadice.faces.web.api import create_app
+
+        warm_up(advisors.values())
+        app = create_app(advisors, allowed_hosts=server.allowed_hosts(host, allow_hosts))
+        sock.listen(2048)
+        address = sock.getsockname()
+        url = server.url_of(host, address[1])
+        click.echo(f"Serving {', '.join(names)} at {url} (API: {url}openapi.json). Ctrl-C stops it.")
+        if not server.is_local(host):
+            there = server.url_of(server.network_address(host), address[1])
+            click.echo(
+                f"The page is reachable from the network: on a phone on the same Wi-Fi, open {there} "
+                "(anyone on the network can use it)."
+            )
+        sys.stdout.flush()
+
+        def opened() -> None:
+            import webbrowser
+
+            webbrowser.open(url)
+
+        try:
+            server.run(app, sock, on_started=opened if open_browser else None)
+        except KeyboardInterrupt:
+            raise exits.Interrupted("the server stopped; the games it held are gone") from None
+
+
+def _served_rules(given: tuple[str, ...], data: str | None) -> list[str]:
+    """The rule sets to serve: those given ('all': every one), else penta and every one already solved."""
+    if "all" in given:
+        return list(rules.REGISTRY)
+    if given:
+        return list(dict.fromkeys(given))
+    from pentadice.tables import table
+
+    held = table.inventory(paths.data_dir(data))
+    for name, state in held.items():  # a table there that cannot be used is left out, and said so
+        if name != rules.DEFAULT_RULES and state.startswith("unusable"):
+            click.echo(f"Not serving {name}: {state.removeprefix('unusable: ')}", err=True)
+    return [n for n in rules.REGISTRY if n == rules.DEFAULT_RULES or held.get(n, "").startswith("solved")]

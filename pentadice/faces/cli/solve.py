@@ -1,0 +1,125 @@
+"""``pentadice solve``: solve a rule set and write its table (:mod:`pentadice.tables.build`), or its target
+table (``--targets``: :func:`pentadice.tables.targets.build`); the summary as text or JSON."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from pentadice.faces.cli import loading
+from pentadice.faces.cli.options import RULES_OPTION
+from pentadice.game import rules
+from pentadice.support import exits, interrupts, paths
+
+
+@click.command()
+@RULES_OPTION
+@click.option("--data", "--out", "data", type=click.Path(file_okay=False), default=None, help=paths.DEFAULT_HELP)
+@click.option("--threads", type=click.IntRange(min=1), default=None, help="Worker threads [default: all cores].")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
+@click.option("--targets", is_flag=True, help="Build the target-score table (for advise --target) instead.")
+@click.option(
+    "--moments/--no-moments",
+    "with_moments",
+    default=None,
+    help="Also compute the second moments (the SDs advise shows) [default: yes, but for maxi-yatzy only when asked].",
+)
+def solve(
+    rules_name: str, data: str | None, threads: int | None, as_json: bool, targets: bool, with_moments: bool | None
+) -> None:
+    """Solve a rule set exactly and write its table (NumPy .npy, Parquet, JSON metadata).
+
+    The table directory is given by --data (--out is the same option).
+    """
+    try:  # from the start: a Ctrl-C while the modules load has written nothing either
+        from pentadice import solver
+        from pentadice.tables import build, table
+    except KeyboardInterrupt:
+        raise exits.Interrupted("no table was written; the old one, if any, is as it was") from None
+    rs = rules.get_rules(rules_name)
+    if targets:
+        _solve_targets(rs, data, threads, as_json)
+        return
+    directory = paths.data_dir(data)
+    try:
+        moments_too = build.with_moments(rs, with_moments)
+        bar = loading.progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
+        summary = build.solve_and_store(
+            rs,
+            directory,
+            threads,
+            moments_too,
+            progress=lambda done, total: bar.update(1),
+            showing=bar,
+            compiling=lambda: click.echo(solver.COMPILING_MESSAGE, err=True),
+        )
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    except build.MomentsInterrupted:
+        raise exits.Interrupted(f"the {rs.name} table was written whole; its second moments were not") from None
+    except interrupts.CommittedInterrupt:
+        raise exits.Interrupted(f"the {rs.name} table had been written whole to {directory} already") from None
+    except KeyboardInterrupt:
+        raise exits.Interrupted("no table was written; the old one, if any, is as it was") from None
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        click.echo("\n".join(_summary_lines(rs, summary)))
+
+
+def _summary_lines(rs: rules.RuleSet, summary: dict) -> list[str]:
+    """What ``solve`` prints (:func:`pentadice.tables.build.solve_and_store`'s summary)."""
+    files = summary["files"]
+    spread = files["m2"] is not None
+    lines = [
+        f"Rules:           {rs.name} ({rs.title})",
+        f"Expected score:  {summary['expected_score']:.10f} at game start, optimal play",
+    ]
+    if spread:
+        lines.append(f"Spread:          SD {summary['sd']:.2f} of the final score at game start, optimal play")
+    else:
+        from pentadice.solver import moments
+
+        lines.append(f"Spread:          {moments.on_demand_message(rs)}")
+    threads = summary["threads"]
+    threads_text = f"{threads} thread{'s' if threads != 1 else ''}"
+    with_sd = ", values and second moments in one pass" if spread else ""
+    lines += [
+        f"States solved:   {summary['states']:,}",
+        f"Solve:           {summary['seconds']:.3f} s on {threads_text}{with_sd}",
+        f"JIT compile:     {summary['compile_seconds']:.3f} s (Numba; loaded from cache after the first run)",
+        f"Write:           {summary['write_seconds']:.3f} s",
+        f"Files:           {files['npy']}",
+        f"                 {files['parquet']}",
+        f"                 {files['metadata']}",
+    ]
+    if spread:
+        lines += [f"                 {files['m2']}", f"                 {files['m2_metadata']}"]
+    return lines
+
+
+def _solve_targets(rs, data: str | None, threads: int | None, as_json: bool) -> None:
+    """``solve --targets``: build the target table of ``rs`` and say what it cost."""
+    from pentadice.tables import table, targets
+
+    directory = paths.data_dir(data)
+    try:  # a refused rule set (too large) is refused before its states are listed: Maxi Yatzy's are tens of millions
+        bar = loading.progress(label=f"Targets of {rs.name}", length=targets.stages(rs), enabled=not as_json)
+        built, files, write_seconds = targets.build(
+            rs, directory, threads, progress=lambda done, total: bar.update(1), showing=bar
+        )
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    except interrupts.CommittedInterrupt:
+        raise exits.Interrupted(f"the {rs.name} target table had been written whole to {directory} already") from None
+    except KeyboardInterrupt:
+        raise exits.Interrupted("no target table was written; the old one, if any, is as it was") from None
+    if as_json:
+        click.echo(json.dumps(targets.summary(rs, built, files, write_seconds)))
+    else:
+        click.echo("\n".join(targets.summary_lines(rs, built, files, write_seconds)))

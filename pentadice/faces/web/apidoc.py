@@ -1,0 +1,28 @@
+"""What ``/openapi.json`` says of the routes beyond their signatures: the refusals each may answer, and the
+request bodies (read strictly by :mod:`pentadice.faces.web.bodies`, not parsed by FastAPI: documented here
+with their models in :mod:`pentadice.faces.web.schemas`)."""
+
+from __future__ import annotations
+
+from pentadice.faces.web import schemas
+from pentadice.faces.web.responses import JSON
+
+ERRORS = {
+    400: {"model": schemas.ErrorOut, "description": "The body is not JSON."},
+    403: {"model": schemas.ErrorOut, "description": "Sent by another site's page (Origin, Sec-Fetch-Site)."},
+    408: {"model": schemas.ErrorOut, "description": "The body did not arrive in time."},
+    413: {"model": schemas.ErrorOut, "description": "The body is too large."},
+    422: {"model": schemas.ErrorOut, "description": "A wrong field or value."},
+}
+GAME_ERRORS = {
+    **ERRORS,
+    404: {"model": schemas.ErrorOut, "description": "No such game (unknown, or dropped)."},
+    409: {"model": schemas.ErrorOut, "description": "The game's state refuses the move."},
+}
+SAVE_FILE_BODY = {"requestBody": {"required": True, "content": {JSON: {"schema": {"type": "object"}, "example": {}}}}}
+
+
+def body_doc(model: type, example: object) -> dict:
+    """The ``openapi_extra`` of a route whose body is ``model``, with ``example``."""
+    schema = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {"requestBody": {"required": True, "content": {JSON: {"schema": schema, "example": example}}}}

@@ -1,0 +1,115 @@
+"""The guard before the application: the security headers on every answer, a ``Host`` not served refused
+(DNS rebinding), a request another site's page sent refused, and HEAD on an API path answered as its GET."""
+
+from __future__ import annotations
+
+import ipaddress
+from urllib.parse import urlsplit
+
+from fastapi.routing import APIRoute
+from starlette.routing import Match
+
+from pentadice.faces.web.responses import NO_STORE, SECURITY_HEADERS, answer
+
+
+class SecurityHeaders:
+    """Every answer says: scripts, styles and images from this server only, no framing, no sniffing of
+    content types, no referrer; API answers are not cached. Before the application: a request another site's
+    page makes the browser send (an ``Origin`` not this server's, or ``Sec-Fetch-Site: cross-site``) is
+    refused, but GET and HEAD (a page elsewhere could otherwise fill the games held and push a player's game
+    out); HEAD on an API path a GET route serves is that GET, without the body. First of all, where ``hosts``
+    is given, a request whose ``Host`` is not served is refused (421: a page elsewhere that a DNS rebinding
+    pointed at this server), as is one with no ``Host`` or two (400). ``routes``: the API's routes (APIRoute
+    objects, as their routers hold them)."""
+
+    def __init__(self, app, routes: list, hosts: frozenset[str] | None = None) -> None:
+        self.app = app
+        self.routes = routes
+        self.hosts = hosts
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        api = scope["path"].startswith("/api/")
+        extra = [*SECURITY_HEADERS, NO_STORE] if api else SECURITY_HEADERS
+
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), *extra]
+            await send(message)
+
+        refused = _host_refusal(scope, self.hosts) if self.hosts is not None else None
+        if refused is not None:
+            await answer({"error": refused[1]}, refused[0], {"connection": "close"})(scope, receive, send_with_headers)
+            return
+        if scope["method"] not in ("GET", "HEAD") and _cross_site(scope):
+            refusal = answer({"error": "a request from another site's page is refused: the API serves this page"}, 403)
+            await refusal(scope, receive, send_with_headers)
+            return
+        if api and scope["method"] == "HEAD" and self._serves_get(scope):
+            scope = {**scope, "method": "GET"}
+            respond = send_with_headers
+
+            async def send_with_headers(message) -> None:  # the headers of the GET, no body
+                if message["type"] == "http.response.body":
+                    message = {**message, "body": b""}
+                await respond(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+    def _serves_get(self, scope) -> bool:
+        as_get = {**scope, "method": "GET"}
+        return any(isinstance(r, APIRoute) and r.matches(as_get)[0] is Match.FULL for r in self.routes)
+
+
+def _host_refusal(scope, hosts: frozenset[str]) -> tuple[int, str] | None:
+    """Why a request's ``Host`` is refused (status, message), or None: one ``Host`` (none only in HTTP/1.0),
+    naming one of ``hosts``, a loopback address or the address the request arrived at, with any port."""
+    given = [v for k, v in scope.get("headers", ()) if k.lower() == b"host"]
+    if len(given) > 1:
+        return 400, "the request has two Host headers"
+    if not given:
+        return None if scope.get("http_version") == "1.0" else (400, "the request has no Host header")
+    host = given[0].decode("latin-1").strip().lower()
+    name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if not name or (port and not port.isdigit()):
+        name = host
+    name = name.rstrip(".")
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name in hosts or name.endswith(".localhost"):
+        return None
+    try:
+        address = ipaddress.ip_address(name)
+        if address.is_loopback or name == str((scope.get("server") or ("",))[0]).lower():
+            return None
+    except ValueError:
+        pass
+    shown = host if len(host) <= 60 else host[:57] + "..."
+    return 421, f"this server does not serve the host {shown!r} (`pentadice serve --allow-host NAME` adds one)"
+
+
+def _cross_site(scope) -> bool:
+    """Whether a browser says the request comes from another site's page: ``Sec-Fetch-Site: cross-site``, or
+    an ``Origin`` whose host and port are not the ``Host`` asked (``null`` included). Clients that are not
+    browsers send neither."""
+    headers = {k.lower(): v for k, v in scope.get("headers", ())}
+    if headers.get(b"sec-fetch-site") == b"cross-site":
+        return True
+    origin = headers.get(b"origin")
+    if origin is None:
+        return False
+    try:
+        parts = urlsplit(origin.decode("latin-1"))
+        port = parts.port
+    except ValueError:
+        return True
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    where = (parts.hostname or "", port or default)
+    host = headers.get(b"host", b"").decode("latin-1")
+    try:
+        asked = urlsplit(f"{parts.scheme}://{host}")
+        return not parts.hostname or where != (asked.hostname or "", asked.port or default)
+    except ValueError:
+        return True

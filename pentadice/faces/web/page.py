@@ -1,0 +1,89 @@
+"""The page's files, held in memory (:class:`HeldFiles`), and what answers the paths no API route took
+(:class:`Pages`, mounted at ``/`` after the routes)."""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+from email.utils import formatdate
+from pathlib import Path
+
+from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException
+from starlette.routing import Match
+
+STATIC = Path(__file__).parent / "static"
+
+
+class HeldFiles:
+    """The page's files, read into memory at start-up (a few small files): answered without a thread or a
+    file read, so that clients fetching them many times over (and not reading the answers) cost the server
+    little, and nothing done to the folder afterwards changes what is served. ``/`` and a folder answer its
+    ``index.html``; no directory listing, nothing outside the folder; GET and HEAD only (405); an ``ETag``
+    that ``If-None-Match`` can match (304)."""
+
+    LIMIT = 16 * 1024 * 1024  # bytes of page files held at most (the page is about 70 KB)
+
+    def __init__(self, directory: Path) -> None:
+        self.files: dict[str, tuple[bytes, list[tuple[bytes, bytes]]]] = {}
+        held = 0
+        for path in sorted(directory.rglob("*")):
+            if not path.is_file() or path.is_symlink():
+                continue
+            body = path.read_bytes()
+            held += len(body)
+            if held > self.LIMIT:
+                raise ValueError(f"the page's files in {directory} are larger than {self.LIMIT:,} bytes")
+            kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+            if kind.startswith("text/") or kind == "application/javascript":
+                kind += "; charset=utf-8"
+            mtime = path.stat().st_mtime
+            tag = f'"{hashlib.md5(body, usedforsecurity=False).hexdigest()}"'.encode()
+            headers = [
+                (b"content-type", kind.encode()),
+                (b"etag", tag),
+                (b"last-modified", formatdate(mtime, usegmt=True).encode()),
+            ]
+            self.files[path.relative_to(directory).as_posix()] = (body, headers)
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["method"] not in ("GET", "HEAD"):
+            raise HTTPException(405)
+        name = scope["path"].lstrip("/")
+        if name == "" or name.endswith("/"):
+            name += "index.html"
+        held = self.files.get(name)
+        if held is None:
+            raise HTTPException(404)
+        body, headers = held
+        status = 200
+        tags = [v for k, v in scope.get("headers", ()) if k.lower() == b"if-none-match"]
+        if tags and any(t.strip() in (headers[1][1], b"*") for v in tags for t in v.split(b",")):
+            status, body = 304, b""
+        length = [] if status == 304 else [(b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": [*headers, *length]})
+        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+class Pages:
+    """The page's files (:class:`HeldFiles`). An ``/api/`` path no route took is a JSON error: 405 where a
+    route has that path under another method, else 404. ``routes``: the API's routes (APIRoute objects, as
+    their routers hold them)."""
+
+    def __init__(self, files: HeldFiles | None, routes: list) -> None:
+        self.files = files
+        self.routes = routes
+
+    async def __call__(self, scope, receive, send) -> None:
+        path = scope.get("path", "")
+        if path == "/api" or path.startswith("/api/"):
+            allowed = set()
+            for route in self.routes:
+                if isinstance(route, APIRoute) and route.matches(scope)[0] is Match.PARTIAL:
+                    allowed |= route.methods | ({"HEAD"} if "GET" in route.methods else set())
+            if allowed:
+                raise HTTPException(405, headers={"Allow": ", ".join(sorted(allowed))})
+            raise HTTPException(404)
+        if self.files is None:  # no page installed: the API alone
+            raise HTTPException(404)
+        await self.files(scope, receive, send)  # whole files only: the page's files are small

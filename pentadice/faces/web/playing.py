@@ -1,0 +1,76 @@
+"""A held game over HTTP: its view (the engine's, with the advice and the chances the page shows), a move
+played under its lock in a worker thread, and a game made or loaded taken into the store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from pentadice.advisor import chances
+from pentadice.faces.web.bodies import ApiError
+from pentadice.faces.web.responses import answer
+from pentadice.faces.web.state import WebState
+from pentadice.faces.web.store import Held
+from pentadice.players.engine import Game
+
+AUTO_COMMIT_SECONDS = 3.0  # a new game's countdown before the advisor's box is filled (GET /api/rules says it)
+
+
+def view(state: WebState, game_id: str, held: Held) -> dict:
+    """The game's view with its id; the advice where a person is to move, the chances where at hand."""
+    game = held.game
+    out = {"id": game_id, **game.view()}
+    out.update(
+        coach=game.coach,
+        auto_commit_seconds=game.auto_commit_seconds,
+        can_undo=game.can_undo,
+        history=len(game.history),
+    )
+    person_to_move = game.dice is not None and not game.over and not game.player.computer
+    out["advice"] = json.loads(state.cache.get(held.advisor, game.situation())) if person_to_move else None
+    out["chances"], out["chances_pending"] = known_chances(game, held.advisor)
+    return out
+
+
+async def act(state: WebState, game_id: str, move: Callable[[Held], dict | None]) -> Response:
+    """``move(held)`` on the game, its requests one at a time: ``{"played": .., "game": view}``."""
+    held = state.held_of(game_id)
+    async with held.lock:
+
+        def run() -> dict:
+            played = move(held)
+            out = {"played": played} if played is not None else {}
+            return {**out, "game": view(state, game_id, held)}
+
+        return answer(await run_in_threadpool(run))
+
+
+async def started(state: WebState, game: Game, advisor) -> Response:
+    """A game just made or loaded, held from now on: 201 with its view and its place."""
+    if game.coach and any(p.computer for p in game.players):
+        raise ApiError(422, "a coach game follows real dice: its players are people, not the computer")
+    game_id = state.store.add(game, advisor)
+    out = await run_in_threadpool(view, state, game_id, state.store.get(game_id))
+    return answer(out, 201, {"location": f"/api/games/{game_id}"})
+
+
+def person_to_act(game: Game) -> None:
+    """409 unless a person is to move in the game."""
+    if game.over:
+        raise ApiError(409, "the game is over")
+    if game.player.computer:
+        raise ApiError(409, f"it is {game.player.name}'s turn, the computer's: POST .../computer plays it")
+
+
+def known_chances(game: Game, advisor) -> tuple[list[float] | None, bool]:
+    """Each player's chance of finishing first from the sheets as they stand, if at hand (else null, and
+    pending: GET .../chances computes them and waits); null and not pending where they cannot be computed
+    (see :mod:`pentadice.advisor.chances`)."""
+    try:
+        found = chances.known_chances(advisor.rules, advisor.values, [p.sheet for p in game.players], queue=False)
+    except chances.ChancesUnavailable:
+        return None, False
+    return found, found is None

@@ -1,0 +1,259 @@
+"""Games: ``POST /api/games`` (a new game, or a saved one going on), its view and chances, and the moves a
+person or the computer plays in it. Each game's requests run one at a time, under its lock
+(:func:`pentadice.faces.web.playing.act`)."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from pentadice.advisor import chances
+from pentadice.faces.web import bodies, schemas
+from pentadice.faces.web.apidoc import ERRORS, GAME_ERRORS, body_doc
+from pentadice.faces.web.bodies import ApiError
+from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS, act, person_to_act, started, view
+from pentadice.faces.web.responses import answer
+from pentadice.faces.web.state import State, WebState
+from pentadice.game.moves import Keep, Score
+from pentadice.players import strategies
+from pentadice.players.engine import MAX_PLAYERS, Game, GameError, Player, check_auto_commit, parse_players
+from pentadice.support.inputs import json_kind
+
+NEW_GAME_FIELDS = ("players", "rules", "seed", "auto_commit", "dice", "save")
+
+router = APIRouter()
+
+
+@router.post(
+    "/api/games",
+    status_code=201,
+    responses={201: {"model": schemas.GameView}, **ERRORS},
+    openapi_extra=body_doc(schemas.NewGameIn, {"players": "Ana,cpu", "rules": "penta", "seed": 1}),
+    tags=["games"],
+)
+async def new_game(request: Request, state: State) -> Response:
+    """A new game, or a saved one going on (`save`); answers its view, with its id."""
+    body = await bodies.read(request, bodies.LARGE_LIMIT)
+    data = bodies.json_object(body, NEW_GAME_FIELDS, '{"players": "Ana,cpu", "rules": "penta"}')
+    game, advisor = _saved_game(state, data) if "save" in data else _new_game(state, data)
+    return await started(state, game, advisor)
+
+
+def _new_game(state: WebState, data: dict):
+    advisor = state.advisor_of(data.get("rules"))
+    seed = data.get("seed")
+    if seed is not None:
+        bodies.whole(seed, "seed", 0, 2**128 - 1)
+    kind = data.get("dice", "random")
+    if kind not in ("random", "manual"):
+        raise ApiError(422, f'dice must be "random" or "manual" (a coach game), not {bodies.short(kind)}')
+    try:
+        seconds = check_auto_commit(data.get("auto_commit", AUTO_COMMIT_SECONDS))
+        players = _players_of(data.get("players", "You,cpu"))
+        return Game(advisor.rules, players, seed, seconds, coach=kind == "manual"), advisor
+    except GameError as e:
+        raise ApiError(422, str(e)) from None
+
+
+def _saved_game(state: WebState, data: dict):
+    fixed = [f for f in ("players", "rules", "seed", "dice") if f in data]
+    if fixed:
+        raise ApiError(422, f"{', '.join(fixed)}: a saved game's players, rules and dice come from the save")
+    if not isinstance(data["save"], dict):
+        raise ApiError(422, "save must be a saved game: the JSON object of a save file")
+    try:
+        game = Game.from_json(json.dumps(data["save"]))
+        if "auto_commit" in data:
+            game.auto_commit_seconds = check_auto_commit(data["auto_commit"])
+    except GameError as e:
+        raise ApiError(422, str(e)) from None
+    game.save_path = None  # a path on the player's machine: nothing to the server
+    return game, state.advisor_of(game.rules.name)
+
+
+def _players_of(value: object) -> list[Player]:
+    """Players from ``"Ana,cpu:win"`` or ``[{"name": "Ana"}, {"name": "cpu", "computer": true, "strategy":
+    "win"}]``."""
+    if isinstance(value, str):
+        if len(value) > (MAX_PLAYERS + 1) * 40:
+            raise ApiError(422, f"players: at most {MAX_PLAYERS} names")
+        return parse_players(value)
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_PLAYERS:
+        raise ApiError(422, f'players must be "Ana,cpu" or a list of 1 to {MAX_PLAYERS} {{"name", "computer"}}')
+    players = []
+    for number, item in enumerate(value):
+        where = f"players[{number}]"  # which entry is wrong, counted from 0 as in the list
+        if not isinstance(item, dict):
+            example = '{"name": "Ana", "computer": false}'
+            raise ApiError(
+                422, f"{where} is {json_kind(item)} {bodies.short(item)}, not an object: a player is {example}"
+            )
+        try:
+            bodies.check_fields(item, ("name", "computer", "strategy"), ("name",))
+        except ApiError as e:
+            raise ApiError(e.status, f"{where}: {e.message}") from None
+        computer = item.get("computer", False)
+        if not isinstance(computer, bool):
+            raise ApiError(422, f"{where}: computer must be true or false, not {bodies.short(item['computer'])}")
+        strategy = item.get("strategy")
+        strategy = strategies.DEFAULT if strategy is None else strategy  # null or absent: the default, as "cpu"
+        if isinstance(strategy, str):
+            strategy = strategy.lower()  # any case, as in "cpu:WIN"
+        if not isinstance(strategy, str) or strategy not in strategies.STRATEGIES:
+            raise ApiError(
+                422, f"strategy must be one of {', '.join(strategies.STRATEGIES)}, not {bodies.short(strategy)}"
+            )
+        if strategy != strategies.DEFAULT and not computer:
+            raise ApiError(422, f"{bodies.short(item['name'])} is a person: a strategy is for computer players")
+        players.append(Player(item["name"], computer, strategy=strategy))
+    return players
+
+
+@router.get("/api/games/{game_id}", responses={200: {"model": schemas.GameView}, **GAME_ERRORS}, tags=["games"])
+async def get_game(game_id: str, state: State) -> Response:
+    """The game's view."""
+    held = state.held_of(game_id)
+    async with held.lock:
+        return answer(await run_in_threadpool(view, state, game_id, held))
+
+
+@router.get(
+    "/api/games/{game_id}/chances", responses={200: {"model": schemas.ChancesOut}, **GAME_ERRORS}, tags=["games"]
+)
+async def get_chances(game_id: str, state: State) -> Response:
+    """Each player's chance of finishing first from the sheets as they stand, waiting while they are
+    computed (seconds early in a game; the game's own requests are not held up meanwhile)."""
+    held = state.held_of(game_id)
+    async with held.lock:
+        sheets = [p.sheet for p in held.game.players]  # sheets are replaced, never edited: a snapshot
+    out = await run_in_threadpool(_chances_answer, held.advisor.rules, held.advisor.values, sheets)
+    return answer({"sheets": [s.as_dict(held.game.rules) for s in sheets], **out})
+
+
+def _chances_answer(rs, values, sheets) -> dict:
+    """GET .../chances: the chances, waiting for them (null with the reason where they cannot be computed)."""
+    try:
+        return {"chances": chances.win_chances(rs, values, sheets), "reason": None}
+    except chances.ChancesUnavailable as e:
+        return {"chances": None, "reason": str(e)}
+
+
+@router.post(
+    "/api/games/{game_id}/roll",
+    responses={200: {"model": schemas.MoveOut}, **GAME_ERRORS},
+    openapi_extra=body_doc(schemas.RollIn, {"keep": [4, 4]}),
+    tags=["games"],
+)
+async def roll(game_id: str, request: Request, state: State) -> Response:
+    """Roll: the turn's first roll (`keep` empty), or keep `keep` and reroll the others. A coach game
+    gives the faces rolled in `dice`."""
+    data = bodies.json_object(await bodies.read(request, bodies.ACTION_LIMIT), ("keep", "dice"), '{"keep": []}')
+
+    def move(held) -> dict:
+        game = held.game
+        keep = bodies.faces(data.get("keep", []), "keep", game.rules.dice)
+        rolled = data.get("dice")
+        if rolled is not None:
+            if not game.coach:
+                raise ApiError(422, 'dice are given in coach games ("dice": "manual") only: this one rolls')
+            rolled = bodies.faces(rolled, "dice", game.rules.dice)
+        person_to_act(game)
+        if game.dice is None and keep:
+            raise ApiError(409, "there are no dice to keep before the turn's first roll")
+        if game.coach and (game.dice is None or game.rolls_left > 0) and len(keep) < game.rules.dice:
+            rolling = game.rules.dice - len(keep)  # a wrong count is a wrong value (422), not the game's state
+            if rolled is None or len(rolled) != rolling:
+                got = "none" if rolled is None else f"{len(rolled)}"
+                raise ApiError(422, f"dice: a coach game takes the faces of the {rolling} dice rolled, not {got}")
+        if game.dice is None:
+            return {"player": game.player.name, "computer": False, "rolled": list(game.start_turn(rolled))}
+        return game.play(Keep(tuple(keep)), held.advisor, rolled=rolled).as_dict()
+
+    return await act(state, game_id, move)
+
+
+@router.post(
+    "/api/games/{game_id}/score",
+    responses={200: {"model": schemas.MoveOut}, **GAME_ERRORS},
+    openapi_extra=body_doc(schemas.ScoreIn, {"box": "fives"}),
+    tags=["games"],
+)
+async def score(game_id: str, request: Request, state: State) -> Response:
+    """Fill a box with the dice showing (`box`: its id, or its name as people type it)."""
+    body = await bodies.read(request, bodies.ACTION_LIMIT)
+    data = bodies.json_object(body, ("box",), '{"box": "fives"}', ["box"])
+
+    def move(held) -> dict:
+        game = held.game
+        if not isinstance(data["box"], str):
+            raise ApiError(422, f"box must be a box id, not {bodies.short(data['box'])}")
+        try:
+            box = game.rules.parse_box(data["box"])
+        except ValueError as e:
+            raise ApiError(422, str(e)) from None
+        person_to_act(game)
+        return game.play(Score(box), held.advisor).as_dict()
+
+    return await act(state, game_id, move)
+
+
+@router.post(
+    "/api/games/{game_id}/auto-commit", responses={200: {"model": schemas.MoveOut}, **GAME_ERRORS}, tags=["games"]
+)
+async def auto_commit(game_id: str, request: Request, state: State) -> Response:
+    """The countdown ran out: fill the advisor's box (the computer's choice). Only after a person's last roll."""
+    await _empty_body(request)
+
+    def move(held) -> dict:
+        game = held.game
+        person_to_act(game)
+        if game.auto_commit_seconds is None:
+            raise ApiError(409, "the auto-commit is off in this game")
+        return game.auto_commit_played(held.advisor).as_dict()
+
+    return await act(state, game_id, move)
+
+
+@router.post(
+    "/api/games/{game_id}/computer", responses={200: {"model": schemas.MoveOut}, **GAME_ERRORS}, tags=["games"]
+)
+async def computer(game_id: str, request: Request, state: State) -> Response:
+    """One step of the computer player whose turn it is: its first roll, a keep or a box."""
+    await _empty_body(request)
+
+    def move(held) -> dict:
+        game = held.game
+        if game.over:
+            raise ApiError(409, "the game is over")
+        if not game.player.computer:
+            raise ApiError(409, f"it is {game.player.name}'s turn, a person's: the computer does not play it")
+        happened = game.advance(held.advisor, now=state.clock(), limit=1)
+        if not happened:
+            raise ApiError(409, "the computer has nothing to play")
+        step = happened[0]
+        if isinstance(step, tuple):  # ("rolled", player, dice): a turn's first roll
+            return {"player": step[1], "computer": True, "rolled": list(step[2])}
+        return step.as_dict()
+
+    return await act(state, game_id, move)
+
+
+@router.post("/api/games/{game_id}/undo", responses={200: {"model": schemas.GameOut}, **GAME_ERRORS}, tags=["games"])
+async def undo(game_id: str, request: Request, state: State) -> Response:
+    """Coach games: take back the last step (a box, a keep with its roll, or a turn's first roll)."""
+    await _empty_body(request)
+
+    def move(held) -> None:
+        held.game.undo()
+
+    return await act(state, game_id, move)
+
+
+async def _empty_body(request: Request) -> None:
+    """Actions without fields take no body, or ``{}``."""
+    body = await bodies.read(request, bodies.ACTION_LIMIT)
+    if body.strip():
+        bodies.json_object(body, (), "{}")

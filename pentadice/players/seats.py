@@ -1,0 +1,163 @@
+"""Who plays a game, and how long a person has: a :class:`Player` (a name, human or computer, the score sheet,
+the turns played, a computer's strategy), the ``--players`` text (:func:`parse_players`), the checks every
+way of setting up a game shares (printable names that look different, known strategies), and the auto-commit
+time (``--auto-commit``, or as saved). Pure Python, no I/O.
+
+:class:`GameError` is the engine's one error (:mod:`pentadice.players.engine` raises it too): it is here, in
+the lowest of the engine's modules, so that every one of them can raise it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pentadice.game.sheet import Sheet
+from pentadice.players import strategies
+from pentadice.support.inputs import unsafe_char
+
+MAX_PLAYERS = 6
+MAX_NAME = 32  # characters in a player's name
+MAX_AUTO_COMMIT = 86400.0  # seconds: a day; longer is "off"
+
+
+class GameError(ValueError):
+    """A move the rules do not allow now, or a saved game that cannot be loaded."""
+
+
+def check_name(name: object) -> str:
+    """A player's name: 1 to :data:`MAX_NAME` printable characters, no surrounding spaces; GameError if not."""
+    if not isinstance(name, str):
+        raise GameError(f"a player's name is text, not {name!r}")
+    if not name.strip():
+        raise GameError("empty player name")
+    if not any(unicodedata.category(c)[0] in "LNPS" for c in name):  # letters, digits, marks of punctuation
+        raise GameError(f"player name {name!r} has no visible character")
+    if any(unsafe_char(c) for c in name):
+        raise GameError(f"player name {name!r} holds a control character: names are printable text")
+    if name != name.strip():
+        raise GameError(f"player name {name!r} starts or ends with spaces")
+    if len(name) > MAX_NAME:
+        raise GameError(f"player name {name[:MAX_NAME]!r}... is longer than {MAX_NAME} characters")
+    return name
+
+
+def check_auto_commit(seconds: object) -> float | None:
+    """The auto-commit time: a finite number of seconds from 0 (at once) to :data:`MAX_AUTO_COMMIT`, or None
+    (off); GameError if not."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise GameError(f"the auto-commit time is a number of seconds or off, not {short(seconds)}")
+    # The comparisons come first: an integer too large for a float must not reach float().
+    if not (0 <= seconds <= MAX_AUTO_COMMIT and math.isfinite(seconds)):
+        raise GameError(f"the auto-commit time is 0 to {MAX_AUTO_COMMIT:g} seconds or off, not {short(seconds)}")
+    return abs(float(seconds))  # -0.0 is 0
+
+
+def parse_auto_commit(text: str) -> float | None:
+    """``--auto-commit``: seconds (0: at once) or ``off``; GameError for anything else (inf, nan, negative,
+    more than a day)."""
+    word = text.strip().lower()
+    if word == "off":
+        return None
+    seconds = float(word) if re.fullmatch(r"[0-9]{1,9}(\.[0-9]*)?|\.[0-9]+", word) else math.nan
+    if not 0 <= seconds <= MAX_AUTO_COMMIT:  # NaN too
+        raise GameError(f"{short(text)} is not a number of seconds from 0 to {MAX_AUTO_COMMIT:g}, or off")
+    return seconds
+
+
+@dataclass
+class Player:
+    """One player: a name, human or computer, the score sheet so far and the turns played (Kiriki gives extra
+    turns), and a computer's strategy (:mod:`pentadice.players.strategies`; a person's is ``optimal``, the
+    computer's choice a person may ask for). The sheet is replaced, never edited, as boxes are filled."""
+
+    name: str
+    computer: bool = False
+    sheet: Sheet = field(default_factory=Sheet)
+    turns: int = 0
+    strategy: str = strategies.DEFAULT
+
+    @property
+    def boxes(self) -> Mapping[str, int]:
+        return self.sheet.boxes
+
+    @property
+    def penta_bonus(self) -> int:
+        return self.sheet.penta_bonus
+
+
+def parse_players(spec: str) -> list[Player]:
+    """Players from ``"Ana,cpu:win,cpu"``: a name is a human; ``cpu`` a computer playing ``optimal``,
+    ``cpu:STRATEGY`` one playing that strategy, ``cpu:NAME`` a named one playing ``optimal`` and
+    ``cpu:STRATEGY:NAME`` a named one playing that strategy (see :func:`strategies.parse_computer`)."""
+    players = []
+    unnamed = []  # computers without a name: "cpu" alone, "cpu 1", "cpu 2"... when there are several
+    for raw in spec.split(","):
+        item = raw.strip()
+        if not item:
+            raise GameError(f"empty player name in {spec!r}")
+        kind, colon, name = item.partition(":")
+        if kind.strip().lower() == "cpu":
+            try:
+                strategy, name = strategies.parse_computer(name, item) if colon else (strategies.DEFAULT, "")
+            except strategies.StrategyError as e:
+                raise GameError(str(e)) from None
+            players.append(Player(name, computer=True, strategy=strategy))
+            if not name:
+                unnamed.append(players[-1])
+        elif ":" in item:
+            raise GameError(
+                f"unknown player kind {kind!r} in {item!r}: a player is NAME, cpu, cpu:STRATEGY, cpu:NAME or "
+                f"cpu:STRATEGY:NAME"
+            )
+        else:
+            players.append(Player(item))
+    for number, player in enumerate(unnamed, 1):
+        player.name = "cpu" if len(unnamed) == 1 else f"cpu {number}"
+    check_players(players)
+    return players
+
+
+def check_players(players: Sequence[Player]) -> None:
+    """1 to :data:`MAX_PLAYERS` players with distinct, printable names (see :func:`check_name`)."""
+    if not 1 <= len(players) <= MAX_PLAYERS:
+        raise GameError(f"a game has 1 to {MAX_PLAYERS} players, not {len(players)}")
+    for p in players:
+        check_name(p.name)
+        if p.strategy not in strategies.STRATEGIES:
+            raise GameError(f"unknown strategy {p.strategy!r}: strategies are {', '.join(strategies.STRATEGIES)}")
+        if not p.computer and p.strategy != strategies.DEFAULT:
+            raise GameError(f"{p.name!r} is a person: a strategy ({p.strategy}) is for computer players")
+    names = [p.name for p in players]
+    twice = [n for n, c in Counter(names).items() if c > 1]
+    if twice:
+        raise GameError(f"two players are called {twice[0]!r}")
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(name_key(name), name)
+        if other != name:
+            raise GameError(f"two players' names look the same: {other!r} and {name!r}; give names that differ")
+
+
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u3164\uffa0") | frozenset(map(chr, range(0xFE00, 0xFE10)))
+
+
+def name_key(name: str) -> str:
+    """What a name looks like, to tell players apart: its NFKC form (full-width letters, ligatures, a
+    no-break space as their plain forms) without invisible characters (format characters such as a zero-width
+    space or joiner, variation selectors, fillers) and with each run of spaces as one."""
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(c for c in text if c not in _INVISIBLE and unicodedata.category(c) != "Cf")
+    return " ".join(text.split())
+
+
+def short(value: object) -> str:
+    """A value in a message: its ``repr``, cut short after 37 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
