@@ -32,14 +32,17 @@ def advisor(rs: rules.RuleSet, directory: Path | None = None) -> Advisor:
 
 
 def main() -> None:
-    from pentadice.faces.web import server  # the web extra: only the server needs it
+    from pentadice.faces.web import (
+        addresses,
+        server,  # the web extra: only the server needs it
+    )
     from pentadice.faces.web.advising import warm_up
     from pentadice.faces.web.api import create_app
 
     port = int(sys.argv[1])
     advisors = {"yatzy": advisor(rules.get_rules("yatzy")), "maxi-yatzy": advisor(six_dice_game())}
     warm_up(advisors.values())  # as `pentadice serve` does: the first request loads no compiled code
-    server.run(create_app(advisors), server.bind("127.0.0.1", port))
+    server.run(create_app(advisors), addresses.bind("127.0.0.1", port))
 
 
 if __name__ == "__main__":

@@ -722,10 +722,10 @@ def test_serve_refuses_a_host_it_cannot_listen_on(penta_table_dir):
 
 
 def test_serve_network_words():
-    from pentadice.faces.web import server
+    from pentadice.faces.web import addresses
 
-    assert server.is_local("127.0.0.1") and server.is_local("::1") and server.is_local("localhost")
-    assert not server.is_local("0.0.0.0") and not server.is_local("192.168.1.5")
-    assert server.url_of("::1", 80) == "http://[::1]:80/"
-    assert server.network_address("192.168.1.5") == "192.168.1.5"
-    assert re.fullmatch(r"[0-9a-f.:]+", server.network_address("0.0.0.0"))
+    assert addresses.is_local("127.0.0.1") and addresses.is_local("::1") and addresses.is_local("localhost")
+    assert not addresses.is_local("0.0.0.0") and not addresses.is_local("192.168.1.5")
+    assert addresses.url_of("::1", 80) == "http://[::1]:80/"
+    assert addresses.network_address("192.168.1.5") == "192.168.1.5"
+    assert re.fullmatch(r"[0-9a-f.:]+", addresses.network_address("0.0.0.0"))

@@ -17,7 +17,7 @@ from moments_reference import completions
 from reference import brute_force
 
 from pentadice import solver
-from pentadice.advisor import distribution
+from pentadice.advisor import distribution, distribution_report
 from pentadice.faces.cli import main
 from pentadice.game import rules
 from pentadice.game.sheet import Sheet
@@ -366,7 +366,7 @@ def test_command_json_and_out(run, tmp_path, penta_solution):
     arrow = pq.read_table(pq_out)
     assert arrow.column_names == ["score", "probability", "p_at_least"]
     assert math.isclose(math.fsum(arrow.column("probability").to_pylist()), 1.0, abs_tol=1e-12)
-    assert distribution.is_distribution_file(pq_out) and distribution.is_distribution_file(out)
+    assert distribution_report.is_distribution_file(pq_out) and distribution_report.is_distribution_file(out)
     # Written again over its own file: allowed.
     assert run("--sheet", SHEET, "--out", str(pq_out)).exit_code == 0
 

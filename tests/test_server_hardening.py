@@ -24,6 +24,7 @@ pytest.importorskip("uvicorn", reason="no uvicorn: make install (the [web] extra
 
 import serving as serving_process
 
+from pentadice.faces.web import addresses
 from pentadice.faces.web import server as web_server
 
 _free_port = serving_process.free_port
@@ -379,9 +380,9 @@ def test_two_host_headers_or_none_are_refused(served):
 
 
 def test_allowed_hosts_name_the_address_listened_on_and_printed():
-    assert {"localhost", "127.0.0.1", "box.example"} <= web_server.allowed_hosts("127.0.0.1", ["Box.Example."])
-    wildcard = web_server.allowed_hosts("0.0.0.0")
-    assert web_server.network_address("0.0.0.0") in wildcard and "0.0.0.0" in wildcard
+    assert {"localhost", "127.0.0.1", "box.example"} <= addresses.allowed_hosts("127.0.0.1", ["Box.Example."])
+    wildcard = addresses.allowed_hosts("0.0.0.0")
+    assert addresses.network_address("0.0.0.0") in wildcard and "0.0.0.0" in wildcard
 
 
 # 6. Errors of the HTTP layer: JSON with the security headers
@@ -526,9 +527,9 @@ def test_allow_host_takes_a_name_or_address_alone(penta_table_dir):
     assert "is not a host name or address" in done.stderr and "--allow-host my.box" in done.stderr, done.stderr
     for bad in ("my.box:8000", "my.box/", "user@my.box", "", "http://my.box"):
         with pytest.raises(ValueError, match="is not a host name or address"):
-            web_server.host_name(bad)
+            addresses.host_name(bad)
     for good in ("my.box", "Pentadice.Test", "192.168.1.5", "::1", "[::1]"):
-        assert web_server.host_name(good) == good
+        assert addresses.host_name(good) == good
 
 
 # 7. A client that leaves mid-body

@@ -447,3 +447,12 @@ def test_solve_targets_and_advise_target_under_yatzy(small_yatzy):
     assert p == sorted(p, reverse=True) and all(0 <= x <= 1 for x in p)
     sheet = Sheet.parse("twos=4", rs)
     assert max(p) == pytest.approx(reach.p_target_max(rs, str(data), sheet, [2, 2], 1, 30), abs=1e-12)
+
+
+def test_the_commands_refuse_the_targets_the_advice_refuses():
+    """``--target`` is checked by click before anything loads (no Numba): the same bound as the advice's."""
+    from pentadice.faces.cli import options
+
+    assert options.MAX_TARGET == reach.MAX_TARGET
+    with pytest.raises(ValueError, match="target"):
+        reach.check_target(options.MAX_TARGET + 1)

@@ -17,6 +17,7 @@ from pentadice.faces.cli.options import (
     given_sheet,
     read_stdin,
     sheet_option,
+    target_option,
 )
 from pentadice.game import rules
 from pentadice.support import exits
@@ -40,13 +41,7 @@ from pentadice.support import exits
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--batch", metavar="FILE", default=None, help="JSON lines of situations ('-': standard input).")
-@click.option(
-    "--target",
-    type=click.IntRange(0, 100_000),
-    default=None,
-    metavar="T",
-    help="Rank the options by the chance of finishing with at least T points (needs `solve --targets`).",
-)
+@target_option(help="Rank the options by the chance of finishing with at least T points (needs `solve --targets`).")
 @DATA_OPTION
 @LANG_OPTION
 def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, batch, data, target) -> None:

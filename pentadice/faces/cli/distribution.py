@@ -7,7 +7,7 @@ import json
 
 import click
 
-from pentadice.faces.cli import loading
+from pentadice.faces.cli import loading, options
 from pentadice.faces.cli.options import BOX_NAMES_HELP, DATA_OPTION, RULES_OPTION, given_sheet, sheet_option
 from pentadice.game import rules
 from pentadice.support import exits, interrupts
@@ -25,13 +25,8 @@ from pentadice.support import exits, interrupts
 @click.option(
     "--out", "out_path", metavar="FILE", default=None, help="Write the whole distribution (.parquet or .json)."
 )
-@click.option(
-    "--target",
-    "target_score",
-    type=click.IntRange(0, 100_000),
-    default=None,
-    metavar="T",
-    help="Also the highest chance of finishing with at least T points (needs `solve --targets`).",
+@options.target_option(
+    "target_score", help="Also the highest chance of finishing with at least T points (needs `solve --targets`)."
 )
 @DATA_OPTION
 def distribution(dice, rolls_left, sheet_text, sheet_file, rules_name, as_json, out_path, data, target_score) -> None:
@@ -41,6 +36,7 @@ def distribution(dice, rolls_left, sheet_text, sheet_file, rules_name, as_json, 
     (`pentadice distribution 1 1 3 4 6 --rolls-left 1 --sheet "ones=3"`). Exact: forward propagation, no sampling.
     """
     from pentadice.advisor import distribution as dist
+    from pentadice.advisor import distribution_report as dist_report
 
     rs = rules.get_rules(rules_name)
     try:
@@ -62,7 +58,7 @@ def distribution(dice, rolls_left, sheet_text, sheet_file, rules_name, as_json, 
         result = dist.final_distribution(rs, values, sheet, dice_list, rolls_left)
     except dist.DistributionTooLarge as e:  # Maxi Yatzy from its first turns: refused as Kiriki is, with the sizes
         raise click.UsageError(str(e)) from None
-    report = dist.report(rs, result, sheet, dice_list, rolls_left)
+    report = dist_report.report(rs, result, sheet, dice_list, rolls_left)
     if target_score is not None:
         report.update(_p_target_max(rs, data, sheet, dice_list, rolls_left, target_score))
     if target is not None:
@@ -99,22 +95,22 @@ def _distribution_target(out_path):
     """The checked ``--out`` file and its format (``parquet`` or ``json``), before any work; ``(None, None)``."""
     if out_path is None:
         return None, None
-    from pentadice.advisor import distribution as dist
+    from pentadice.advisor import distribution_report as dist_report
     from pentadice.tables import atomic
 
     try:
-        kind = dist.file_kind(out_path)
-        return atomic.target(out_path, replaces=dist.is_distribution_file), kind
+        kind = dist_report.file_kind(out_path)
+        return atomic.target(out_path, replaces=dist_report.is_distribution_file), kind
     except (ValueError, atomic.TargetError) as e:  # TargetError is an OSError
         raise click.UsageError(str(e)) from None
 
 
 def _distribution_write(target, rs, result, report, kind) -> None:
-    from pentadice.advisor import distribution as dist
+    from pentadice.advisor import distribution_report as dist_report
 
     meta = {k: v for k, v in report.items() if k != "tail"}
     try:
-        dist.write(target, rs, result, meta, kind)
+        dist_report.write(target, rs, result, meta, kind)
     except interrupts.CommittedInterrupt:
         raise exits.Interrupted(f"the distribution had been written to {target.given} already") from None
     except KeyboardInterrupt:

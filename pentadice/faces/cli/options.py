@@ -22,6 +22,15 @@ RULES_OPTION = click.option(
 DATA_OPTION = click.option("--data", default=None, type=click.Path(file_okay=False), help=paths.DEFAULT_HELP)
 
 
+MAX_TARGET = 100_000  # --target above this is refused as a typo (pentadice.advisor.reach.MAX_TARGET, unimported)
+
+
+def target_option(*names: str, help: str):
+    """``--target T``, a final score from 0 to :data:`MAX_TARGET` (``names``: its parameter's name, if not
+    ``target``)."""
+    return click.option("--target", *names, type=click.IntRange(0, MAX_TARGET), default=None, metavar="T", help=help)
+
+
 def _set_language(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
     """The language of the command's text, spoken from here on: --lang, else the environment's."""
     from pentadice.support import i18n

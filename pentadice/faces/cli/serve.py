@@ -53,14 +53,14 @@ def serve(
     allow_hosts: tuple[str, ...],
 ) -> None:
     """Serve the page (play, coach, review) and the JSON API (/openapi.json) over HTTP, until Ctrl-C."""
-    from pentadice.faces.web import server
+    from pentadice.faces.web import addresses, server
     from pentadice.tables import chunks
 
     chunks.use_private_copies()  # the server answers from tables in its own memory: nothing on disk changes them
     names = _served_rules(rules_names, data)
     try:
-        sock = server.bind(host, port)  # a port in use is said before any table loads
-    except server.BindError as e:
+        sock = addresses.bind(host, port)  # a port in use is said before any table loads
+    except addresses.BindError as e:
         raise (click.UsageError if e.usage else exits.Failure)(str(e)) from None
     with sock:
         advisors = {name: loading.load_advisor(name, data) for name in names}
@@ -70,13 +70,13 @@ def serve(
         from pentadice.faces.web.api import create_app
 
         warm_up(advisors.values())
-        app = create_app(advisors, allowed_hosts=server.allowed_hosts(host, allow_hosts))
+        app = create_app(advisors, allowed_hosts=addresses.allowed_hosts(host, allow_hosts))
         sock.listen(2048)
         address = sock.getsockname()
-        url = server.url_of(host, address[1])
+        url = addresses.url_of(host, address[1])
         click.echo(f"Serving {', '.join(names)} at {url} (API: {url}openapi.json). Ctrl-C stops it.")
-        if not server.is_local(host):
-            there = server.url_of(server.network_address(host), address[1])
+        if not addresses.is_local(host):
+            there = addresses.url_of(addresses.network_address(host), address[1])
             click.echo(
                 f"The page is reachable from the network: on a phone on the same Wi-Fi, open {there} "
                 "(anyone on the network can use it)."

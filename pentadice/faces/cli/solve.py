@@ -3,7 +3,10 @@ table (``--targets``: :func:`pentadice.tables.targets.build`); the summary as te
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
+from pathlib import Path
 
 import click
 
@@ -34,7 +37,7 @@ def solve(
     """
     try:  # from the start: a Ctrl-C while the modules load has written nothing either
         from pentadice import solver
-        from pentadice.tables import build, table
+        from pentadice.tables import build
     except KeyboardInterrupt:
         raise exits.Interrupted("no table was written; the old one, if any, is as it was") from None
     rs = rules.get_rules(rules_name)
@@ -42,28 +45,21 @@ def solve(
         _solve_targets(rs, data, threads, as_json)
         return
     directory = paths.data_dir(data)
-    try:
+    with _ending(rs, "table", directory):
         moments_too = build.with_moments(rs, with_moments)
         bar = loading.progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
-        summary = build.solve_and_store(
-            rs,
-            directory,
-            threads,
-            moments_too,
-            progress=lambda done, total: bar.update(1),
-            showing=bar,
-            compiling=lambda: click.echo(solver.COMPILING_MESSAGE, err=True),
-        )
-    except table.TableError as e:
-        raise exits.Failure(str(e)) from None
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    except build.MomentsInterrupted:
-        raise exits.Interrupted(f"the {rs.name} table was written whole; its second moments were not") from None
-    except interrupts.CommittedInterrupt:
-        raise exits.Interrupted(f"the {rs.name} table had been written whole to {directory} already") from None
-    except KeyboardInterrupt:
-        raise exits.Interrupted("no table was written; the old one, if any, is as it was") from None
+        try:
+            summary = build.solve_and_store(
+                rs,
+                directory,
+                threads,
+                moments_too,
+                progress=lambda done, total: bar.update(1),
+                showing=bar,
+                compiling=lambda: click.echo(solver.COMPILING_MESSAGE, err=True),
+            )
+        except build.MomentsInterrupted:
+            raise exits.Interrupted(f"the {rs.name} table was written whole; its second moments were not") from None
     if as_json:
         click.echo(json.dumps(summary))
     else:
@@ -103,23 +99,33 @@ def _summary_lines(rs: rules.RuleSet, summary: dict) -> list[str]:
 
 def _solve_targets(rs, data: str | None, threads: int | None, as_json: bool) -> None:
     """``solve --targets``: build the target table of ``rs`` and say what it cost."""
-    from pentadice.tables import table, targets
+    from pentadice.tables import targets
 
     directory = paths.data_dir(data)
-    try:  # a refused rule set (too large) is refused before its states are listed: Maxi Yatzy's are tens of millions
+    with _ending(rs, "target table", directory):  # a refused rule set is refused before its states are listed
         bar = loading.progress(label=f"Targets of {rs.name}", length=targets.stages(rs), enabled=not as_json)
         built, files, write_seconds = targets.build(
             rs, directory, threads, progress=lambda done, total: bar.update(1), showing=bar
         )
+    if as_json:
+        click.echo(json.dumps(targets.summary(rs, built, files, write_seconds)))
+    else:
+        click.echo("\n".join(targets.summary_lines(rs, built, files, write_seconds)))
+
+
+@contextlib.contextmanager
+def _ending(rs: rules.RuleSet, what: str, directory: Path) -> Iterator[None]:
+    """How a solve that fails ends: a table that cannot be written exits 1 with its reason, a rule set refused
+    (too large) is a usage error, and Ctrl-C says whether the ``what`` ("table") of ``rs`` was written."""
+    from pentadice.tables import table
+
+    try:
+        yield
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     except interrupts.CommittedInterrupt:
-        raise exits.Interrupted(f"the {rs.name} target table had been written whole to {directory} already") from None
+        raise exits.Interrupted(f"the {rs.name} {what} had been written whole to {directory} already") from None
     except KeyboardInterrupt:
-        raise exits.Interrupted("no target table was written; the old one, if any, is as it was") from None
-    if as_json:
-        click.echo(json.dumps(targets.summary(rs, built, files, write_seconds)))
-    else:
-        click.echo("\n".join(targets.summary_lines(rs, built, files, write_seconds)))
+        raise exits.Interrupted(f"no {what} was written; the old one, if any, is as it was") from None

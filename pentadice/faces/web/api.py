@@ -63,7 +63,7 @@ __all__ = [
 
 # The routers by resource, in the order their paths are listed in /openapi.json.
 ROUTERS = (routes_health, routes_rules, routes_advice, routes_games, routes_review, routes_messages)
-log = logging.getLogger("pentadice.faces.web")
+log = logging.getLogger("pentadice.web")
 
 
 def create_app(
@@ -78,7 +78,7 @@ def create_app(
     """The application serving ``advisors`` (rule set name -> :class:`~pentadice.advisor.Advisor`, loaded
     and compiled already), the page from ``static_dir`` (None or missing: the API alone), games held in memory,
     their idle time measured by ``clock``. ``allowed_hosts``: the names a request's ``Host`` may carry
-    (:func:`pentadice.faces.web.server.allowed_hosts`; loopback addresses and the address the request arrived at are
+    (:func:`pentadice.faces.web.addresses.allowed_hosts`; loopback addresses and the address the request arrived at are
     served too), others refused with 421 against DNS rebinding; None: any (a test client's). The routes share
     one :class:`~pentadice.faces.web.state.WebState`, kept as ``app.state.web``."""
     served = dict(advisors)

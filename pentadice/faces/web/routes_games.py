@@ -141,12 +141,13 @@ def _chances_answer(rs, values, sheets) -> dict:
         return {"chances": None, "reason": str(e)}
 
 
-@router.post(
-    "/api/games/{game_id}/roll",
-    responses={200: {"model": schemas.MoveOut}, **GAME_ERRORS},
-    openapi_extra=body_doc(schemas.RollIn, {"keep": [4, 4]}),
-    tags=["games"],
-)
+def _move(action: str, **extra):
+    """The route of a move in a game, ``POST /api/games/{game_id}/ACTION``, answered with the move played."""
+    responses = {200: {"model": schemas.MoveOut}, **GAME_ERRORS}
+    return router.post(f"/api/games/{{game_id}}/{action}", responses=responses, tags=["games"], **extra)
+
+
+@_move("roll", openapi_extra=body_doc(schemas.RollIn, {"keep": [4, 4]}))
 async def roll(game_id: str, request: Request, state: State) -> Response:
     """Roll: the turn's first roll (`keep` empty), or keep `keep` and reroll the others. A coach game
     gives the faces rolled in `dice`."""
@@ -175,12 +176,7 @@ async def roll(game_id: str, request: Request, state: State) -> Response:
     return await act(state, game_id, move)
 
 
-@router.post(
-    "/api/games/{game_id}/score",
-    responses={200: {"model": schemas.MoveOut}, **GAME_ERRORS},
-    openapi_extra=body_doc(schemas.ScoreIn, {"box": "fives"}),
-    tags=["games"],
-)
+@_move("score", openapi_extra=body_doc(schemas.ScoreIn, {"box": "fives"}))
 async def score(game_id: str, request: Request, state: State) -> Response:
     """Fill a box with the dice showing (`box`: its id, or its name as people type it)."""
     body = await bodies.read(request, bodies.ACTION_LIMIT)
@@ -200,12 +196,9 @@ async def score(game_id: str, request: Request, state: State) -> Response:
     return await act(state, game_id, move)
 
 
-@router.post(
-    "/api/games/{game_id}/auto-commit", responses={200: {"model": schemas.MoveOut}, **GAME_ERRORS}, tags=["games"]
-)
+@_move("auto-commit")
 async def auto_commit(game_id: str, request: Request, state: State) -> Response:
     """The countdown ran out: fill the advisor's box (the computer's choice). Only after a person's last roll."""
-    await _empty_body(request)
 
     def move(held) -> dict:
         game = held.game
@@ -214,15 +207,12 @@ async def auto_commit(game_id: str, request: Request, state: State) -> Response:
             raise ApiError(409, "the auto-commit is off in this game")
         return game.auto_commit_played(held.advisor).as_dict()
 
-    return await act(state, game_id, move)
+    return await _bodiless(request, state, game_id, move)
 
 
-@router.post(
-    "/api/games/{game_id}/computer", responses={200: {"model": schemas.MoveOut}, **GAME_ERRORS}, tags=["games"]
-)
+@_move("computer")
 async def computer(game_id: str, request: Request, state: State) -> Response:
     """One step of the computer player whose turn it is: its first roll, a keep or a box."""
-    await _empty_body(request)
 
     def move(held) -> dict:
         game = held.game
@@ -238,22 +228,22 @@ async def computer(game_id: str, request: Request, state: State) -> Response:
             return {"player": step[1], "computer": True, "rolled": list(step[2])}
         return step.as_dict()
 
-    return await act(state, game_id, move)
+    return await _bodiless(request, state, game_id, move)
 
 
 @router.post("/api/games/{game_id}/undo", responses={200: {"model": schemas.GameOut}, **GAME_ERRORS}, tags=["games"])
 async def undo(game_id: str, request: Request, state: State) -> Response:
     """Coach games: take back the last step (a box, a keep with its roll, or a turn's first roll)."""
-    await _empty_body(request)
 
     def move(held) -> None:
         held.game.undo()
 
-    return await act(state, game_id, move)
+    return await _bodiless(request, state, game_id, move)
 
 
-async def _empty_body(request: Request) -> None:
-    """Actions without fields take no body, or ``{}``."""
+async def _bodiless(request: Request, state: State, game_id: str, move) -> Response:
+    """An action without fields (no body, or ``{}``): ``move`` played in the game, under its lock."""
     body = await bodies.read(request, bodies.ACTION_LIMIT)
     if body.strip():
         bodies.json_object(body, (), "{}")
+    return await act(state, game_id, move)
