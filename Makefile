@@ -7,7 +7,7 @@ INSTALLED := $(VENV)/.installed
 DATA ?= data
 # What the values of a table depend on: a change to any of these solves again.
 SOLVER_SOURCES := pentadice/game/rules.py pentadice/game/states.py pentadice/game/dice.py pentadice/tables/table.py \
-	pentadice/tables/chunks.py $(wildcard pentadice/solver/*.py)
+	pentadice/tables/chunks.py pentadice/tables/moment_files.py pentadice/tables/build.py $(wildcard pentadice/solver/*.py)
 
 .PHONY: install test bench bench-serve table figures lint clean browser messages
 
@@ -31,7 +31,8 @@ test: install  ## the whole test suite, slow tests included
 	$(BIN)/python -m pytest
 
 # BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's),
-# --no-passes (not the one traversal's rows against the commit before it: benchmarks/bench_passes.py).
+# --no-passes (not the one traversal's rows against the commit before it: benchmarks/bench_passes.py), --no-layout
+# (not the layer folders' rows against the commit before them: benchmarks/bench_layout.py).
 bench: install  ## every figure of the README's speed table (fresh processes, empty caches for first runs, medians)
 	$(BIN)/python benchmarks/bench_all.py $(BENCH_ARGS)
 

@@ -6,8 +6,9 @@ Run with ``make bench`` (about nine minutes on two cores, the million-line batch
 included; ``--batch-lines N`` for a smaller batch, ``--no-maxi``, ``--no-targets`` and ``--win-games 0`` to skip
 the long rows, ``--family-only`` for the Yatzy family's rows alone). Then the rows of the one traversal (issue 22,
 ``benchmarks/bench_passes.py``): this checkout against the commit before it, interleaved (``--no-passes`` skips
-them, ``--passes-before COMMIT`` picks another). The machine's load is printed with the table: figures taken on
-a busy machine are slower, the cold ones most of all.
+them, ``--passes-before COMMIT`` picks another), and those of the layer folders (issue 23,
+``benchmarks/bench_layout.py``: against the commit before them; ``--no-layout`` skips them). The machine's load
+is printed with the table: figures taken on a busy machine are slower, the cold ones most of all.
 """
 
 from __future__ import annotations
@@ -255,7 +256,8 @@ def main_rows(args: argparse.Namespace, work: Path, ys) -> None:
     write = statistics.median(json.loads(out_)["write_seconds"] for _, out_ in warm)
     row("`pentadice solve`, whole process", f"{wall:.2f} s (write {write:.2f} s)", "<= 0.8 s")
     code = (
-        "import json, time\nfrom pentadice import rules, solver\nrs = rules.get_rules('penta')\n"
+        "import json, time\nfrom pentadice import solver\nfrom pentadice.game import rules\n"
+        "rs = rules.get_rules('penta')\n"
         "solver.solve(rs)\nprint(json.dumps([solver.solve(rs).solve_seconds for _ in range(%d)]))"
     )
     proc = subprocess.run([sys.executable, "-c", code % args.runs], capture_output=True, text=True, check=True)
@@ -393,6 +395,7 @@ def main() -> None:
         "--passes-before", default=None, help="the commit bench_passes compares with ('' for none; default its own)"
     )
     parser.add_argument("--no-passes", dest="passes", action="store_false", help="skip bench_passes' rows (issue 22)")
+    parser.add_argument("--no-layout", dest="layout", action="store_false", help="skip bench_layout's rows (issue 23)")
     args = parser.parse_args()
     # As a user runs them: Python's compiled modules (.pyc) written and used (start-up costs tens of ms more
     # without them).
@@ -424,6 +427,11 @@ def main() -> None:
         print("\nOne traversal for every pass (benchmarks/bench_passes.py):", flush=True)
         before = [] if args.passes_before is None else ["--before", args.passes_before]
         bench_passes.main([*before, "--rounds", str(args.runs), "--cold-rounds", str(min(args.cold_runs, 2))])
+    if args.layout and not args.family_only:  # issue 23's rows: this checkout against the commit before the folders
+        import bench_layout
+
+        print("\nThe package in layer folders (benchmarks/bench_layout.py):", flush=True)
+        bench_layout.main(["--rounds", str(args.runs), "--cold-rounds", str(min(args.cold_runs, 2))])
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PENTADICE = [sys.executable, "-m", "pentadice"]
 BEFORE = "116af9c"  # the last commit before the shared traversal (issue 22)
 
 
@@ -33,9 +34,7 @@ def command(checkout: Path, args: list[str], env: dict | None = None) -> tuple[f
     """``(wall seconds, stdout)`` of ``pentadice ARGS`` run from ``checkout``'s sources in a fresh process."""
     env = dict(env or os.environ, PYTHONPATH=str(checkout))
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "pentadice", *args], env=env, capture_output=True, text=True, cwd=checkout
-    )
+    proc = subprocess.run([*PENTADICE, *args], env=env, capture_output=True, text=True, cwd=checkout)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed in {checkout}: {proc.stderr.strip()[-2000:]}")

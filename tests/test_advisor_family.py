@@ -31,7 +31,7 @@ from pentadice.game import rules
 from pentadice.game.moves import Keep, Score
 from pentadice.game.sheet import Sheet
 from pentadice.game.situation import parse_dice
-from pentadice.tables import table
+from pentadice.tables import moment_files, table
 
 YATZY = rules.get_rules("yatzy")
 
@@ -320,7 +320,7 @@ def test_no_second_moments_means_no_sd_rather_than_an_error(yatzy_dir, monkeypat
     def unavailable(tbl, save=True):
         raise NotImplementedError("no second moments for this test")
 
-    monkeypatch.setattr(table, "moments_for", unavailable)
+    monkeypatch.setattr(moment_files, "moments_for", unavailable)
     advisor = Advisor.load("yatzy", str(yatzy_dir), solve_missing=False)
     assert advisor.load_spread() is False and advisor.no_spread == "no second moments for this test"
     advice = advisor.advise(advisor.situation((1, 1, 3, 4, 6), 2))

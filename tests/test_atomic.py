@@ -119,7 +119,7 @@ def test_stale_temporaries_of_a_killed_writer_are_removed_by_the_next(tmp_path):
         [
             sys.executable,
             "-c",
-            "import sys, time; from pentadice import atomic; "
+            "import sys, time; from pentadice.tables import atomic; "
             "atomic.write_file(sys.argv[1], lambda fh: (fh.write(b'x' * 1000), print('writing', flush=True), "
             "time.sleep(60)))",
             str(path),

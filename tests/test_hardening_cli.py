@@ -24,7 +24,7 @@ from pentadice.faces.cli import main  # noqa: E402
 from pentadice.game import rules  # noqa: E402
 from pentadice.game.sheet import Sheet  # noqa: E402
 from pentadice.players.engine import Game, GameError, Player, parse_players, save_text  # noqa: E402
-from pentadice.tables import table, targets  # noqa: E402
+from pentadice.tables import moment_files, table, targets  # noqa: E402
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BOM = b"\xef\xbb\xbf"
@@ -182,7 +182,7 @@ def test_second_moments_that_cannot_be_saved_are_said_once(tmp_path, penta_table
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(table, "save_moments", refuse)  # a table directory that cannot be written (we are root)
+    monkeypatch.setattr(moment_files, "save_moments", refuse)  # a table directory that cannot be written (we are root)
     result = run("advise", "11346", "--data", str(data))
     assert result.exit_code == 0, result.output
     assert result.stderr.count("cannot be saved in") == 1, result.stderr

@@ -34,28 +34,32 @@ def layer_of(module: str) -> int:
     return TOP[module]
 
 
-def imports(path: Path, known: dict[str, Path]) -> set[str]:
+def imports(path: Path, known: dict[str, Path], text: str | None = None) -> set[str]:
     """The package's modules that ``path`` imports anywhere in it (``from pentadice.game import rules`` is
-    ``game.rules``; ``from pentadice.game.rules import Box`` is ``game.rules``)."""
+    ``game.rules``; ``from pentadice.game.rules import Box`` is ``game.rules``; relative imports resolved).
+    ``text``: its source, if not read from ``path``."""
+    package = path.relative_to(ROOT).parent.parts
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text() if text is None else text)):
         names = []
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "pentadice":
-            base = node.module.removeprefix("pentadice").removeprefix(".")
-            names = [f"{base}.{a.name}".lstrip(".") for a in node.names] + [base]
-            names = [n for n in names[:-1] if n in known] or [base]
+        if isinstance(node, ast.ImportFrom):
+            if node.level:  # from . import x, from ..game import rules
+                parent = package[: len(package) - node.level + 1]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            elif node.module and node.module.split(".")[0] == "pentadice":
+                base = node.module.removeprefix("pentadice").removeprefix(".")
+            else:
+                continue
+            modules = [f"{base}.{a.name}".lstrip(".") for a in node.names]
+            names = [n for n in modules if n in known] or [base]
         elif isinstance(node, ast.Import):
-            names = [a.name.removeprefix("pentadice").removeprefix(".") for a in node.names]
-            names = [n for n in names if a_pentadice(node)]
+            names = [a.name.removeprefix("pentadice").removeprefix(".") for a in node.names
+                     if a.name.split(".")[0] == "pentadice"]  # fmt: skip
         for name in names:
             while name not in known and "." in name:
                 name = name.rpartition(".")[0]
             found.add(name)
     return found
-
-
-def a_pentadice(node: ast.Import) -> bool:
-    return any(a.name.split(".")[0] == "pentadice" for a in node.names)
 
 
 def graph() -> dict[str, set[str]]:
@@ -109,6 +113,13 @@ def test_the_checks_see_what_they_must():
     assert "players.lastturns" in edges["players.win"]  # imported inside a function only
     assert "game.rules" in edges["solver.turn"]
     assert layer_of("faces.cli") > layer_of("players.engine") > layer_of("advisor.advice") > layer_of("game.rules")
+
+
+def test_relative_and_mixed_imports_are_seen():
+    """``from ..game import rules`` (relative) and ``import os, pentadice.solver.turn`` (mixed) both count."""
+    known = {"game.rules": None, "solver.turn": None, "players.win": None}
+    source = "from ..game import rules\nimport os, pentadice.solver.turn\nfrom . import win\n"
+    assert imports(ROOT / "players" / "probe.py", known, source) == {"game.rules", "solver.turn", "players.win"}
 
 
 def test_the_top_level_holds_only_the_argued_modules():

@@ -68,45 +68,48 @@ def test_the_console_script_and_python_m_start():
     assert run.returncode == 0 and "solve" in run.stdout, run.stderr
 
 
-SOLVE = (
-    "from pentadice import solver; from {rules} import get_rules; "
-    "print(repr(solver.solve(get_rules('penta')).expected_score))"
+SOLVE = (  # the values and the second moments (kernels in solver/moments.py: a path both layouts have)
+    "import hashlib; from pentadice import solver; from {rules} import get_rules; "
+    "s = solver.solve(get_rules('penta'), moments=True); "
+    "print(repr(s.expected_score), hashlib.sha256(s.values.tobytes() + s.m2.tobytes()).hexdigest())"
 )
 
 
 @pytest.mark.slow
-def test_an_old_layouts_numba_cache_next_to_this_one_gives_the_same_values(tmp_path):
-    """Solve Penta with the flat layout's code into a cache directory, then with this code into the same one:
-    the old cache files (of other paths) are not used, and the value is the same to the last digit."""
+def test_an_upgrade_in_place_over_the_flat_layouts_numba_cache_gives_the_same_values(tmp_path):
+    """Solve Penta's values and second moments with a checkout of the flat layout, then replace its modules by
+    these in place (its Numba cache kept, as an upgrade keeps ``__pycache__``) and solve again: the same tables
+    to the last bit, from kernels compiled again. Moved modules are looked up under their new paths; those that
+    kept their path (``solver/moments.py``) carry a new source stamp, and the stale-cache check hashes their
+    sources."""
     git = shutil.which("git")
     if git is None or subprocess.run([git, "cat-file", "-e", BEFORE_FOLDERS], cwd=ROOT).returncode != 0:
         pytest.skip(f"the commit {BEFORE_FOLDERS} (the layout before the folders) is not in this clone")
-    old = tmp_path / "old"
-    subprocess.run(
-        [git, "worktree", "add", "--detach", str(old), BEFORE_FOLDERS], cwd=ROOT, check=True, capture_output=True
-    )
+    checkout = tmp_path / "checkout"
+    add = [git, "worktree", "add", "--detach", str(checkout), BEFORE_FOLDERS]
+    subprocess.run(add, cwd=ROOT, check=True, capture_output=True)
     try:
         cache = tmp_path / "numba"
-        env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+        env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(checkout)}
 
-        def solve(code_root: Path, rules_module: str) -> str:
+        def solve(rules_module: str) -> str:
+            code = SOLVE.format(rules=rules_module)
             run = subprocess.run(
-                [sys.executable, "-c", SOLVE.format(rules=rules_module)],
-                env={**env, "PYTHONPATH": str(code_root)},
-                cwd=tmp_path,
-                capture_output=True,
-                text=True,
-                timeout=600,
+                [sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600
             )
             assert run.returncode == 0, run.stderr
             return run.stdout.strip()
 
-        before = solve(old, "pentadice.rules")
-        cached = {p.relative_to(cache) for p in cache.rglob("*") if p.is_file()}
-        assert any(p.suffix == ".nbi" for p in cached), "the old layout cached nothing"
-        after = solve(ROOT, "pentadice.game.rules")
+        before = solve("pentadice.rules")
+        cached = {p: p.stat().st_mtime_ns for p in cache.rglob("*.nbi")}
+        assert any("solver_" in p.parent.name for p in cached), "the flat layout cached no solver kernel"
+        package = checkout / "pentadice"
+        for old in [p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts]:
+            old.unlink()
+        shutil.copytree(ROOT / "pentadice", package, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+        after = solve("pentadice.game.rules")
         assert after == before
-        new = {p.relative_to(cache) for p in cache.rglob("*") if p.is_file()} - cached
-        assert any(p.parts[0].startswith("solver_") for p in new), "this layout's kernels were not cached"
+        fresh = [p for p in cache.rglob("*.nbi") if cached.get(p) != p.stat().st_mtime_ns]
+        assert any("solver_" in p.parent.name for p in fresh), "the moments' kernels were not compiled again"
     finally:
-        subprocess.run([git, "worktree", "remove", "--force", str(old)], cwd=ROOT, capture_output=True)
+        subprocess.run([git, "worktree", "remove", "--force", str(checkout)], cwd=ROOT, capture_output=True)

@@ -19,7 +19,7 @@ from pentadice.game.moves import Move
 from pentadice.game.situation import Situation
 
 
-class Game(Protocol):
+class Position(Protocol):
     """What a strategy reads of a game (:class:`pentadice.players.engine.Game` is one): the player to move and
     every player, each with a ``sheet``, and the situation now. A protocol, so that the engine, which picks a
     computer's strategy here, is not imported back."""
@@ -84,7 +84,7 @@ def _win_refusal(rs) -> str | None:
     return win.refusal(rs)
 
 
-def choose_optimal(game: Game, advisor) -> Move:
+def choose_optimal(game: Position, advisor) -> Move:
     """The advisor's best option: the highest expected final score."""
     return advisor.advise(game.situation()).best.move
 
@@ -107,16 +107,16 @@ def win_player(advisor):
     return found
 
 
-def choose_win(game: Game, advisor) -> Move:
+def choose_win(game: Position, advisor) -> Move:
     """The move with the best chance of finishing first, against every other player's sheet as it stands."""
     player = win_player(advisor)
     others = [p.sheet for p in game.players if p is not game.player]
     return player.choose(game.situation(), game.player.sheet, others)
 
 
-REGISTRY: dict[str, Callable[[Game, object], Move]] = {"optimal": choose_optimal, "win": choose_win}
+REGISTRY: dict[str, Callable[[Position, object], Move]] = {"optimal": choose_optimal, "win": choose_win}
 
 
-def choose(strategy: str, game: Game, advisor) -> Move:
+def choose(strategy: str, game: Position, advisor) -> Move:
     """The move the computer playing ``strategy`` makes now in ``game`` (the dice rolled)."""
     return REGISTRY[strategy](game, advisor)

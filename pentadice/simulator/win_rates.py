@@ -94,7 +94,7 @@ class WinTally:
 
 
 def summary_lines(result: dict, rs: rules.RuleSet) -> list[str]:
-    """The human summary of :func:`simulate_players`."""
+    """The human summary of :func:`pentadice.simulator.multiplayer.simulate_players`."""
     lines = [
         f"{rs.title}, {len(result['strategies'])} players ({', '.join(result['strategies'])}), "
         f"{result['games']:,} games (seed {result['seed']}), seats rotated game by game"

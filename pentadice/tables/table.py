@@ -56,7 +56,9 @@ class FileName:
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
 
-    def __get__(self, files, owner=None) -> Path:
+    def __get__(self, files, owner=None):
+        if files is None:  # read on the class (help(), documentation tools): the descriptor itself
+            return self
         return files.directory / self.pattern.format(files.rules)
 
 

@@ -14,7 +14,7 @@ from pentadice.support import exits, paths
 
 def _host_names(values: tuple[str, ...]) -> tuple[str, ...]:
     """``--allow-host`` values, each a host name or address alone (a usage error otherwise)."""
-    from pentadice.faces.web.server import host_name
+    from pentadice.faces.web.addresses import host_name
 
     try:
         return tuple(host_name(v) for v in values)
