@@ -40,11 +40,11 @@ from fastapi.testclient import TestClient
 
 advisor = Advisor.load("penta", sys.argv[1], solve_missing=False)
 client = TestClient(create_app({"penta": advisor}, static_dir=None), base_url="http://localhost")
-boxes = ["ones", "twos", "threes", "fours", "chance", "full_house", "small_straight"]
+points = {"ones": 2, "twos": 4, "threes": 9, "chance": 22, "full_house": 25, "penta": 50}
 rng = random.Random(1)
 bodies = []
 for _ in range(int(sys.argv[2])):
-    sheet = {b: 0 for b in rng.sample(boxes, 3)}
+    sheet = {b: points[b] for b in rng.sample(sorted(points), 3)}
     bodies.append({"dice": [rng.randint(1, 6) for _ in range(5)], "rolls_left": rng.randint(0, 2), "sheet": sheet})
 client.post("/api/advise", json=bodies[0])  # the first answer compiles nothing: the advisor is loaded
 start = time.perf_counter()

@@ -390,7 +390,7 @@ def test_game_defaults_the_readme_states(readme):
     from pentadice.faces.web import schemas
 
     assert "within `--auto-commit` seconds (3)" in readme and "(`--pause`, 0.6 s on a terminal)" in readme
-    play = {p.name: p for p in main.commands["play"].params}
+    play = {p.name: p for p in main.get_command(None, "play").params}
     assert str(play["auto_commit"].default) == "3"
     assert "0.6 on a terminal" in play["pause"].help
     assert schemas.NewGameIn.model_fields["auto_commit"].default == 3
