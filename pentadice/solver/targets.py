@@ -134,8 +134,18 @@ def best_subkeep_targets(subs, n_hands, K, B, w):
         out = B[k] if k >= n_hands else K[k]
         for t in range(w):
             m = own[t]
-            for x in (b0[t], b1[t], b2[t], b3[t], b4[t], b5[t]):
-                m = x if x > m else m
+            x = b0[t]
+            m = x if x > m else m
+            x = b1[t]
+            m = x if x > m else m
+            x = b2[t]
+            m = x if x > m else m
+            x = b3[t]
+            m = x if x > m else m
+            x = b4[t]
+            m = x if x > m else m
+            x = b5[t]
+            m = x if x > m else m
             out[t] = m
 
 
