@@ -139,11 +139,7 @@ def main(argv: list[str] | None = None) -> None:
         first_simulate = cold(lambda d: ["simulate", "-n", "2000", "--json", "--data", str(d)])
         report("first `pentadice simulate -n 2000` (empty cache)", rounds(versions, args.cold_rounds, first_simulate))
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "before")],
-                       capture_output=True)  # fmt: skip
-        subprocess.run(["rm", "-rf", str(work)], check=False)
-    load = os.getloadavg()
-    print(f"load average at the end {load[0]:.2f} {load[1]:.2f}")
+        bench_passes.clean_up(work, worktree=True)
 
 
 if __name__ == "__main__":

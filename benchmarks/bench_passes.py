@@ -235,10 +235,15 @@ def main(argv: list[str] | None = None) -> None:
             shown = ", ".join(f"{fn} {s:.1f}" for fn, s in events[:10])
             print(f"  {name}: {total:.1f} s in all: {shown}", flush=True)
     finally:
-        if args.before:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "before")],
-                           capture_output=True)  # fmt: skip
-        subprocess.run(["rm", "-rf", str(work)], check=False)
+        clean_up(work, bool(args.before))
+
+
+def clean_up(work: Path, worktree: bool) -> None:
+    """Remove the work directory (and its git worktree ``before``); say the machine's load at the end."""
+    if worktree:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "before")],
+                       capture_output=True)  # fmt: skip
+    subprocess.run(["rm", "-rf", str(work)], check=False)
     load = os.getloadavg()
     print(f"load average at the end {load[0]:.2f} {load[1]:.2f}")
 
