@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from types import TracebackType
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -42,6 +43,17 @@ class Held:
         """Raise KeyboardInterrupt if a signal arrived: a point where stopping is safe."""
         if self.arrived:
             raise KeyboardInterrupt
+
+    def steps(self, progress: Callable[[int, int], None] | None) -> Callable[[int, int], None]:
+        """The progress callback of a job in stages: each stage done is told to ``progress`` (if any), then a
+        signal that arrived is raised (:meth:`check`), so the job stops between two stages."""
+
+        def step(done: int, total: int) -> None:
+            if progress is not None:
+                progress(done, total)
+            self.check()
+
+        return step
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         for s, handler in self.previous.items():

@@ -66,13 +66,7 @@ def solve_and_store(
 
     def solve():
         with showing or contextlib.nullcontext(), interrupts.Held() as interrupt:
-
-            def step(done: int, total: int) -> None:
-                if progress is not None:
-                    progress(done, total)
-                interrupt.check()
-
-            solved.append(solver.solve(rs, threads=threads, progress=step, moments=moments_too))
+            solved.append(solver.solve(rs, threads=threads, progress=interrupt.steps(progress), moments=moments_too))
             interrupt.check()
         solved.append(time.perf_counter())
         return solved[0].values

@@ -344,13 +344,7 @@ def build(
         raise ValueError(reason)
     table.prepare_directory(Path(directory))
     with showing or contextlib.nullcontext(), interrupts.Held() as interrupt:
-
-        def step(done: int, total: int) -> None:
-            if progress is not None:
-                progress(done, total)
-            interrupt.check()
-
-        return timed_solve(rs, Path(directory), threads, step, interrupt.check)
+        return timed_solve(rs, Path(directory), threads, interrupt.steps(progress), interrupt.check)
 
 
 def load_for_advice(rs: rules.RuleSet, directory: Path) -> TargetTable:

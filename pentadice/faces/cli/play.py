@@ -121,7 +121,7 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, show_chances
 def _resumed_game(resumed, given, seconds: float | None, hints: bool):
     """``(game, hints)`` of ``play --resume``: the saved game (its players, rules and dice, so none of them may be
     given), with the --auto-commit and --hints given now."""
-    from pentadice.faces.terminal import load_game
+    from pentadice.faces.save_files import load_game
     from pentadice.players.engine import GameError
     from pentadice.support.inputs import clean
 

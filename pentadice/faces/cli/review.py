@@ -25,7 +25,7 @@ def review(save_file: str, as_json: bool, data: str | None) -> None:
     standard input.
     """
     from pentadice.faces.review_text import review_lines
-    from pentadice.faces.terminal import load_game
+    from pentadice.faces.save_files import load_game
     from pentadice.players.engine import MAX_SAVE_BYTES, Game, GameError
     from pentadice.players.review import review as review_game
     from pentadice.support.inputs import clean
