@@ -5,9 +5,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 DATA ?= data
-# What the values of a table depend on: a change to any of these solves again.
+# What the tables depend on: a change to any of these solves again (tables of unchanged values are kept).
 SOLVER_SOURCES := pentadice/game/rules.py pentadice/game/states.py pentadice/game/dice.py pentadice/tables/table.py \
-	pentadice/tables/chunks.py pentadice/tables/moment_files.py pentadice/tables/build.py $(wildcard pentadice/solver/*.py)
+	pentadice/tables/chunks.py pentadice/tables/moment_files.py pentadice/tables/build.py $(wildcard pentadice/solver/*.py) \
+	pentadice/tables/chance_tables.py pentadice/tables/win_tables.py pentadice/players/win.py pentadice/players/prepared.py
 
 .PHONY: install test bench bench-serve table figures lint clean browser messages
 
@@ -22,9 +23,11 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 
 install: $(INSTALLED)  ## the package, editable, with test and dev tools (again only when pyproject.toml changed)
 
-table: $(DATA)/penta.json  ## solve Penta into data/ (the commands' default table directory in a checkout)
+# Every table a game of Penta reads (values, second moments, the chances table, the win player's tables), with
+# progress bars; the win player's end-game table is written last, so it stands for the whole set.
+table: $(DATA)/penta.win-end-4.json  ## solve Penta into data/ with every table its games read (about 2 minutes)
 
-$(DATA)/penta.json: $(INSTALLED) $(SOLVER_SOURCES)
+$(DATA)/penta.win-end-4.json: $(INSTALLED) $(SOLVER_SOURCES)
 	$(BIN)/pentadice solve --rules penta --data $(DATA)
 
 test: install  ## the whole test suite, slow tests included

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pentadice.advisor import Advisor, chances
+from pentadice.players import prepared
 from pentadice.players.engine import Game, Player
 from pentadice.support import paths
 
@@ -56,9 +57,11 @@ def sample(
     seed: int = 0,
     turns: tuple[int, int] = (4, 12),
     strategies: tuple[str, str] = ("optimal", "optimal"),
+    rolled: bool = False,
 ) -> Sample:
     """``n`` positions of two-player games (game ``g`` seeded ``seed * 1_000_003 + g``), each predicted at a
-    random turn and played out once."""
+    random turn and played out once; with ``rolled``, after the first player's first roll of that turn (its dice
+    showing, two rerolls left: :meth:`pentadice.advisor.chances.Chances.during_turn`)."""
     rs = advisor.rules
     pick = np.random.default_rng(seed)
     predicted, outcome, at = np.empty(n), np.empty(n), np.empty(n, dtype=int)
@@ -70,9 +73,16 @@ def sample(
         start = time.perf_counter()
         while not (game.current == 0 and game.dice is None and game.players[1].turns == t):
             game.advance(advisor, 0.0, limit=1)
+        if rolled:
+            game.advance(advisor, 0.0, limit=1)
         play_s += time.perf_counter() - start
         start = time.perf_counter()
-        predicted[g] = chances.win_chances(rs, advisor.values, [p.sheet for p in game.players])[0]
+        sheets = [p.sheet for p in game.players]
+        if rolled:
+            calc = chances.chances_of(rs, advisor.values)
+            predicted[g] = calc.during_turn(sheets, 0, game.dice, game.rolls_left)[0]
+        else:
+            predicted[g] = chances.win_chances(rs, advisor.values, sheets)[0]
         chances_s += time.perf_counter() - start
         start = time.perf_counter()
         while not game.over:
@@ -88,7 +98,9 @@ def update_times(advisor: Advisor, players: int = 6, seed: int = 0) -> list[tupl
     """One game of ``players`` optimal computers: after every box, the chances of all computed afresh (new
     states waited for, the others from the cache); ``(boxes filled by the player who just scored, seconds)``."""
     rs = advisor.rules
-    calc = chances.Chances(rs, advisor.values)  # an empty cache: the game's own states only
+    # The chances table where it is held (a lookup per state); else an empty cache: the game's own states only.
+    calc = chances.chances_of(rs, advisor.values) if chances.table_of(rs, advisor.values) is not None else None
+    calc = calc or chances.Chances(rs, advisor.values)
     game = Game(rs, [Player(f"p{i}", computer=True) for i in range(players)], seed=seed, auto_commit_seconds=None)
     out = []
     start = time.perf_counter()
@@ -130,10 +142,20 @@ def main() -> None:
     parser.add_argument(
         "--update-times", type=int, metavar="PLAYERS", default=0, help="instead: the time of each update in a game"
     )
+    parser.add_argument("--rolled", action="store_true", help="predict after the first roll of the turn (dice showing)")
+    parser.add_argument(
+        "--no-table", action="store_true", help="compute each state's distribution (the forward pass), not the table's"
+    )
     args = parser.parse_args()
     lo, hi = (int(x) for x in args.turns.split("-"))
     strategies = tuple(args.players.split(","))
     advisor = Advisor.load(args.rules, str(paths.data_dir(args.data)))
+    if not args.no_table:  # the chances table, when `pentadice solve` built it
+        prepared.hold(advisor.rules, advisor.table.files.directory, advisor.values, ["chances"], warm=False)
+    held = chances.table_of(advisor.rules, advisor.values) is not None
+    if args.rolled and not held:
+        raise SystemExit("calibration: --rolled needs the chances table: pentadice solve --only chances")
+    print(f"chances from {'the chances table' if held else 'the forward pass, state by state'}")
     if args.update_times:
         times = update_times(advisor, args.update_times, args.seed)
         print(f"chances after every box of a {args.update_times}-player game (seed {args.seed}), ms:")
@@ -147,12 +169,13 @@ def main() -> None:
         return
     start = time.perf_counter()
     try:
-        s = sample(advisor, args.n, args.seed, (lo, hi), strategies)  # type: ignore[arg-type]
+        s = sample(advisor, args.n, args.seed, (lo, hi), strategies, args.rolled)  # type: ignore[arg-type]
     except chances.ChancesUnavailable as e:  # Kiriki; Maxi Yatzy with many boxes open (--turns later)
         raise SystemExit(f"calibration: the chances are not computed here: {e}") from None
     total = time.perf_counter() - start
     print(f"calibration: {args.n} positions of {args.rules}, players {args.players} (the first one predicted), ")
-    print(f"turns {lo}-{hi}, seed {args.seed}; every player assumed optimal in the prediction")
+    when = ", after the first roll" if args.rolled else ""
+    print(f"turns {lo}-{hi}{when}, seed {args.seed}; every player assumed optimal in the prediction")
     print(f"{'predicted':>13} {'mean predicted':>15} {'observed':>9} {'count':>6}")
     for a, b, mean, rate, count in table(s):
         print(f"  {a:4.1f} - {b:3.1f} {mean:15.3f} {rate:9.3f} {count:6d}")

@@ -1,4 +1,5 @@
-"""Live chances: each player's probability of finishing first, from the score sheets as they stand.
+"""Live chances: each player's probability of finishing first, from the score sheets as they stand and, during a
+turn, the dice showing.
 
 The players' dice are independent, so their final scores are independent: player ``i`` wins with probability
 ``sum_s P(X_i = s) * E[1 / (1 + ties) ; every other X_j <= s]``, ties split evenly (two players level on top
@@ -7,6 +8,12 @@ whose exact distribution under optimal (expected-score) play comes from :func:`p
 final_distribution` (forward propagation over states and scores, no sampling). That distribution depends only
 on the state (boxes open, upper subtotal, Penta box scored), so it is computed once per state and kept
 (:class:`Chances` holds a cache; a game changes one player's state per box, so one new distribution per box).
+
+Where the rule set's chances table is held (:func:`use_table`: ``serve`` and ``play`` load it before the first
+move; :mod:`pentadice.solver.remaining`), each state's distribution is a row of it, read in well under a
+millisecond, and during a turn the current player's is its turn run forward from the dice showing
+(:func:`pentadice.solver.remaining.mid_turn`, about a millisecond): no computation waits. Without the table
+(not built yet, or Maxi Yatzy, which has none) the forward pass below computes each state's distribution once.
 
 Where the exact distribution is refused (Kiriki's unbounded score; Maxi Yatzy's early states, too large for
 the forward pass's memory limit: :mod:`pentadice.advisor.distribution`), the chances are unavailable
@@ -24,11 +31,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pentadice.game import rules
 from pentadice.game.sheet import Sheet
+
+if TYPE_CHECKING:
+    from pentadice.solver.remaining import Remaining
 
 CACHE_STATES = 4096  # remaining-score distributions kept (a 6-player game of 20 boxes visits at most 6 x 20 + 1)
 
@@ -83,9 +94,13 @@ class Chances:
     state share one computation. A state whose distribution was refused (:class:`ChancesUnavailable`) is
     remembered as refused: asked again, it raises at once."""
 
-    def __init__(self, rs: rules.RuleSet, values: np.ndarray, source: Source | None = None) -> None:
+    def __init__(
+        self, rs: rules.RuleSet, values: np.ndarray, source: Source | None = None, table: Remaining | None = None
+    ) -> None:
         self.rules, self.values = rs, values
         self.source = source or exact_final
+        self.table = table  # the chances table: every state's distribution a lookup
+        self._padded: np.ndarray | None = None
         self._cache: OrderedDict[tuple, Spread] = OrderedDict()
         self._pending: dict[tuple, Future] = {}
         self._lock = threading.Lock()
@@ -153,6 +168,9 @@ class Chances:
         if len(sheet.boxes) == len(rs.boxes):
             return 0, np.ones(1)
         key = state_of(rs, sheet)
+        if self.table is not None:
+            mask, sub, flag = key
+            return self.table.row(int(flag), mask, sub)
         found = self._found(key)
         if found is not None:
             return found
@@ -174,10 +192,32 @@ class Chances:
             check_available(self.rules)
         return combine([self.final(s) for s in sheets])
 
+    def during_turn(self, sheets: Sequence[Sheet], current: int, dice: Sequence[int], rolls_left: int) -> list[float]:
+        """Each player's probability of finishing first while player ``current`` has ``dice`` showing with
+        ``rolls_left`` rerolls left (its sheet ``sheets[current]``, before this turn's box), the others between
+        turns. Needs the chances table (:attr:`table`); ChancesUnavailable without it."""
+        from pentadice.solver import remaining
+        from pentadice.solver.turn_inputs import turn_inputs
+
+        if self.table is None:
+            raise ChancesUnavailable(f"no chances table of {self.rules.name} is held")
+        rs = self.rules
+        sheet = sheets[current]
+        if self._padded is None:
+            self._padded = remaining.padded_values(rs, self.values)
+        hand = turn_inputs(rs).tables.keep_of(sorted(int(d) for d in dice))
+        mask, sub, flag = state_of(rs, sheet)
+        lo, probs = remaining.mid_turn(self.table, self._padded, int(flag), mask, sub, hand, int(rolls_left))
+        spreads = [self.final(s) for s in sheets]
+        spreads[current] = (lo + sheet.score(rs), probs)
+        return combine(spreads)
+
     def known(self, sheets: Sequence[Sheet], queue: bool = True) -> list[float] | None:
         """:meth:`win_chances` if every distribution is at hand; else None, the missing ones queued unless
         ``queue`` is false (a failed computation is tried again when asked again). ChancesUnavailable where
         they cannot be computed."""
+        if self.table is not None:
+            return combine([self.final(s) for s in sheets])
         if self.source is exact_final:
             check_available(self.rules)
         self._check_refused([state_of(self.rules, s) for s in sheets if len(s.boxes) < len(self.rules.boxes)])
@@ -194,15 +234,34 @@ class Chances:
 
 _instances: dict[tuple[str, int], Chances] = {}
 _instances_lock = threading.Lock()
+_tables: dict[tuple[str, int], tuple[Remaining, np.ndarray]] = {}
+
+
+def use_table(rs: rules.RuleSet, values: np.ndarray, table: Remaining) -> None:
+    """From now on, the chances of ``rs`` under the value table ``values`` are read from its chances ``table``."""
+    key = (rs.name, id(values))
+    with _instances_lock:
+        _tables[key] = (table, values)  # holding ``values`` keeps its id from being reused
+        _instances.pop(key, None)
+
+
+def table_of(rs: rules.RuleSet, values: np.ndarray) -> Remaining | None:
+    """The chances table held for ``rs`` and ``values`` (:func:`use_table`), or None."""
+    with _instances_lock:
+        found = _tables.get((rs.name, id(values)))
+    return found[0] if found is not None and found[1] is values else None
 
 
 def chances_of(rs: rules.RuleSet, values: np.ndarray) -> Chances:
-    """The shared :class:`Chances` of a rule set and table (one cache per table, for every game)."""
+    """The shared :class:`Chances` of a rule set and table (one cache per table, for every game), reading the
+    chances table where one is held."""
     key = (rs.name, id(values))
     with _instances_lock:
         found = _instances.get(key)
         if found is None or found.values is not values or found.rules != rs:
-            found = _instances[key] = Chances(rs, values)
+            held = _tables.get(key)
+            table = held[0] if held is not None and held[1] is values else None
+            found = _instances[key] = Chances(rs, values, table=table)
     return found
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,9 +131,11 @@ def endgame(
     threads: int = 1,
     directory: Path | str | None = None,
     values: np.ndarray | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The exact end-game tables (:func:`pentadice.solver.utility.solve_endgame`), cached in memory; read from
-    the table directory when saved there for these ``values``, else built and saved there (when writable)."""
+    """The exact end-game tables (:func:`pentadice.solver.utility.solve_endgame`, ``progress`` called after each
+    layer), cached in memory; read from the table directory when saved there for these ``values``, else built
+    and saved there (when writable)."""
     from pentadice.players import lastturns
     from pentadice.solver import utility
 
@@ -150,7 +153,7 @@ def endgame(
                     if saved.shape == want:
                         found = (saved, rowix)
             if found is None:
-                found = utility.solve_endgame(rs, max_open, threads)
+                found = utility.solve_endgame(rs, max_open, threads, progress)
                 if use_files:
                     win_tables.save_quietly(rs, directory, win_tables.ENDGAME_KIND, found[0], values, params)
             _endgames[key] = found
@@ -172,10 +175,11 @@ def build(
     scale: float = SCALE,
     threads: int = 1,
     directory: Path | str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> WinTables:
-    """The win strategy's tables for ``rs`` and its value table (each theta one backward solve), cached in
-    memory per rule set, value table and grid. The variances come from the second moments saved beside the
-    table in ``directory`` when they are there, else are computed."""
+    """The win strategy's tables for ``rs`` and its value table (each theta one backward solve, ``progress``
+    called after each), cached in memory per rule set, value table and grid. The variances come from the
+    second moments saved beside the table in ``directory`` when they are there, else are computed."""
     key = (rs, id(values), tuple(grid), scale)
     with _lock:
         found = _cache.get(key)
@@ -201,6 +205,8 @@ def build(
         else:
             for i, theta in enumerate(thetas[1:], 1):
                 tables[i] = utility.solve_theta(rs, float(theta), threads)
+                if progress is not None:
+                    progress(i, len(thetas) - 1)
             origin = "built"
             if directory is not None:
                 win_tables.save_quietly(rs, directory, win_tables.THETA_KIND, tables[1:], V, params)

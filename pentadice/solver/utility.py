@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import sys
 import types
+from collections.abc import Callable
 
 import numpy as np
 
@@ -232,7 +233,9 @@ def solve_theta(rs: rules.RuleSet, theta: float, threads: int = 1) -> np.ndarray
     return U
 
 
-def solve_endgame(rs: rules.RuleSet, max_open: int, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def solve_endgame(
+    rs: rules.RuleSet, max_open: int, threads: int = 1, progress: Callable[[int, int], None] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(Wt, rowix)``: for every state with at most ``max_open`` boxes open, the highest expected win credit
     (1 a win, 1/2 a tie) against a finished opponent ``d`` points ahead, ``Wt[rowix[mask], flag, sub, d]``
     for ``0 <= d < TARGET_LANES`` (``d < 0``: 1), shaped ``(masks, n_flags, threshold + 1, TARGET_LANES)``.
@@ -253,4 +256,6 @@ def solve_endgame(rs: rules.RuleSet, max_open: int, threads: int = 1) -> tuple[n
         for k in range(1, max_open + 1):
             masks = small[pop[small] == k].astype(np.int64)
             workers.run(target.solve_target_states, (Wt, rowix, *inputs, masks), len(masks))
+            if progress is not None:
+                progress(k, max_open)
     return Wt, rowix

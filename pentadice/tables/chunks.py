@@ -10,9 +10,9 @@ them:
   read them whole) are read into the process's memory and checked whole when opened (the bytes are read
   either way; a private copy cannot be changed or truncated under the process, which would kill it with
   SIGBUS through a memory map);
-- ``check="lazy"`` kinds (the target table's data, hundreds of MB of which a query reads a few rows) are
-  memory-mapped, their header chunk checked when opened and every other chunk before its first use
-  (:meth:`CheckedArray.ensure`), so a query pays for the few chunks it reads.
+- ``check="lazy"`` kinds (the target table's and the chances table's data, hundreds of MB of which a query
+  reads a few rows) are memory-mapped, their header chunk checked when opened and every other chunk before
+  its first use (:meth:`CheckedArray.ensure`), so a query pays for the few chunks it reads.
 
 A chunk that does not match its CRC raises :class:`Damaged` (a :class:`TableError`): no answer is ever computed
 from it. With private copies on (:func:`use_private_copies`, as ``pentadice serve`` and ``play`` do) a lazy
@@ -80,6 +80,8 @@ KINDS: dict[str, Kind] = {
         Kind("targets-index", "targets-index.npy", "int64", "all", "the target table's index"),
         Kind("win", "win.npy", "float64", "all", "the win strategy's theta tables"),
         Kind("win-end", "win-end-{max_open}.npy", "float64", "all", "the win strategy's end-game table"),
+        Kind("chances", "chances.npy", "float32", "lazy", "the chances table's probabilities"),
+        Kind("chances-index", "chances-index.npy", "int64", "all", "the chances table's index"),
     )
 }
 

@@ -405,7 +405,14 @@ def inventory(directory: Path) -> dict[str, str]:
 
 
 # The files other commands add beside a table (their data files; each has its .json too), in words.
-EXTRA_FILES = (("m2.npy", "SDs"), ("targets.npy", "target table"), ("win.npy", "win tables"), ("win-end-*.npy", ""))
+EXTRA_FILES = (
+    ("m2.npy", "SDs"),
+    ("chances.npy", "chances table"),
+    ("chances-index.npy", ""),
+    ("targets.npy", "target table"),
+    ("win.npy", "win tables"),
+    ("win-end-*.npy", ""),
+)
 
 
 def _extras(directory: Path, name: str) -> str:
@@ -413,7 +420,7 @@ def _extras(directory: Path, name: str) -> str:
     found: dict[str, int] = {}
     for suffix, label in EXTRA_FILES:
         for path in Path(directory).glob(f"{glob.escape(name)}.{suffix}"):
-            key = label or "win tables"
+            key = label or ("chances table" if "chances" in suffix else "win tables")
             with contextlib.suppress(OSError):
                 found[key] = found.get(key, 0) + path.stat().st_size
     return f" (+ {', '.join(f'{k} {v / 1e6:,.0f} MB' for k, v in found.items())})" if found else ""

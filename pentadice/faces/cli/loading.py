@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -125,3 +126,57 @@ def target_table(rs, data: str | None):
         return targets.load_for_advice(rs, directory)
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
+
+
+def build_tables(rs: rules.RuleSet, directory: Path, names: list[str], threads: int | None, quiet: bool) -> dict:
+    """Build the tables ``names`` (chances, win, win-end) that ``directory`` lacks, each with its progress bar;
+    what each cost (:meth:`pentadice.players.prepared.Built.as_dict`)."""
+    from pentadice.players import prepared
+
+    out = {}
+    for name in names:
+        bar = progress(label=f"{prepared.WHAT[name].capitalize()} of {rs.name}", length=100, enabled=not quiet)
+        done = [0]
+
+        def step(table: str, d: int, total: int, bar=bar, done=done) -> None:
+            now = round(100 * d / max(total, 1))
+            bar.update(now - done[0])
+            done[0] = now
+            interrupt.check()  # Ctrl-C stops the build between two of its stages: nothing half-written
+
+        with bar, interrupts.Held() as interrupt:
+            built = prepared.prepare(rs, directory, [name], threads, progress=step)[name]
+        out[name] = built.as_dict()
+    return out
+
+
+def ready_for_game(advisor, game, chances: bool) -> None:
+    """Build the tables ``game`` reads that the table directory lacks (the chances table if ``chances``, the win
+    player's tables if a computer plays to win), each with its progress bar, then hold them (checked): no move
+    of the game waits for a table. A directory that cannot be written: said, and the game builds what it needs
+    in memory when it needs it, as before."""
+    from pentadice.players import prepared
+    from pentadice.tables import table
+
+    rs = advisor.rules
+    wanted = ["chances"] if chances else []
+    if any(p.computer and p.strategy == "win" for p in game.players):
+        wanted += ["win", "win-end"]
+    fits = prepared.applicable(rs)
+    wanted = [t for t in wanted if fits[t] is None]
+    if not wanted:
+        return
+    directory = advisor.table.files.directory
+    saved = prepared.present(rs, directory, advisor.values)
+    missing = [t for t in wanted if not saved[t]]
+    try:
+        if missing:
+            click.echo(
+                f"Building what this game reads, once ({', '.join(prepared.WHAT[t] for t in missing)})...", err=True
+            )
+            build_tables(rs, directory, missing, None, False)
+        prepared.hold(rs, directory, advisor.values, wanted, warm=False)
+    except table.TableError as e:
+        click.echo(f"Note: {e}; the game computes what it needs when it needs it.", err=True)
+    except KeyboardInterrupt:
+        raise exits.Interrupted("stopped before the game began; a table being built was not written") from None

@@ -113,6 +113,7 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, show_chances
         pause = 0.6 if sys.stdout.isatty() else 0.0
     at_terminal = sys.stdout.isatty()
     show_chances = at_terminal if show_chances is None else show_chances
+    loading.ready_for_game(advisor, game, show_chances and len(game.players) > 1)
     inp = LineInput(sys.stdin, echo=sys.stdout)
     front = TerminalGame(game, advisor, inp, click.echo, hints, pause, save, resumed, show_chances, not at_terminal)
     _run(front)

@@ -44,6 +44,13 @@ def _host_names(values: tuple[str, ...]) -> tuple[str, ...]:
     "[served: localhost, loopback addresses, the --host given and the network address printed]. A host name "
     "or address alone (my.box, 192.168.1.5), any port: a URL is refused.",
 )
+@click.option(
+    "--prepare/--no-prepare",
+    default=True,
+    help="Build the tables a game reads that are missing (the chances table, the win player's tables), in the "
+    "background from start-up, with progress on /api/health and the page [default: yes]. Tables saved already "
+    "are loaded either way.",
+)
 def serve(
     host: str,
     port: int,
@@ -51,8 +58,12 @@ def serve(
     data: str | None,
     open_browser: bool,
     allow_hosts: tuple[str, ...],
+    prepare: bool,
 ) -> None:
-    """Serve the page (play, coach, review) and the JSON API (/openapi.json) over HTTP, until Ctrl-C."""
+    """Serve the page (play, coach, review) and the JSON API (/openapi.json) over HTTP, until Ctrl-C.
+
+    Every table a game reads is loaded when the server starts, and those missing are built then, in the
+    background: no move of a game waits for one."""
     from pentadice.faces.web import addresses, server
     from pentadice.tables import chunks
 
@@ -68,9 +79,12 @@ def serve(
             loading.load_spread(advisor)  # the second moments too: checked and held now, never read from disk mid-game
         from pentadice.faces.web.advising import warm_up
         from pentadice.faces.web.api import create_app
+        from pentadice.faces.web.preparing import Preparation
 
         warm_up(advisors.values())
-        app = create_app(advisors, allowed_hosts=addresses.allowed_hosts(host, allow_hosts))
+        preparation = Preparation(advisors, lambda name: advisors[name].table.files.directory, build=prepare)
+        app = create_app(advisors, allowed_hosts=addresses.allowed_hosts(host, allow_hosts), preparation=preparation)
+        preparation.start()
         sock.listen(2048)
         address = sock.getsockname()
         url = addresses.url_of(host, address[1])

@@ -1,5 +1,7 @@
-"""``pentadice solve``: solve a rule set and write its table (:mod:`pentadice.tables.build`), or its target
-table (``--targets``: :func:`pentadice.tables.targets.build`); the summary as text or JSON."""
+"""``pentadice solve``: solve a rule set and write its table (:mod:`pentadice.tables.build`) with every other
+table a game of it reads (:mod:`pentadice.players.prepared`: the chances table, the win player's tables; ``--only``
+and ``--skip`` choose), or its target table (``--targets``: :func:`pentadice.tables.targets.build`); the summary as
+text or JSON."""
 
 from __future__ import annotations
 
@@ -28,25 +30,60 @@ from pentadice.support import exits, interrupts, paths
     default=None,
     help="Also compute the second moments (the SDs advise shows) [default: yes, but for maxi-yatzy only when asked].",
 )
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    callback=lambda ctx, param, v: _table_names(v),
+    metavar="TABLES",
+    help="Build only these tables (comma-separated, repeatable): values, moments, chances, win, win-end "
+    "[default: every one a game of the rule set reads].",
+)
+@click.option(
+    "--skip",
+    "skip",
+    multiple=True,
+    callback=lambda ctx, param, v: _table_names(v),
+    metavar="TABLES",
+    help="Build every table but these (comma-separated, repeatable).",
+)
 def solve(
-    rules_name: str, data: str | None, threads: int | None, as_json: bool, targets: bool, with_moments: bool | None
+    rules_name: str,
+    data: str | None,
+    threads: int | None,
+    as_json: bool,
+    targets: bool,
+    with_moments: bool | None,
+    only: tuple[str, ...],
+    skip: tuple[str, ...],
 ) -> None:
-    """Solve a rule set exactly and write its table (NumPy .npy, Parquet, JSON metadata).
+    """Solve a rule set exactly and write its table (NumPy .npy, Parquet, JSON metadata), with every table a
+    game of it reads, so that no game waits: the second moments (the SDs), the chances table (the live chances)
+    and the win player's tables. Tables already there for these values are kept.
 
     The table directory is given by --data (--out is the same option).
     """
     try:  # from the start: a Ctrl-C while the modules load has written nothing either
         from pentadice import solver
+        from pentadice.players import prepared
         from pentadice.tables import build
+
+        prepared.applicable(rules.get_rules(rules_name))  # (its modules loaded here too)
     except KeyboardInterrupt:
         raise exits.Interrupted("no table was written; the old one, if any, is as it was") from None
     rs = rules.get_rules(rules_name)
     if targets:
         _solve_targets(rs, data, threads, as_json)
         return
+    if "moments" in skip and with_moments:
+        raise click.UsageError("--moments and --skip moments contradict each other")
+    try:
+        names = prepared.chosen(rs, only, skip, False if "moments" in skip else with_moments)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
     directory = paths.data_dir(data)
     with _ending(rs, "table", directory):
-        moments_too = build.with_moments(rs, with_moments)
+        moments_too = "moments" in names
         bar = loading.progress(label=f"Solving {rs.name}", length=solver.stages(rs), enabled=not as_json)
         try:
             summary = build.solve_and_store(
@@ -60,10 +97,19 @@ def solve(
             )
         except build.MomentsInterrupted:
             raise exits.Interrupted(f"the {rs.name} table was written whole; its second moments were not") from None
+    others = [n for n in names if n not in ("values", "moments")]
+    with _ending(rs, "tables for games", directory):
+        summary["tables"] = loading.build_tables(rs, directory, others, threads, as_json)
     if as_json:
         click.echo(json.dumps(summary))
     else:
         click.echo("\n".join(_summary_lines(rs, summary)))
+
+
+def _table_names(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--only`` / ``--skip``: the table names, comma-separated and repeated (checked by the command: nothing
+    is imported while the options are parsed, so that a Ctrl-C then is said as any other before the solve)."""
+    return tuple(n.strip() for v in values for n in v.split(",") if n.strip())
 
 
 def _summary_lines(rs: rules.RuleSet, summary: dict) -> list[str]:
@@ -94,6 +140,13 @@ def _summary_lines(rs: rules.RuleSet, summary: dict) -> list[str]:
     ]
     if spread:
         lines += [f"                 {files['m2']}", f"                 {files['m2_metadata']}"]
+    from pentadice.players import prepared
+
+    for name, built in summary.get("tables", {}).items():
+        how = f"built in {built['seconds']:.1f} s" if built["built"] else "kept (saved already for these values)"
+        label = f"{prepared.WHAT[name][0].upper()}{prepared.WHAT[name][1:]}:"
+        lines.append(f"{label} {how}, {built['bytes'] / 1e6:,.0f} MB")
+        lines += [f"                 {f}" for f in built["files"]]
     return lines
 
 

@@ -1,5 +1,5 @@
 """``pentadice verify``: check a table's files whole (:func:`pentadice.tables.table.verify`), and those beside
-it: the second moments, the target table, the win strategy's tables."""
+it: the second moments, the target table, the chances table, the win strategy's tables."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pentadice.support import exits, paths
 def verify(rules_name: str, data: str | None) -> None:
     """Check a table's files: the values against their SHA-256, the metadata against the values, and the
     Parquet export (each page's checksum, its SHA-256, and its rows against the values)."""
-    from pentadice.tables import moment_files, table, targets, win_tables
+    from pentadice.tables import chance_tables, moment_files, table, targets, win_tables
 
     rs = rules.get_rules(rules_name)
     try:
@@ -24,6 +24,7 @@ def verify(rules_name: str, data: str | None) -> None:
         spread = moment_files.verify_moments(checked)
         target_table = targets.verify_if_built(rs, checked.files.directory)
         saved_win_tables = win_tables.verify_saved(rs, checked.files.directory, checked.values)
+        chance_table = chance_tables.verify(rs, checked.files.directory, checked.values)
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
     target_files = targets.TargetFiles(checked.files.directory, rs.name)
@@ -46,6 +47,8 @@ def verify(rules_name: str, data: str | None) -> None:
         sums = f"{target_table.meta['data_checksum']} (target probabilities)"
         click.echo(f"  {target_files.data.name:<24}{sums}")
         click.echo(f"  {target_files.index.name:<24}{target_table.meta['index_checksum']} (their index)")
+    if chance_table is not None:
+        click.echo(f"  {chance_table[0].name:<24}{chance_table[1]} (the chances table)")
     for path, digest, current in saved_win_tables:
         whose = "the win strategy's tables" if current else "win tables of another value table: built again when needed"
         click.echo(f"  {path.name:<24}{digest} ({whose})")

@@ -42,6 +42,7 @@ from pentadice.faces.web.bodies import ApiError
 from pentadice.faces.web.guard import SecurityHeaders
 from pentadice.faces.web.page import STATIC, HeldFiles, Pages
 from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS
+from pentadice.faces.web.preparing import Preparation
 from pentadice.faces.web.responses import JSON, NO_STORE, SECURITY_HEADERS, answer
 from pentadice.faces.web.state import WebState
 from pentadice.faces.web.store import IDLE_SECONDS, MAX_GAMES, GameStore
@@ -74,16 +75,19 @@ def create_app(
     max_games: int = MAX_GAMES,
     idle_seconds: float = IDLE_SECONDS,
     allowed_hosts: Iterable[str] | None = None,
+    preparation: Preparation | None = None,
 ) -> FastAPI:
     """The application serving ``advisors`` (rule set name -> :class:`~pentadice.advisor.Advisor`, loaded
     and compiled already), the page from ``static_dir`` (None or missing: the API alone), games held in memory,
     their idle time measured by ``clock``. ``allowed_hosts``: the names a request's ``Host`` may carry
     (:func:`pentadice.faces.web.addresses.allowed_hosts`; loopback addresses and the address the request arrived at are
-    served too), others refused with 421 against DNS rebinding; None: any (a test client's). The routes share
+    served too), others refused with 421 against DNS rebinding; None: any (a test client's). ``preparation``:
+    the tables prepared in the background (:class:`~pentadice.faces.web.preparing.Preparation`; None: a game
+    builds what it needs when it needs it). The routes share
     one :class:`~pentadice.faces.web.state.WebState`, kept as ``app.state.web``."""
     served = dict(advisors)
     rules_json = routes_rules.rules_answer(served.values())
-    state = WebState(served, GameStore(clock, max_games, idle_seconds), AdviceCache(), clock, rules_json)
+    state = WebState(served, GameStore(clock, max_games, idle_seconds), AdviceCache(), clock, rules_json, preparation)
     app = FastAPI(
         title="pentadice",
         summary="Penta and the Yahtzee family: the optimal advisor and games, over HTTP.",
@@ -111,7 +115,7 @@ def _handle_errors(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, e: ApiError) -> Response:
-        return answer({"error": e.message}, e.status)
+        return answer({"error": e.message, **e.extra}, e.status, e.headers)
 
     @app.exception_handler(GameError)
     async def game_error(request: Request, e: GameError) -> Response:

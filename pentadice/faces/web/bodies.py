@@ -20,12 +20,15 @@ BODY_SECONDS = 30.0  # a body must arrive whole within this time (a megabyte at 
 
 
 class ApiError(Exception):
-    """A request refused: its HTTP status and the reason, sent as ``{"error": message}``."""
+    """A request refused: its HTTP status and the reason, sent as ``{"error": message, **extra}`` with
+    ``headers`` (a 503's ``Retry-After``)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, extra: dict | None = None, headers: dict | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.extra = extra or {}
+        self.headers = headers
 
 
 async def read(request, limit: int) -> bytes:

@@ -31,7 +31,12 @@ def view(state: WebState, game_id: str, held: Held) -> dict:
     )
     person_to_move = game.dice is not None and not game.over and not game.player.computer
     out["advice"] = json.loads(state.cache.get(held.advisor, game.situation())) if person_to_move else None
-    out["chances"], out["chances_pending"] = known_chances(game, held.advisor)
+    waiting = state.preparation.chances_waiting(game.rules.name) if state.preparation is not None else None
+    if waiting is not None:  # the chances table is being built: said, never computed the slow way meanwhile
+        out["chances"], out["chances_pending"], out["preparing"] = None, True, waiting
+    else:
+        out["chances"], out["chances_pending"] = known_chances(game, held.advisor)
+        out["preparing"] = None
     return out
 
 
@@ -49,12 +54,40 @@ async def act(state: WebState, game_id: str, move: Callable[[Held], dict | None]
 
 
 async def started(state: WebState, game: Game, advisor) -> Response:
-    """A game just made or loaded, held from now on: 201 with its view and its place."""
+    """A game just made or loaded, held from now on: 201 with its view and its place; 503 while the tables a
+    ``win`` computer of it reads are being prepared (:func:`check_prepared`)."""
     if game.coach and any(p.computer for p in game.players):
         raise ApiError(422, "a coach game follows real dice: its players are people, not the computer")
+    check_prepared(state, game)
     game_id = state.store.add(game, advisor)
     out = await run_in_threadpool(view, state, game_id, state.store.get(game_id))
     return answer(out, 201, {"location": f"/api/games/{game_id}"})
+
+
+RETRY_SECONDS = 5  # a 503's Retry-After while tables are prepared
+
+
+def check_prepared(state: WebState, game: Game) -> None:
+    """503, with the preparation's progress and a ``Retry-After``, when a ``win`` computer of ``game`` would
+    read tables that are still being built (or that this server does not hold): a game never starts to wait
+    mid-move for a table."""
+    prep = state.preparation
+    if prep is None or not any(p.computer and p.strategy == "win" for p in game.players):
+        return
+    name = game.rules.name
+    waiting = prep.win_waiting(name)
+    if waiting is not None:
+        pct = round(100 * waiting.get("progress", 0.0))
+        raise ApiError(
+            503,
+            f"the win player's tables of {name} are being prepared ({waiting['what']}, {pct} % of what is left): "
+            f"start a game with a computer that plays to win once they are ready (GET /api/health says when)",
+            {"preparing": waiting},
+            {"retry-after": str(RETRY_SECONDS)},
+        )
+    missing = prep.win_missing(name)
+    if missing is not None:
+        raise ApiError(503, missing, {"preparing": None})
 
 
 def person_to_act(game: Game) -> None:
@@ -66,11 +99,18 @@ def person_to_act(game: Game) -> None:
 
 
 def known_chances(game: Game, advisor) -> tuple[list[float] | None, bool]:
-    """Each player's chance of finishing first from the sheets as they stand, if at hand (else null, and
-    pending: GET .../chances computes them and waits); null and not pending where they cannot be computed
+    """Each player's chance of finishing first from the sheets as they stand and, during a turn, the dice
+    showing (read from the chances table where it is held: a millisecond); else, if at hand (otherwise null,
+    and pending: GET .../chances computes them and waits); null and not pending where they cannot be computed
     (see :mod:`pentadice.advisor.chances`)."""
+    sheets = [p.sheet for p in game.players]
     try:
-        found = chances.known_chances(advisor.rules, advisor.values, [p.sheet for p in game.players], queue=False)
+        held = chances.chances_of(advisor.rules, advisor.values)
+        if held.table is not None:
+            if game.dice is not None and not game.over and len(sheets) > 1:
+                return held.during_turn(sheets, game.current, game.dice, game.rolls_left), False
+            return held.known(sheets), False
+        found = chances.known_chances(advisor.rules, advisor.values, sheets, queue=False)
     except chances.ChancesUnavailable:
         return None, False
     return found, found is None

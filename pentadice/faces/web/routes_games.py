@@ -14,7 +14,7 @@ from pentadice.advisor import chances
 from pentadice.faces.web import bodies, schemas
 from pentadice.faces.web.apidoc import ERRORS, GAME_ERRORS, body_doc
 from pentadice.faces.web.bodies import ApiError
-from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS, act, person_to_act, started, view
+from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS, act, known_chances, person_to_act, started, view
 from pentadice.faces.web.responses import answer
 from pentadice.faces.web.state import State, WebState
 from pentadice.game.moves import Keep, Score
@@ -124,13 +124,25 @@ async def get_game(game_id: str, state: State) -> Response:
     "/api/games/{game_id}/chances", responses={200: {"model": schemas.ChancesOut}, **GAME_ERRORS}, tags=["games"]
 )
 async def get_chances(game_id: str, state: State) -> Response:
-    """Each player's chance of finishing first from the sheets as they stand, waiting while they are
-    computed (seconds early in a game; the game's own requests are not held up meanwhile)."""
+    """Each player's chance of finishing first from the sheets as they stand (and the dice showing, where the
+    chances table is held: at once); without the table, waiting while they are computed (seconds early in a
+    game; the game's own requests are not held up meanwhile). While the table is being prepared: null, with
+    the reason and the progress."""
     held = state.held_of(game_id)
+    rs, values = held.advisor.rules, held.advisor.values
+    waiting = state.preparation.chances_waiting(rs.name) if state.preparation is not None else None
     async with held.lock:
         sheets = [p.sheet for p in held.game.players]  # sheets are replaced, never edited: a snapshot
-    out = await run_in_threadpool(_chances_answer, held.advisor.rules, held.advisor.values, sheets)
-    return answer({"sheets": [s.as_dict(held.game.rules) for s in sheets], **out})
+        shown = [s.as_dict(held.game.rules) for s in sheets]
+        if waiting is None and chances.table_of(rs, values) is not None:
+            found, _ = known_chances(held.game, held.advisor)
+            return answer({"sheets": shown, "chances": found, "reason": None})
+    if waiting is not None:
+        pct = round(100 * waiting.get("progress", 0.0))
+        reason = f"the chances table of {rs.name} is being prepared ({pct} % of what is left)"
+        return answer({"sheets": shown, "chances": None, "reason": reason, "preparing": waiting})
+    out = await run_in_threadpool(_chances_answer, rs, values, sheets)
+    return answer({"sheets": shown, **out})
 
 
 def _chances_answer(rs, values, sheets) -> dict:

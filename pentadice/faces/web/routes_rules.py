@@ -13,6 +13,7 @@ from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS
 from pentadice.faces.web.responses import JSON
 from pentadice.faces.web.state import State
 from pentadice.game import rules
+from pentadice.players import win
 
 router = APIRouter()
 
@@ -46,4 +47,5 @@ def _rules_of(rs: rules.RuleSet) -> dict:
         "penta_repeat": rs.penta_repeat,
         "joker": str(rs.joker),
         "auto_commit_seconds": AUTO_COMMIT_SECONDS,
+        "win_refusal": win.refusal(rs),
     }

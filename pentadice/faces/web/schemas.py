@@ -16,6 +16,29 @@ class ErrorOut(BaseModel):
     error: str = Field(description="What was wrong, in words.", examples=["no rolls left: score the dice in a box"])
 
 
+class Building(BaseModel):
+    table: str | None = Field(description="The table being built: moments, chances, win or win-end.")
+    what: str = Field(examples=["the win player's end-game table"])
+    done: int = Field(0, description="Tables of this rule set built so far in this preparation.")
+    total: int = Field(0, description="Tables of this rule set this preparation builds.")
+    progress: float = Field(description="Of what this preparation builds for the rule set, the part done (0 to 1).")
+
+
+class TablesOut(BaseModel):
+    ready: bool = Field(description="Every table a game of this rule set reads is held.")
+    win: Literal["ready", "preparing", "refused", "unavailable"] = Field(
+        description="A computer that plays to win: ready; its tables being prepared; refused for this rule set "
+        "(win_refusal says why); unavailable (not built: --no-prepare, or the build failed)."
+    )
+    chances: Literal["ready", "preparing", "forward", "unavailable"] = Field(
+        description="The live chances: read from the chances table; its table being prepared; computed the slow "
+        "way, state by state (Maxi Yatzy: late in a game only); unavailable (Kiriki)."
+    )
+    building: Building | None
+    failed: str | None = Field(description="Why preparing these tables failed, else null.")
+    win_refusal: str | None = Field(description="Why a computer cannot play to win under this rule set, else null.")
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     rules: list[str] = Field(description="The rule sets served.")
@@ -23,6 +46,8 @@ class Health(BaseModel):
     max_games: int = Field(description="Games held at most; the least recently used is dropped beyond it.")
     dropped: int = Field(description="Games dropped since the server started (idle, or beyond the cap).")
     dropped_when: str = Field(description="When a game is dropped, in words.")
+    preparing: bool = Field(description="Tables are still being loaded or built in the background.")
+    tables: dict[str, TablesOut] | None = Field(description="Each rule set's tables; null: none are prepared here.")
 
 
 class BoxOut(BaseModel):
@@ -44,6 +69,7 @@ class RuleSetOut(BaseModel):
     penta_repeat: bool = Field(description="Kiriki: further five of a kinds are added to the box.")
     joker: str = Field(description="How a joker is placed: none, free or forced.", examples=["forced"])
     auto_commit_seconds: float = Field(description="The default auto-commit delay of a new game.")
+    win_refusal: str | None = Field(description="Why a computer cannot play to win under these rules, else null.")
 
 
 class RulesOut(BaseModel):
@@ -186,10 +212,12 @@ class GameView(BaseModel):
     advice: AdviceOut | None = Field(description="The advise --json object for a person's dice showing, else null.")
     chances: list[float] | None = Field(
         None,
-        description="Each player's probability of finishing first from the sheets as they stand, every player "
-        "assumed to play optimal; null while computed (chances_pending) or where not available (Kiriki).",
+        description="Each player's probability of finishing first from the sheets as they stand and the dice "
+        "showing, every player assumed to play optimal; null while computed (chances_pending) or where not "
+        "available (Kiriki).",
     )
     chances_pending: bool = Field(False, description="The chances are being computed: GET .../chances waits for them.")
+    preparing: Building | None = Field(None, description="The chances table being prepared (chances then null).")
 
 
 class ChancesOut(BaseModel):
@@ -198,6 +226,7 @@ class ChancesOut(BaseModel):
         description="Each player's probability of finishing first; null: not available."
     )
     reason: str | None = Field(description="Why the chances are not available (Kiriki), else null.")
+    preparing: Building | None = Field(None, description="The chances table being prepared (chances then null).")
 
 
 class RollIn(BaseModel):

@@ -14,6 +14,7 @@ from fastapi import Depends, Request
 from pentadice.faces.web import bodies
 from pentadice.faces.web.advising import AdviceCache
 from pentadice.faces.web.bodies import ApiError
+from pentadice.faces.web.preparing import Preparation
 from pentadice.faces.web.store import GameStore, Held
 from pentadice.game import rules
 
@@ -22,13 +23,15 @@ from pentadice.game import rules
 class WebState:
     """The rule sets served (name -> :class:`~pentadice.advisor.Advisor`, at least one), the games held, the
     advice given so far, the clock the games' idle time and the computer's moves are measured by, and the answer
-    of ``GET /api/rules`` (made once: the rule sets do not change)."""
+    of ``GET /api/rules`` (made once: the rule sets do not change), and the preparation of the tables its games
+    read (:mod:`pentadice.faces.web.preparing`)."""
 
     advisors: dict[str, object]
     store: GameStore
     cache: AdviceCache
     clock: Callable[[], float]
     rules_answer: bytes = b""
+    preparation: Preparation | None = None  # the tables prepared in the background (None: games build their own)
     default_rules: str = field(init=False)  # a request naming no rule set: Penta where served, else the first
 
     def __post_init__(self) -> None:

@@ -1,0 +1,275 @@
+"""Every table a game of a rule set reads, built ahead and held, so that no move of a game ever waits for one.
+
+A game reads, besides the value table: the second moments (the SDs of the advice, the variances the ``win``
+player's risk is set from), the chances table (:mod:`pentadice.solver.remaining`: the live chances), and the
+``win`` player's theta tables and end-game table (:mod:`pentadice.players.win`). :func:`prepare` builds those
+missing from a table directory and saves them there (``pentadice solve``, ``make table``, and ``pentadice
+serve`` in the background at start-up); :func:`hold` loads them into the process's caches, checked, where the
+game's code finds them (``serve`` and ``play`` call it before the first move).
+
+The tables are named by :data:`TABLES` (``solve --only`` / ``--skip`` take these names); a rule set has those
+that apply to it (:func:`applicable`): Kiriki has no chances table and no end game, Maxi Yatzy no chances
+table and no ``win`` player (their sizes), and its second moments only when asked.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pentadice.game import rules
+
+TABLES = ("values", "moments", "chances", "win", "win-end")
+WHAT = {
+    "values": "the value table",
+    "moments": "the second moments",
+    "chances": "the chances table",
+    "win": "the win player's theta tables",
+    "win-end": "the win player's end-game table",
+}
+
+Progress = Callable[[str, int, int], None]  # (table, done, total) within the table being built
+
+
+def applicable(rs: rules.RuleSet, moments_asked: bool | None = None) -> dict[str, str | None]:
+    """Each of :data:`TABLES` with None where ``rs`` has it, else why not (in words). ``moments_asked``: as
+    ``solve --moments/--no-moments`` (None: unless too long to run unasked, Maxi Yatzy's)."""
+    from pentadice.players import win
+    from pentadice.solver import moments, remaining
+
+    out: dict[str, str | None] = {"values": None, "moments": None}
+    if moments_asked is False or (moments_asked is None and not moments.automatic(rs)):
+        out["moments"] = moments.on_demand_message(rs) if moments_asked is None else "not asked (--no-moments)"
+    out["chances"] = remaining.refusal(rs)
+    out["win"] = win.refusal(rs)
+    out["win-end"] = out["win"] or (f"{rs.title} has no end game: its turns repeat" if rs.penta_repeat else None)
+    return out
+
+
+def chosen(rs: rules.RuleSet, only: Iterable[str] = (), skip: Iterable[str] = (), moments_asked=None) -> list[str]:
+    """The tables to build for ``rs``: ``only`` those (default: every one that applies), less ``skip``; the
+    values always (every other table is of them). ValueError naming a table that is not one of :data:`TABLES`."""
+    only, skip = list(only), list(skip)
+    for name in [*only, *skip]:
+        if name not in TABLES:
+            raise ValueError(f"no table {name!r}: the tables are {', '.join(TABLES)}")
+    if "moments" in only and moments_asked is None:
+        moments_asked = True
+    fits = applicable(rs, moments_asked)
+    wanted = [t for t in TABLES if (not only or t in only) and t not in skip and fits[t] is None]
+    return ["values", *(t for t in wanted if t != "values")]
+
+
+def present(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -> dict[str, bool]:
+    """Which tables are saved in ``directory`` for the value table ``values`` (their metadata, written last,
+    names these values; nothing is read whole)."""
+    from pentadice.players import win
+    from pentadice.solver.utility import TARGET_LANES
+    from pentadice.tables import chance_tables, table, win_tables
+
+    d = Path(directory)
+    checksum = table.checksum(win_tables.saved_shape(rs, values))
+
+    def of_values(meta_path: Path) -> bool:
+        try:
+            meta = table.read_json(meta_path, "metadata")
+        except (OSError, ValueError):
+            return False
+        return isinstance(meta, dict) and meta.get("values_checksum") == checksum
+
+    files = table.TableFiles(d, rs.name)
+    thetas = {"thetas": [float(x) for x in win.grid_thetas(rs)[1:]]}
+    end = {"max_open": win.ENDGAME_BOXES, "lanes": TARGET_LANES}
+    return {
+        "values": files.meta.is_file() and files.values.is_file(),
+        "moments": of_values(files.moments_meta) and files.moments.is_file(),
+        "chances": chance_tables.is_saved(rs, d, values),
+        "win": _params_match(win_tables.saved_paths(rs, d, win_tables.THETA_KIND), thetas, of_values),
+        "win-end": _params_match(win_tables.saved_paths(rs, d, win_tables.ENDGAME_KIND, end), end, of_values),
+    }
+
+
+def _params_match(paths: tuple[Path, Path], params: dict, of_values: Callable[[Path], bool]) -> bool:
+    import json
+
+    from pentadice.tables import table
+
+    npy, meta_path = paths
+    if not npy.is_file() or not of_values(meta_path):
+        return False
+    try:
+        meta = table.read_json(meta_path, "metadata")
+    except (OSError, ValueError):
+        return False
+    return json.dumps(meta.get("params"), sort_keys=True) == json.dumps(params, sort_keys=True)
+
+
+@dataclass
+class Built:
+    """What :func:`prepare` did for one table: built (with its seconds) or found saved, and its files' bytes."""
+
+    table: str
+    built: bool
+    seconds: float
+    bytes: int
+    files: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"built": self.built, "seconds": self.seconds, "bytes": self.bytes, "files": self.files}
+
+
+def files_of(rs: rules.RuleSet, directory: Path | str, name: str) -> list[Path]:
+    """The files of table ``name`` of ``rs`` in ``directory`` (those that exist)."""
+    from pentadice.players import win
+    from pentadice.tables import chance_tables, table, win_tables
+
+    d = Path(directory)
+    f = table.TableFiles(d, rs.name)
+    paths = {
+        "values": [f.values, f.meta, f.parquet],
+        "moments": [f.moments, f.moments_meta],
+        "chances": list(chance_tables.saved_paths(rs, d)),
+        "win": list(win_tables.saved_paths(rs, d, win_tables.THETA_KIND)),
+        "win-end": list(win_tables.saved_paths(rs, d, win_tables.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})),
+    }[name]
+    return [p for p in paths if p.is_file()]
+
+
+def prepare(
+    rs: rules.RuleSet,
+    directory: Path | str,
+    names: Sequence[str],
+    threads: int | None = None,
+    values: np.ndarray | None = None,
+    progress: Progress | None = None,
+    on_table: Callable[[str, int, int], None] | None = None,
+    force: bool = False,
+) -> dict[str, Built]:
+    """Build the tables ``names`` of ``rs`` that ``directory`` lacks (the value table first, with its second
+    moments in the same pass when both are asked), save each there as it is done, and say what each cost.
+    ``values``: the value table when it is held already. ``on_table(name, i, n)`` is called before each table,
+    ``progress(name, done, total)`` within it; ``force`` builds them even where saved (a damaged one, found when
+    it was held). TableError if the directory cannot be written."""
+    import numba
+
+    from pentadice.tables import table
+
+    threads = threads or numba.get_num_threads()
+    d = Path(directory)
+    out: dict[str, Built] = {}
+    if values is None and (d / f"{rs.name}.json").is_file():
+        try:
+            values = table.load(rs, d).values
+        except table.TableMissing:
+            values = None
+    have = present(rs, d, values) if values is not None else dict.fromkeys(TABLES, False)
+    for i, name in enumerate(names):
+        if on_table is not None:
+            on_table(name, i, len(names))
+        step = (lambda done, total, name=name: progress(name, done, total)) if progress else None
+        if (have.get(name) and not force) or name in out:
+            out[name] = Built(name, False, 0.0, _bytes(rs, d, name), [str(p) for p in files_of(rs, d, name)])
+            continue
+        start = time.perf_counter()
+        if name in ("values", "moments") and not have["values"]:
+            values = _solve_values(rs, d, threads, "moments" in names, step)
+            have["values"] = True
+            if "moments" in names:
+                have["moments"] = True
+                out["moments"] = Built("moments", True, 0.0, 0, [])
+        elif name == "moments":
+            from pentadice.tables import moment_files
+
+            moment_files.build_moments(rs, d, values, threads)
+        else:
+            _build(rs, d, name, values, threads, step)
+        seconds = time.perf_counter() - start
+        out[name] = Built(name, True, seconds, _bytes(rs, d, name), [str(p) for p in files_of(rs, d, name)])
+    for name, built in out.items():  # the moments solved with the values: their files, now written
+        if built.built and not built.files:
+            built.bytes, built.files = _bytes(rs, d, name), [str(p) for p in files_of(rs, d, name)]
+    return out
+
+
+def _bytes(rs: rules.RuleSet, directory: Path, name: str) -> int:
+    return sum(os.path.getsize(p) for p in files_of(rs, directory, name))
+
+
+def _solve_values(rs, directory: Path, threads: int, moments_too: bool, step) -> np.ndarray:
+    from pentadice import solver
+    from pentadice.tables import build, table
+
+    total = solver.stages(rs)
+    build.solve_and_store(rs, directory, threads, moments_too, progress=(lambda d, t: step(d, total)) if step else None)
+    return table.load(rs, directory).values
+
+
+def _build(rs: rules.RuleSet, directory: Path, name: str, values: np.ndarray, threads: int, step) -> None:
+    """Build table ``name`` (chances, win, win-end) of ``values`` and save it in ``directory``."""
+    from pentadice.players import win
+
+    if name == "chances":
+        from pentadice.solver import remaining
+        from pentadice.tables import chance_tables
+
+        built = remaining.solve(rs, values, threads, progress=step)
+        chance_tables.save(rs, directory, built, values)
+    elif name == "win":
+        win.build(rs, values, threads=threads, directory=directory, progress=step)
+    elif name == "win-end":
+        win.endgame(rs, win.ENDGAME_BOXES, threads, directory, values, progress=step)
+    else:
+        raise ValueError(f"no table {name!r}")
+
+
+def hold(
+    rs: rules.RuleSet,
+    directory: Path | str,
+    values: np.ndarray,
+    names: Sequence[str] | None = None,
+    warm: bool = True,
+) -> list[str]:
+    """Load the tables ``names`` (default: every one saved) of ``rs`` from ``directory`` into the process's
+    caches, checked, where the game's code finds them: the win player's tables (:func:`pentadice.players.win.
+    build`, :func:`~pentadice.players.win.endgame`, the other players' distributions of its last turns) and
+    the chances table (:func:`pentadice.advisor.chances.use_table`; with ``warm``, its chances during a turn run
+    once, so that their kernels are loaded before a game asks). The names held: a damaged chances table is
+    said on the log and left out (:func:`prepare` with ``force`` builds it again); damaged win tables are built
+    again (as a game would)."""
+    import logging
+
+    import numba
+
+    from pentadice.advisor import chances
+    from pentadice.players import lastturns, win
+    from pentadice.tables import chance_tables, chunks
+
+    saved = present(rs, directory, values)
+    names = [n for n in (names or TABLES) if saved.get(n)]
+    threads = numba.get_num_threads()
+    if "chances" in names:
+        try:
+            built = chance_tables.load(rs, directory, values)
+        except chunks.Damaged as e:  # built again by whoever prepares the tables (as the win tables are)
+            logging.getLogger("pentadice").warning("%s; building it again", e)
+            names.remove("chances")
+            built = None
+        if built is not None and warm:
+            chances.use_table(rs, values, built)
+            from pentadice.game.sheet import Sheet
+
+            # The first chances during a turn compile (or load) the turn's kernels and check the rows: now.
+            chances.chances_of(rs, values).during_turn([Sheet(), Sheet()], 0, [1] * rs.dice, rs.rolls - 1)
+        elif built is not None:
+            chances.use_table(rs, values, built)
+    if "win" in names:
+        win.build(rs, values, threads=threads, directory=directory)
+    if "win-end" in names:
+        win.endgame(rs, win.ENDGAME_BOXES, threads, directory, values)
+        lastturns.opponents(rs, values, win.ENDGAME_BOXES)
+    return names
