@@ -35,7 +35,8 @@ test: install  ## the whole test suite, slow tests included
 
 # BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's),
 # --no-passes (not the one traversal's rows against the commit before it: benchmarks/bench_passes.py), --no-layout
-# (not the layer folders' rows against the commit before them: benchmarks/bench_layout.py).
+# (not the layer folders' rows against the commit before them: benchmarks/bench_layout.py), --no-latency (not the
+# game latency: set-up from empty, the server's start, games through the API: benchmarks/bench_game_latency.py).
 bench: install  ## every figure of the README's speed table (fresh processes, empty caches for first runs, medians)
 	$(BIN)/python benchmarks/bench_all.py $(BENCH_ARGS)
 

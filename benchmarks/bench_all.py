@@ -7,8 +7,10 @@ included; ``--batch-lines N`` for a smaller batch, ``--no-maxi``, ``--no-targets
 the long rows, ``--family-only`` for the Yatzy family's rows alone). Then the rows of the one traversal (issue 22,
 ``benchmarks/bench_passes.py``): this checkout against the commit before it, interleaved (``--no-passes`` skips
 them, ``--passes-before COMMIT`` picks another), and those of the layer folders (issue 23,
-``benchmarks/bench_layout.py``: against the commit before them; ``--no-layout`` skips them). The machine's load
-is printed with the table: figures taken on a busy machine are slower, the cold ones most of all.
+``benchmarks/bench_layout.py``: against the commit before them; ``--no-layout`` skips them), and the game
+latency (``benchmarks/bench_game_latency.py``: the set-up of Penta and Yatzy from an empty table directory, the
+server's start, and seeded games through the API, each request timed; ``--no-latency`` skips it). The machine's
+load is printed with the table: figures taken on a busy machine are slower, the cold ones most of all.
 """
 
 from __future__ import annotations
@@ -177,7 +179,7 @@ def family(args: argparse.Namespace, work: Path, ys) -> None:
     data = work / "family"
     d = ["--data", str(data)]
     print("the Yatzy family (issue 15):", flush=True)
-    solve = ["solve", "--rules", "yatzy", "--json", *d]
+    solve = ["solve", "--rules", "yatzy", "--only", "values,moments", "--json", *d]
     run(solve)  # the cache of this checkout, filled; the table written once
     run([*solve, "--no-moments"])
     warm, values_only = [], []
@@ -234,11 +236,11 @@ def main_rows(args: argparse.Namespace, work: Path, ys) -> None:
     out = work / "out"
     d = ["--data", str(data)]
     print("solving the penta and kiriki tables (warm cache)...", flush=True)
-    run(["solve", *d, "--json"])
-    run(["solve", "--rules", "kiriki", *d, "--json"])
+    run(["solve", "--only", "values,moments", *d, "--json"])
+    run(["solve", "--rules", "kiriki", "--only", "values,moments", *d, "--json"])
 
     print("first runs, empty Numba cache:", flush=True)
-    solve = ["solve", "--out", str(out), "--json"]
+    solve = ["solve", "--only", "values,moments", "--out", str(out), "--json"]
     row("first `pentadice solve` (empty cache)", f"{cold(solve, args.cold_runs):.1f} s", "<= 4 s")
     simulate = ["simulate", "-n", "2000", "--seed", "1", "--json", *d]
     row("first `pentadice simulate -n 2000` (empty cache)", f"{cold(simulate, args.cold_runs):.1f} s", "<= 5 s")
@@ -396,6 +398,9 @@ def main() -> None:
     )
     parser.add_argument("--no-passes", dest="passes", action="store_false", help="skip bench_passes' rows (issue 22)")
     parser.add_argument("--no-layout", dest="layout", action="store_false", help="skip bench_layout's rows (issue 23)")
+    parser.add_argument(
+        "--no-latency", dest="latency", action="store_false", help="skip the game latency (bench_game_latency)"
+    )
     args = parser.parse_args()
     # As a user runs them: Python's compiled modules (.pyc) written and used (start-up costs tens of ms more
     # without them).
@@ -432,6 +437,11 @@ def main() -> None:
 
         print("\nThe package in layer folders (benchmarks/bench_layout.py):", flush=True)
         bench_layout.main(["--rounds", str(args.runs), "--cold-rounds", str(min(args.cold_runs, 2))])
+    if args.latency and not args.family_only:  # set-up from empty, the server's start, games through the API
+        import bench_game_latency
+
+        print("\nGame latency (benchmarks/bench_game_latency.py):", flush=True)
+        bench_game_latency.main([])
 
 
 if __name__ == "__main__":

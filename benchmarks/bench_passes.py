@@ -31,7 +31,11 @@ BEFORE = "116af9c"  # the last commit before the shared traversal (issue 22)
 
 
 def command(checkout: Path, args: list[str], env: dict | None = None) -> tuple[float, str]:
-    """``(wall seconds, stdout)`` of ``pentadice ARGS`` run from ``checkout``'s sources in a fresh process."""
+    """``(wall seconds, stdout)`` of ``pentadice ARGS`` run from ``checkout``'s sources in a fresh process. A
+    ``solve`` of a checkout that builds every table a game reads (issue 24) builds the values (and moments) alone,
+    as the checkouts before it did: the rows compare the same work."""
+    if args[:1] == ["solve"] and "--targets" not in args and (checkout / "pentadice/players/prepared.py").exists():
+        args = ["solve", "--skip", "chances,win,win-end", *args[1:]]
     env = dict(env or os.environ, PYTHONPATH=str(checkout))
     start = time.perf_counter()
     proc = subprocess.run([*PENTADICE, *args], env=env, capture_output=True, text=True, cwd=checkout)
@@ -101,16 +105,19 @@ def peer_seconds(name: str, runs: int) -> float | None:
 
 
 COMPILE_EVENTS = """
-import json, sys
+import importlib.util, json, sys
 from numba.core import event
 try:
     from pentadice.faces.cli import main
 except ImportError:  # a checkout before the layer folders (issue 23)
     from pentadice.cli import main
 totals, stack = {}, []
+args = ["solve", "--data", sys.argv[1], "--json"]
+if importlib.util.find_spec("pentadice.players.prepared"):  # the values alone, as before issue 24
+    args[1:1] = ["--skip", "chances,win,win-end"]
 with event.install_recorder("numba:compile") as rec:
     try:
-        main(["solve", "--data", sys.argv[1], "--json"], standalone_mode=False)
+        main(args, standalone_mode=False)
     except SystemExit:
         pass
 for ts, ev in rec.buffer:  # each function's own seconds: its compile less the compiles it triggered
