@@ -683,7 +683,7 @@ def _free_port() -> int:
 def test_serve_answers_and_stops_on_ctrl_c(penta_table_dir):
     exe = os.path.join(os.path.dirname(sys.executable), "pentadice")
     port = _free_port()
-    args = [exe, "serve", "--port", str(port), "--rules", "penta", "--data", str(penta_table_dir)]
+    args = [exe, "serve", "--port", str(port), "--rules", "penta", "--data", str(penta_table_dir), "--no-prepare"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
