@@ -36,6 +36,39 @@ def penta_table_dir(tmp_path_factory, penta_solution):
 
 
 @pytest.fixture(scope="session")
+def penta_game_tables(tmp_path_factory, penta_table_dir):
+    """A directory holding Penta's table with every table a game reads (the chances table, the win player's
+    tables), as `make table` leaves data/: built once per session by `pentadice solve` (about 70 s quiet)."""
+    import shutil
+    import subprocess
+    import sys
+
+    directory = tmp_path_factory.mktemp("game-tables")
+    for f in penta_table_dir.iterdir():
+        shutil.copy(f, directory / f.name)
+    cmd = [sys.executable, "-m", "pentadice", "solve", "--rules", "penta", "--data", str(directory), "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return directory
+
+
+def linked_copy(source, directory):
+    """``directory`` holding the files of ``source`` as hard links (copies across file systems): a test's own
+    table directory without copying a GB of tables. For tests that read them, never write over them."""
+    import os
+    import shutil
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for f in source.iterdir():
+        if f.is_file() and not f.name.startswith("."):
+            try:
+                os.link(f, directory / f.name)
+            except OSError:
+                shutil.copy(f, directory / f.name)
+    return directory
+
+
+@pytest.fixture(scope="session")
 def penta_advisor(penta_table_dir):
     from pentadice.advisor import Advisor
 

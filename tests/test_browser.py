@@ -72,10 +72,11 @@ def running(args: list[str], port: int, log: Path, seconds: float, what: str):
 
 @pytest.fixture(scope="module")
 def server(tables, tmp_path_factory):
-    """``pentadice serve`` on a free port, with the Penta, Yahtzee and Kiriki tables; its base URL."""
+    """``pentadice serve`` on a free port, with the tables of ``tables``; its base URL."""
     port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    args = [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(tables)]
+    # The tables the server holds are those saved (--no-prepare: nothing built in the background meanwhile).
+    args = [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(tables), "--no-prepare"]
     yield from running(args, port, log, 120, "pentadice serve")
 
 

@@ -1,15 +1,37 @@
 """The page in a real headless Chromium: a computer that plays to win chosen at set-up, and the live chances of
-winning, shown after every box as the server computes them (the fixtures and the page driver are those of
-tests/test_browser.py: the real `pentadice serve` in a subprocess)."""
+winning, shown with every view from the chances table (the fixtures and the page driver are those of
+tests/test_browser.py: the real `pentadice serve` in a subprocess, here on Penta's tables as `make table` leaves
+them: the server holds them from start-up)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from test_browser import PHONE, Page, _no_horizontal_scroll, browser, server, tables  # noqa: F401
+import pytest
+from test_browser import PHONE, Page, _no_horizontal_scroll, browser, server  # noqa: F401
 from test_browser import page as page_fixture  # noqa: F401
 
-CHANCES_TIMEOUT = 180_000  # ms: the first distributions of a game take seconds each on a busy machine
+
+@pytest.fixture(scope="module")
+def tables(penta_game_tables, tmp_path_factory) -> Path:
+    """Penta's table with every table a game reads, as after `make table` (the session's, linked)."""
+    from conftest import linked_copy
+
+    return linked_copy(penta_game_tables, tmp_path_factory.mktemp("browser-chances") / "tables")
+
+
+CHANCES_TIMEOUT = 60_000  # ms: a view carries its chances at once; a busy machine answers slower
+PREPARE_TIMEOUT = 120_000  # ms: the server offers "plays to win" once it holds the tables (loaded at start-up)
+
+
+def _choose_win(pg: Page, row: int = 1) -> None:
+    """The computer of ``row`` plays to win: the option is offered (enabled) once the server holds the win
+    player's tables (a server preparing them says so in the option meanwhile: tests/test_browser_prepare.py)."""
+    strategy = pg.page.locator("#player-list li").nth(row).locator("select.strategy")
+    option = f"#player-list li:nth-child({row + 1}) select.strategy option[value=win]:not([disabled])"
+    pg.page.wait_for_selector(option, state="attached", timeout=PREPARE_TIMEOUT)
+    strategy.select_option("win")
 
 
 def _chances_answers(pg: Page) -> list[dict]:
@@ -50,7 +72,7 @@ def test_a_win_computer_and_the_chances_after_every_box(page_fixture):  # noqa: 
     row = p.locator("#player-list li").nth(1)
     assert row.locator("input[type=checkbox]").is_checked() and row.locator("select.strategy").is_visible()
     assert not p.locator("#player-list li").nth(0).locator("select.strategy").is_visible()
-    row.locator("select.strategy").select_option("win")
+    _choose_win(pg)
     pg.start([("Ana", False), ("cpu", True)], seed=3)
     assert "plays to win" in p.locator("#sheet thead th.player").nth(1).inner_text()
     # The chances at the start: equal players, equal chances.
@@ -74,7 +96,7 @@ def test_a_win_computer_and_the_chances_after_every_box(page_fixture):  # noqa: 
 def test_chances_in_indonesian_on_a_phone(page_fixture):  # noqa: F811 (the fixture)
     pg = page_fixture(size=PHONE, lang="id")
     p = pg.page
-    p.locator("#player-list li").nth(1).locator("select.strategy").select_option("win")
+    _choose_win(pg)
     _no_horizontal_scroll(pg)
     pg.start([("Ana", False), ("cpu", True)], seed=5)
     p.wait_for_selector("#chances:not([hidden]):not(.stale)", timeout=CHANCES_TIMEOUT)

@@ -200,7 +200,6 @@ def test_without_preparing_a_win_game_is_refused_with_the_command_that_builds_it
     sol = solver.solve(SMALL)
     table.save(SMALL, sol.values, small)
     advisor = _advisor(small)
-    values = advisor.values
     prep = Preparation({"penta": advisor}, lambda name: small, build=False).start()
     assert prep.wait(60)
     client = _client(prep, advisor)

@@ -99,6 +99,7 @@ class Preparation:
             with self._lock:
                 self._building[name] = {
                     "table": table, "what": prepared.WHAT[table], "done": i, "total": len(missing), "progress": 0.0,
+                    "table_progress": 0.0,
                 }  # fmt: skip
 
             def progress(t: str, done: int, total: int, i: int = i) -> None:
@@ -106,6 +107,7 @@ class Preparation:
                     building = self._building[name]
                     if building is not None and total:
                         building["progress"] = round((i + min(done / total, 1.0)) / len(missing), 4)
+                        building["table_progress"] = round(min(done / total, 1.0), 4)
 
             prepared.prepare(rs, directory, [table], self.threads, values, progress=progress, force=table in damaged)
             held = prepared.hold(rs, directory, values, [table])
@@ -179,5 +181,10 @@ class Preparation:
         )
 
     def chances_waiting(self, name: str) -> dict | None:
-        """Where the chances of rule set ``name`` wait (the chances table's progress), or None."""
-        return self._waiting(name, ("chances",))
+        """Where the chances of rule set ``name`` wait (the chances table's own progress, 0 while an earlier
+        table is built), or None."""
+        waiting = self._waiting(name, ("chances",))
+        if waiting is not None:
+            own = waiting.get("table") == "chances"
+            waiting["progress"] = waiting.get("table_progress", 0.0) if own else 0.0
+        return waiting

@@ -21,7 +21,11 @@ class Building(BaseModel):
     what: str = Field(examples=["the win player's end-game table"])
     done: int = Field(0, description="Tables of this rule set built so far in this preparation.")
     total: int = Field(0, description="Tables of this rule set this preparation builds.")
-    progress: float = Field(description="Of what this preparation builds for the rule set, the part done (0 to 1).")
+    progress: float = Field(
+        description="Of what this preparation builds for the rule set, the part done (0 to 1); in a game's "
+        "`preparing`, the chances table's own."
+    )
+    table_progress: float = Field(0.0, description="Of the table being built, the part done (0 to 1).")
 
 
 class TablesOut(BaseModel):

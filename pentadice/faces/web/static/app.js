@@ -8,11 +8,24 @@
   const params = new URLSearchParams(location.search);
   const FAST = params.get("fast") === "1"; // tests: short pauses
   const CPU_PAUSE_MS = FAST ? 40 : 600; // the computer's visible pause between steps
+  const THINKING_MS = 250; // a computer's step that takes longer says "... is thinking" (a quick one does not flicker)
+  const POLL_MS = 1000; // how often the page asks about tables being prepared
   const N_ = (msgid) => msgid; // marks a message for the catalogue (make messages); t() translates it where shown
   const FACE_WORDS = ["", N_("one"), N_("two"), N_("three"), N_("four"), N_("five"), N_("six")];
   const REVIEW_COLUMNS = [N_("Player"), N_("Turn"), N_("Dice"), N_("Chosen"), N_("Best"), N_("Loss")];
   const BOX_KEYS = "abcdefghijklmnopqstu"; // box shortcuts, in sheet order (no r: it rolls); 20 for Maxi Yatzy
   const EXPERT = 0.2; // mean loss per decision below which play is expert
+  // The server's words for the tables it prepares (GET /api/health's "what"), in the catalogue so that t() says
+  // them in the page's language; another text from the server is shown as it comes.
+  const TABLE_WORDS = [
+    N_("the value table"),
+    N_("the second moments"),
+    N_("the chances table"),
+    N_("the win player's theta tables"),
+    N_("the win player's end-game table"),
+    N_("the saved tables, loading"),
+    N_("the tables"),
+  ];
 
   const S = {
     lang: "en",
@@ -27,6 +40,12 @@
     countdown: null, // {timer, box, left, turnKey}
     stoppedKey: null, // the turn whose countdown the player stopped
     lastReview: null,
+    health: null, // the last GET /api/health: the tables being prepared ("tables", "preparing")
+    healthTimer: null,
+    healthWasPreparing: false,
+    thinking: null, // the name of the computer whose step is in flight (shown after THINKING_MS)
+    thinkingTimer: null,
+    prepTimer: null, // the poll of a game's view while its chances table is prepared
   };
 
   // ---------- text ----------
@@ -162,6 +181,7 @@
     $("lang").value = lang;
     applyTexts();
     renderPlayers();
+    renderPrep();
     if (S.game) render();
     if (S.lastReview) renderReview(S.lastReview);
   }
@@ -187,9 +207,10 @@
   // ---------- the API ----------
 
   class ApiError extends Error {
-    constructor(message, status) {
+    constructor(message, status, data) {
       super(message);
       this.status = status;
+      this.data = data || null; // the error's JSON (a 503's "preparing")
     }
   }
 
@@ -222,7 +243,7 @@
     }
     if (!response.ok) {
       const msg = data && typeof data.error === "string" ? data.error : "HTTP " + response.status;
-      throw new ApiError(msg, response.status);
+      throw new ApiError(msg, response.status, data);
     }
     return data;
   }
@@ -337,6 +358,7 @@
     const g = S.game;
     if (!g) return;
     renderStatus();
+    renderThinking();
     renderChances();
     renderDice();
     renderPad();
@@ -379,34 +401,70 @@
     return t("{percent} %", { percent: Math.round(100 * p) });
   }
 
+  const isNumber = (x) => typeof x === "number" && Number.isFinite(x);
+
+  /** A progress from 0 to 1 as a whole percentage, rounded down (100 % only when done). */
+  function progressText(progress) {
+    const p = Math.max(0, Math.min(1, Number(progress) || 0));
+    return t("{percent} %", { percent: Math.floor(100 * p + 1e-9) });
+  }
+
   /** The sheets of a view as one string: the chances shown belong to one set of sheets. */
   function sheetsKey(sheets) {
     return sheets.map((sheet) => JSON.stringify(sheet)).join("|");
   }
 
-  /** Each player's chance of winning from the sheets as they stand (the server's exact figure). While the
-   * server computes them (early in a game, seconds), the last ones known stay on show, marked stale. */
+  /** Each player's chance of winning from the sheets as they stand (the server's exact figure). Numbers of
+   * other sheets are never shown as current: while the server computes the new ones the line says "updating",
+   * and while the rule set's chances table is being prepared it says so, with its progress. */
   function renderChances() {
     const g = S.game;
     const box = $("chances");
     const key = sheetsKey(g.players.map((p) => p.sheet));
     if (Array.isArray(g.chances)) S.chances = { game: g.id, key, values: g.chances };
-    if (g.chances_pending && !g.over) fetchChances(g.id, key);
-    const known = S.chances && S.chances.game === g.id && S.chances.values.length === g.players.length ? S.chances : null;
-    const show = !g.over && g.players.length > 1 && !!known;
+    const known =
+      S.chances && S.chances.game === g.id && S.chances.key === key && S.chances.values.length === g.players.length
+        ? S.chances
+        : null;
+    const preparing = !known && g.preparing && typeof g.preparing === "object" ? g.preparing : null;
+    const pending = !known && !preparing && !!g.chances_pending;
+    const show = !g.over && g.players.length > 1 && (!!known || !!preparing || pending);
     box.hidden = !show;
-    if (!show) return;
-    const stale = known.key !== key;
-    box.classList.toggle("stale", stale);
-    box.setAttribute("aria-busy", stale ? "true" : "false");
+    if (!show) {
+      box.removeAttribute("data-state");
+      return;
+    }
+    if (preparing) pollPreparing(g.id);
+    else if (pending) fetchChances(g.id, key);
+    box.classList.toggle("stale", !known);
+    box.setAttribute("aria-busy", known ? "false" : "true");
+    box.dataset.state = known ? "known" : preparing ? "preparing" : "updating";
     box.replaceChildren(el("span", { cls: "label", text: t("Chances of winning:") + " " }));
+    if (preparing) {
+      box.append(
+        el("span", {
+          cls: "pending",
+          text: isNumber(preparing.progress)
+            ? t("preparing ({percent})", { percent: progressText(preparing.progress) })
+            : t("preparing…"),
+        }),
+      );
+      if (preparing.what) box.title = t(String(preparing.what));
+      return;
+    }
+    box.removeAttribute("title");
+    if (!known) {
+      box.append(el("span", { cls: "pending", text: t("updating…") }));
+      return;
+    }
     g.players.forEach((p, i) => {
       if (i) box.append(", ");
       box.append(el("span", { cls: "chance", dataset: { player: String(i) }, text: p.name + " " + percentText(known.values[i]) }));
     });
   }
 
-  /** Asks the server for the chances it is computing (once for each set of sheets), and shows them. */
+  /** Asks the server for the chances it is computing (once for each set of sheets), and shows them; asks again
+   * a little later when the answer did not come (the game goes on meanwhile). */
   async function fetchChances(id, key) {
     if (S.chancesAsked === id + "/" + key) return;
     S.chancesAsked = id + "/" + key;
@@ -414,10 +472,49 @@
       const out = await api("GET", "/api/games/" + encodeURIComponent(id) + "/chances");
       if (!out || !Array.isArray(out.chances)) return;
       S.chances = { game: id, key: sheetsKey(out.sheets), values: out.chances };
-      if (S.game && S.game.id === id) renderChances();
     } catch (e) {
-      // The chances are an extra: the game goes on without them.
+      if (e.status === 404) return; // the game is gone
+      setTimeout(() => {
+        if (S.chancesAsked !== id + "/" + key) return;
+        S.chancesAsked = null;
+        if (S.game && S.game.id === id) renderChances();
+      }, 2 * POLL_MS);
+      return;
     }
+    if (S.game && S.game.id === id) renderChances();
+  }
+
+  /** While the chances table of a game's rule set is being prepared: the game's view asked again about every
+   * second, its chances (and the progress) taken when its sheets are still those shown. */
+  function pollPreparing(id) {
+    if (S.prepTimer) return;
+    S.prepTimer = setTimeout(async () => {
+      try {
+        const view = await api("GET", "/api/games/" + encodeURIComponent(id));
+        const g = S.game;
+        const same = (v) => sheetsKey(v.players.map((p) => p.sheet));
+        if (g && view && g.id === id && Array.isArray(view.players) && same(view) === same(g)) {
+          g.chances = view.chances;
+          g.chances_pending = view.chances_pending;
+          g.preparing = view.preparing;
+        }
+      } catch (e) {
+        if (e.status === 404) return; // the game is gone
+      } finally {
+        S.prepTimer = null;
+      }
+      if (S.game && S.game.id === id && !S.game.over) renderChances();
+    }, POLL_MS);
+  }
+
+  /** What a computer's step in flight shows, after THINKING_MS: "cpu is thinking…" beside the greyed Roll. */
+  function renderThinking() {
+    const name = S.game && !S.game.over ? S.thinking : null;
+    const text = name === null || name === undefined ? "" : t("{name} is thinking…", { name });
+    const box = $("thinking");
+    if (box.textContent !== text) box.textContent = text;
+    if (text) $("status").dataset.state = "thinking";
+    else $("status").removeAttribute("data-state");
   }
 
   function renderDice() {
@@ -887,7 +984,19 @@
   async function computerStep() {
     const g = S.game;
     if (!g || g.over || !me() || !me().computer || S.busy) return;
-    await send("/computer", undefined, (played, before) => describePlayed(played, before));
+    const name = me().name;
+    clearTimeout(S.thinkingTimer);
+    S.thinkingTimer = setTimeout(() => {
+      S.thinking = name;
+      renderThinking();
+    }, THINKING_MS);
+    try {
+      await send("/computer", undefined, (played, before) => describePlayed(played, before));
+    } finally {
+      clearTimeout(S.thinkingTimer);
+      S.thinking = null;
+      renderThinking();
+    }
   }
 
   function startCountdown(seconds) {
@@ -1013,6 +1122,7 @@
       cpu.addEventListener("change", () => {
         S.players[i].computer = cpu.checked;
         strategy.hidden = !cpu.checked;
+        updateWinOptions();
       });
       const cpuLabel = el("label", { cls: "check play-only" }, cpu, " ", el("span", { text: t("computer") }));
       const remove = el("button", {
@@ -1031,6 +1141,149 @@
       ol.append(el("li", null, nameInput, cpuLabel, strategy, remove));
     });
     $("add-player").disabled = players.length >= 6;
+    updateWinOptions();
+  }
+
+  // ---------- the tables the server prepares ----------
+
+  /** How the server stands with a rule set's tables (GET /api/health's "tables"), or null when it says nothing
+   * of them (a server that prepares nothing: every table held). */
+  function tablesOf(name) {
+    const h = S.health;
+    const all = h && h.tables && typeof h.tables === "object" ? h.tables : null;
+    const one = all ? all[name] : null;
+    return one && typeof one === "object" ? one : null;
+  }
+
+  /** Whether a computer that plays to win can be chosen under the rule set ``name``: {state: "ready" |
+   * "preparing" | "refused", label: the option's text, why: the reason, for its title and the note}. The
+   * progress shown is the rule set's (its tables are built one at a time, the win player's last). */
+  function winChoice(name) {
+    const rs = currentRulesByName(name);
+    const tb = tablesOf(name);
+    const refused = (why) => ({ state: "refused", label: t("plays to win (not available)"), why });
+    const refusal = rs.win_refusal || (tb && tb.win_refusal);
+    if (refusal) return refused(t(String(refusal)));
+    if (!tb || tb.win === "ready" || tb.win === undefined) return { state: "ready", label: t("plays to win"), why: "" };
+    if (tb.failed) return refused(t("Preparing the tables failed: {reason}", { reason: t(String(tb.failed)) }));
+    if (tb.win !== "preparing") return refused(t("This server does not hold its tables"));
+    const b = tb.building;
+    const label =
+      b && isNumber(b.progress)
+        ? t("plays to win (preparing {percent})", { percent: progressText(b.progress) })
+        : t("plays to win (preparing…)");
+    return { state: "preparing", label, why: t("Its tables are being prepared: it can be chosen when they are ready") };
+  }
+
+  /** The "plays to win" option of every computer, for the rule set chosen: offered when its tables are ready,
+   * disabled with the reason (its title, and the note under the players) when refused or still being prepared.
+   * A choice made before stays shown; a refused one falls back to "plays for points". */
+  function updateWinOptions() {
+    const name = $("rules").value;
+    const choice = winChoice(name);
+    $("player-list").querySelectorAll("li").forEach((li, i) => {
+      const select = li.querySelector("select.strategy");
+      const option = select && select.querySelector("option[value=win]");
+      if (!option) return;
+      option.disabled = choice.state !== "ready";
+      option.textContent = choice.label;
+      if (choice.why) option.title = choice.why;
+      else option.removeAttribute("title");
+      const wanted = S.players && S.players[i] ? S.players[i].strategy : select.value;
+      if (choice.state === "refused" && select.value === "win") select.value = "optimal";
+      else if (choice.state === "ready" && wanted === "win") select.value = "win";
+    });
+    const note = $("win-note");
+    const computers = (S.players || []).some((p) => p.computer);
+    const rules = t(currentRulesByName(name).title || name);
+    let text = "";
+    if (choice.state === "refused" && computers) {
+      text = choice.why
+        ? t("Plays to win is not offered under {rules}: {why}", { rules, why: choice.why })
+        : t("Plays to win is not offered under {rules}", { rules });
+    }
+    note.textContent = text;
+    note.hidden = !text;
+  }
+
+  /** The line on the set-up screen while the server prepares tables: which, how far. */
+  function renderPrep() {
+    const h = S.health;
+    const all = h && h.tables && typeof h.tables === "object" ? h.tables : {};
+    const chosen = $("rules").value;
+    const names = Object.keys(all);
+    const failedHere = tablesOf(chosen) && tablesOf(chosen).failed;
+    // The rule set chosen first (when its tables are not all ready), then the one being built.
+    const pick =
+      (tablesOf(chosen) && !tablesOf(chosen).ready && h && h.preparing ? chosen : null) ||
+      names.find((n) => all[n] && all[n].building) ||
+      names.find((n) => all[n] && !all[n].ready && !all[n].failed) ||
+      null;
+    let text = "";
+    let building = null;
+    if (failedHere) {
+      const rules = t(currentRulesByName(chosen).title || chosen);
+      text = t("Preparing the tables of {rules} failed: {reason}", { rules, reason: t(String(failedHere)) });
+    } else if (h && h.preparing && pick) {
+      const tb = all[pick];
+      const title = t(currentRulesByName(pick).title || pick);
+      building = tb.building && typeof tb.building === "object" ? tb.building : null;
+      const what = building ? t(String(building.what || building.table || "")) : "";
+      text = what
+        ? t("Preparing the tables of {rules}: {what}", { rules: title, what })
+        : t("Preparing the tables of {rules}", { rules: title });
+      if (building && isNumber(building.done) && isNumber(building.total) && building.total > 0) {
+        text += " " + t("({done} of {total} tables ready)", { done: building.done, total: building.total });
+      }
+    } else if (h && h.preparing) {
+      text = t("Preparing the tables…");
+    }
+    const prep = $("prep");
+    if ($("prep-text").textContent !== text) $("prep-text").textContent = text;
+    prep.toggleAttribute("data-on", !!text);
+    prep.classList.toggle("failed", !!failedHere);
+    const progress = building && isNumber(building.progress) ? building.progress : null;
+    $("prep-progress").hidden = progress === null || !!failedHere;
+    if (progress !== null) {
+      $("prep-bar").value = Math.max(0, Math.min(1, progress));
+      $("prep-percent").textContent = progressText(progress);
+    }
+  }
+
+  /** Asks the server how its tables stand, shows it, and asks again about every second while something is
+   * being prepared and the set-up screen shows (nothing is asked otherwise). */
+  async function refreshHealth() {
+    clearTimeout(S.healthTimer);
+    S.healthTimer = null;
+    try {
+      S.health = await api("GET", "/api/health");
+    } catch (e) {
+      // The server is away: the last known state stands; the next Start says what is wrong.
+    }
+    const preparing = !!(S.health && S.health.preparing);
+    if (S.healthWasPreparing && !preparing && !$("setup").hidden) announce(t("The tables are ready"));
+    S.healthWasPreparing = preparing;
+    updateWinOptions();
+    renderPrep();
+    if (preparing && !$("setup").hidden) S.healthTimer = setTimeout(refreshHealth, POLL_MS);
+  }
+
+  /** An error of the API in words: a 503 while tables are being prepared says which, and how far. */
+  function errorText(e) {
+    let text = t(e.message);
+    const data = e.status === 503 && e.data ? e.data : null;
+    const prep = data && data.preparing && typeof data.preparing === "object" ? data.preparing : null;
+    if (prep) {
+      const what = t(String(prep.what || prep.table || ""));
+      text =
+        text.replace(/[.!]?\s*$/, ".") +
+        " " +
+        (isNumber(prep.progress)
+          ? t("Preparing {what}: {percent}.", { what, percent: progressText(prep.progress) })
+          : t("Preparing {what}…", { what }));
+      text += " " + t("Start again when it is ready.");
+    }
+    return text;
   }
 
   async function startGame(ev) {
@@ -1066,7 +1319,8 @@
       afterView();
       focusMain();
     } catch (e) {
-      showError(t(e.message));
+      showError(errorText(e));
+      if (e.status === 503) refreshHealth(); // the option and the line show the progress until ready
     } finally {
       $("start").disabled = false;
     }
@@ -1084,10 +1338,12 @@
   }
 
   function showSection(which) {
+    const wasSetup = !$("setup").hidden;
     $("setup").hidden = which !== "setup";
     $("game").hidden = which !== "game";
     $("review").hidden = which !== "review";
     if (which !== "game") document.body.dataset.state = which;
+    if (which === "setup" && !wasSetup && S.health && S.health.preparing) refreshHealth(); // polls again
   }
 
   function setMode(mode) {
@@ -1197,7 +1453,8 @@
       }
       focusMain();
     } catch (e) {
-      showError(t(e.message));
+      showError(errorText(e));
+      if (e.status === 503) refreshHealth();
     }
   }
 
@@ -1382,6 +1639,10 @@
     $("review-file").addEventListener("change", reviewFile);
     $("resume-file").addEventListener("change", resumeFile);
     $("hints").addEventListener("change", () => S.game && render());
+    $("rules").addEventListener("change", () => {
+      updateWinOptions();
+      renderPrep();
+    });
     $("review-title").setAttribute("tabindex", "-1");
 
     try {
@@ -1392,6 +1653,7 @@
     }
     const select = $("rules");
     for (const r of S.rules) select.append(el("option", { value: r.name, text: t(r.title || r.name), dataset: { title: r.title || r.name } }));
+    await refreshHealth();
     await loadMessages(initialLang());
     setMode(["play", "coach", "review"].includes(params.get("mode")) ? params.get("mode") : "play");
     document.body.dataset.ready = "1";
