@@ -389,3 +389,14 @@ def test_penta_table(penta_solution):
         assert total_variation(*mid, *exact(rs, values, sheet, dice, rolls_left)) < TV
     start = remaining.mid_turn(built, padded, 0, rs.box_mask, 0, keeps.keep_of((1, 2, 3, 4, 6)), 2)
     assert total_variation(*start, *exact(rs, values, Sheet(), (1, 2, 3, 4, 6), 2)) < TV
+    # The chances of real positions: from the table as from the forward pass (chances.win_chances' own source).
+    from pentadice.advisor import chances
+
+    sheets = [
+        sheet,
+        Sheet.parse("sixes=24 fives=20 fours=16 threes=9 twos=6 ones=3 chance=20", rs),
+        Sheet.parse("penta=0 small_straight=30 large_straight=40 full_house=25 chance=24 sixes=18", rs),
+    ]
+    from_table = chances.Chances(rs, values, table=built).win_chances(sheets)
+    forward = chances.Chances(rs, values).win_chances(sheets)
+    assert from_table == pytest.approx(forward, abs=1e-7)

@@ -131,6 +131,15 @@ def test_readme_names_the_files_make_table_writes(monkeypatch, tmp_path, readme)
     claimed = {f"penta.{ext}" for ext in found.group(1).split(",")}
     _solve(monkeypatch, tmp_path)
     written = {p.name for p in _written(tmp_path)}
+    # The tables a game reads, which `solve` goes on to build (tests/test_prepared.py builds them): their files.
+    from pentadice.players import win
+    from pentadice.tables import chance_tables, win_tables
+
+    rs = rules.get_rules("penta")
+    written |= {p.name for p in chance_tables.saved_paths(rs, tmp_path)}
+    written |= {p.name for p in win_tables.saved_paths(rs, tmp_path, win_tables.THETA_KIND)}
+    end = {"max_open": win.ENDGAME_BOXES}
+    written |= {p.name for p in win_tables.saved_paths(rs, tmp_path, win_tables.ENDGAME_KIND, end)}
     assert claimed == written
     assert "the table's three and, with the second moments, their two" in readme
     section = readme.split("## Table files", 1)[1].split("## ", 1)[0]

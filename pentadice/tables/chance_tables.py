@@ -35,12 +35,9 @@ def save(rs: rules.RuleSet, directory: Path | str, built: Remaining, values: np.
     data, index_path, meta_path = saved_paths(rs, directory)
     index = np.stack([built.off, built.lo, built.width])
     with table.writer_lock(files):
-        try:
-            on_disk = table.read_json(files.meta, "the table metadata")
-        except (OSError, ValueError):
-            on_disk = None
-        if not isinstance(on_disk, dict) or on_disk.get("checksum") != values_checksum:
-            raise table.TableError(f"the {rs.name} table in {files.directory} is not the one the chances are of")
+        table.check_values_on_disk(
+            files, values_checksum, f"the {rs.name} table in {files.directory} is not the one the chances are of"
+        )
         with chunks.FileSet(f"the {rs.name} chances table", files.directory) as out:
             targets = [chunks.table_target(p) for p in (data, index_path, meta_path)]
             meta = {

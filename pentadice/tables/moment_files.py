@@ -46,12 +46,8 @@ def save_moments(rs: rules.RuleSet, directory: Path, m2: np.ndarray, values: np.
     values_checksum = table.checksum(values)
     meta = moments_metadata(rs, m2, values_checksum, start_sd(rs, values, m2))
     with table.writer_lock(files):
-        try:
-            on_disk = table.read_json(files.meta, "the table metadata", str(files.meta))
-        except (OSError, ValueError):
-            on_disk = None
-        if not isinstance(on_disk, dict) or on_disk.get("checksum") != values_checksum:
-            raise TableError(f"the {rs.name} table in {files.directory} changed: its second moments were not written")
+        changed = f"the {rs.name} table in {files.directory} changed: its second moments were not written"
+        table.check_values_on_disk(files, values_checksum, changed)
         with chunks.FileSet(f"the {rs.name} second moments", files.directory) as out:
             m2_path, meta_path = (chunks.table_target(p) for p in (files.moments, files.moments_meta))
             out.json(meta_path, {**meta, "array": out.array(m2_path, m2, "moments")})

@@ -207,6 +207,18 @@ def write_parquet(rs: rules.RuleSet, values: np.ndarray, meta: dict, fh) -> None
             writer.write_table(group)
 
 
+def check_values_on_disk(files: TableFiles, values_checksum: str, refusal: str) -> None:
+    """TableError (``refusal``) unless the value table of ``files`` is the one whose checksum is
+    ``values_checksum`` (its metadata says so): a table written beside it must be of those values. Called under
+    the table's lock (:func:`writer_lock`), so that the values cannot change before it is written."""
+    try:
+        on_disk = read_json(files.meta, "the table metadata", str(files.meta))
+    except (OSError, ValueError):
+        on_disk = None
+    if not isinstance(on_disk, dict) or on_disk.get("checksum") != values_checksum:
+        raise TableError(refusal)
+
+
 @contextlib.contextmanager
 def writer_lock(files: TableFiles, wait: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold the table's lock file. If another process holds it: fail at once, or, given ``wait``, wait for that

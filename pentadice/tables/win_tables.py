@@ -66,12 +66,9 @@ def save_tables(
     }
     npy, meta_path = saved_paths(rs, directory, kind, params)
     with table.writer_lock(files):
-        try:
-            on_disk = table.read_json(files.meta, "the table metadata")
-        except (OSError, ValueError):
-            on_disk = None
-        if not isinstance(on_disk, dict) or on_disk.get("checksum") != values_checksum:
-            raise table.TableError(f"the {rs.name} table in {files.directory} is not the one the win tables are of")
+        table.check_values_on_disk(
+            files, values_checksum, f"the {rs.name} table in {files.directory} is not the one the win tables are of"
+        )
         with chunks.FileSet(f"the {rs.name} win tables", files.directory) as out:
             final_npy, final_meta = (chunks.table_target(p) for p in (npy, meta_path))
             out.json(final_meta, {**meta, "array": out.array(final_npy, array, kind)})
