@@ -354,11 +354,13 @@ def test_a_truncated_file_is_refused(saved, which):
 
 
 @pytest.mark.slow
-def test_penta_table(penta_solution):
-    """Penta's table: every row adds up to 1 and has the value table's mean; from a sheet and mid-turn it is
-    the forward pass's distribution."""
-    rs, values = penta_solution.rules, penta_solution.values
-    built = remaining.solve(rs, values, threads=2)
+def test_penta_table(penta_game_tables):
+    """Penta's table as `pentadice solve` saves it (the session's, shared with the browser tests): every row
+    adds up to 1 and has the value table's mean; from a sheet and mid-turn it is the forward pass's
+    distribution."""
+    rs = rules.get_rules("penta")
+    values = table.load(rs, penta_game_tables).values
+    built = chance_tables.load(rs, penta_game_tables, values)
     assert built.data.dtype == remaining.STORED
     sids, lanes = np.nonzero(built.width > 0)
     offs = built.off[sids, lanes]
