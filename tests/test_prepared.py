@@ -40,7 +40,8 @@ def test_only_and_skip_choose_and_the_values_always_come():
     rs = rules.get_rules("penta")
     assert prepared.chosen(rs, only=["win"]) == ["values", "win"]
     assert prepared.chosen(rs, skip=["win", "win-end"]) == ["values", "moments", "chances"]
-    assert prepared.chosen(rs, skip=["values"]) == ["values", "moments", "chances", "win", "win-end"]
+    with pytest.raises(ValueError, match="cannot be skipped"):
+        prepared.chosen(rs, skip=["values"])
     with pytest.raises(ValueError, match="no table 'odds'"):
         prepared.chosen(rs, only=["odds"])
 
@@ -89,7 +90,7 @@ def test_hold_puts_the_saved_tables_where_games_find_them(small):
     assert CliRunner().invoke(main, ["solve", "--data", str(small), "--json"]).exit_code == 0
     values = table.load(SMALL, small).values
     held = prepared.hold(SMALL, small, values)
-    assert set(held) == set(prepared.TABLES)
+    assert set(held) == {"chances", "win", "win-end"}  # (the values and moments: the advisor's own)
     assert chances.table_of(SMALL, values) is not None
     assert (SMALL, win.ENDGAME_BOXES) in win._endgames
     assert any(k[0] == SMALL for k in lastturns._opponents)
@@ -159,13 +160,14 @@ def test_the_server_says_it_prepares_and_refuses_a_win_game_until_ready(small, m
     advisor = _advisor(small)
     values = advisor.values
     go = threading.Event()
-    real_prepare = prepared.prepare
+    real_hold = prepared.hold
 
     def held_back(*args, **kwargs):  # each build waits until the test lets it go
-        go.wait(60)
-        return real_prepare(*args, **kwargs)
+        if kwargs.get("build"):
+            go.wait(60)
+        return real_hold(*args, **kwargs)
 
-    monkeypatch.setattr(prepared, "prepare", held_back)
+    monkeypatch.setattr(prepared, "hold", held_back)
     prep = Preparation({"penta": advisor}, lambda name: small, build=True, threads=1).start()
     client = _client(prep, advisor)
     health = client.get("/api/health").json()
@@ -221,3 +223,42 @@ def test_rules_say_where_win_cannot_play(penta_table_dir):
     by_name = {r["name"]: r for r in answer["rules"]}
     assert by_name["penta"]["win_refusal"] is None
     assert "too large" in by_name["maxi-yatzy"]["win_refusal"]
+
+
+def test_tables_that_cannot_be_saved_are_held_in_memory_and_one_failure_spares_the_others(small, monkeypatch):
+    """A table directory that cannot be written: the server builds the tables all the same and holds them (a
+    win game plays); a table whose build fails is said on /api/health and the others are still built."""
+    from pentadice.faces.web.preparing import Preparation
+    from pentadice.solver import remaining
+    from pentadice.tables import chance_tables, win_tables
+
+    sol = solver.solve(SMALL)
+    table.save(SMALL, sol.values, small)
+    advisor = _advisor(small)
+
+    def no_room(*args, **kwargs):
+        raise table.TableError(f"cannot write to {small}: No space left on device")
+
+    monkeypatch.setattr(chance_tables, "save", no_room)
+    monkeypatch.setattr(win_tables, "save_tables", no_room)
+    prep = Preparation({"penta": advisor}, lambda name: small, build=True, threads=1).start()
+    assert prep.wait(120)
+    status = _client(prep, advisor).get("/api/health").json()["tables"]["penta"]
+    assert status["ready"] and status["win"] == "ready" and status["chances"] == "ready", status
+    assert not list(small.glob("penta.chances*")) and not list(small.glob("penta.win*"))
+    game = _client(prep, advisor).post("/api/games", json={"players": "Ana,cpu:win", "seed": 2})
+    assert game.status_code == 201 and game.json()["chances"] is not None
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a kernel failed")
+
+    monkeypatch.setattr(remaining, "solve", broken)
+    from pentadice.players import win
+
+    for module, name in ((chances, "_tables"), (chances, "_instances"), (win, "_cache"), (win, "_endgames")):
+        monkeypatch.setattr(module, name, {})  # a fresh process's caches (the session's come back afterwards)
+    again = Preparation({"penta": advisor}, lambda name: small, build=True, threads=1).start()
+    assert again.wait(120)
+    status = _client(again, advisor).get("/api/health").json()["tables"]["penta"]
+    assert "the chances table: RuntimeError: a kernel failed" in status["failed"]
+    assert status["win"] == "ready" and status["chances"] == "forward" and not status["ready"]

@@ -243,12 +243,18 @@ class Opponents:
 
 _opponents: dict[tuple, tuple[Opponents, np.ndarray]] = {}
 _lock = threading.Lock()
+_key_locks: dict[tuple, threading.Lock] = {}
 
 
 def opponents(rs: rules.RuleSet, values: np.ndarray, max_open: int) -> Opponents:
     """The process's :class:`Opponents` of a rule set, value table and number of boxes."""
     key = (rs, id(values), max_open)
-    with _lock:
+    hit = _opponents.get(key)
+    if hit is not None and hit[1] is values:
+        return hit[0]
+    with _lock:  # one lock per key: building one rule set's never holds up a game reading another's
+        key_lock = _key_locks.setdefault(key, threading.Lock())
+    with key_lock:
         hit = _opponents.get(key)
         if hit is None or hit[1] is not values:
             hit = (Opponents(rs, values, max_open), values)

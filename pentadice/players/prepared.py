@@ -3,9 +3,10 @@
 A game reads, besides the value table: the second moments (the SDs of the advice, the variances the ``win``
 player's risk is set from), the chances table (:mod:`pentadice.solver.remaining`: the live chances), and the
 ``win`` player's theta tables and end-game table (:mod:`pentadice.players.win`). :func:`prepare` builds those
-missing from a table directory and saves them there (``pentadice solve``, ``make table``, and ``pentadice
-serve`` in the background at start-up); :func:`hold` loads them into the process's caches, checked, where the
-game's code finds them (``serve`` and ``play`` call it before the first move).
+missing from a table directory and saves them there (``pentadice solve``, ``make table``); :func:`hold` loads
+them into the process's caches, checked, where the game's code finds them, and with ``build`` builds those
+missing first (``play`` before its first move; ``serve`` in the background from start-up, refusing a game with
+a ``win`` computer until its tables are held).
 
 The tables are named by :data:`TABLES` (``solve --only`` / ``--skip`` take these names); a rule set has those
 that apply to it (:func:`applicable`): Kiriki has no chances table and no end game, Maxi Yatzy no chances
@@ -58,6 +59,8 @@ def chosen(rs: rules.RuleSet, only: Iterable[str] = (), skip: Iterable[str] = ()
     for name in [*only, *skip]:
         if name not in TABLES:
             raise ValueError(f"no table {name!r}: the tables are {', '.join(TABLES)}")
+    if "values" in skip:
+        raise ValueError("the values cannot be skipped: every other table is of them")
     if "moments" in only and moments_asked is None:
         moments_asked = True
     fits = applicable(rs, moments_asked)
@@ -73,14 +76,15 @@ def present(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -> dic
     from pentadice.tables import chance_tables, table, win_tables
 
     d = Path(directory)
-    checksum = table.checksum(win_tables.saved_shape(rs, values))
+    # The win and chances tables name the values as float64, the second moments as saved (float32: Maxi Yatzy).
+    checksums = {table.checksum(win_tables.saved_shape(rs, values)), table.checksum(np.asarray(values))}
 
     def of_values(meta_path: Path) -> bool:
         try:
             meta = table.read_json(meta_path, "metadata")
         except (OSError, ValueError):
             return False
-        return isinstance(meta, dict) and meta.get("values_checksum") == checksum
+        return isinstance(meta, dict) and meta.get("values_checksum") in checksums
 
     files = table.TableFiles(d, rs.name)
     thetas = {"thetas": [float(x) for x in win.grid_thetas(rs)[1:]]}
@@ -148,13 +152,11 @@ def prepare(
     values: np.ndarray | None = None,
     progress: Progress | None = None,
     on_table: Callable[[str, int, int], None] | None = None,
-    force: bool = False,
 ) -> dict[str, Built]:
     """Build the tables ``names`` of ``rs`` that ``directory`` lacks (the value table first, with its second
     moments in the same pass when both are asked), save each there as it is done, and say what each cost.
     ``values``: the value table when it is held already. ``on_table(name, i, n)`` is called before each table,
-    ``progress(name, done, total)`` within it; ``force`` builds them even where saved (a damaged one, found when
-    it was held). TableError if the directory cannot be written."""
+    ``progress(name, done, total)`` within it. TableError if the directory cannot be written."""
     import numba
 
     from pentadice.tables import table
@@ -172,7 +174,7 @@ def prepare(
         if on_table is not None:
             on_table(name, i, len(names))
         step = (lambda done, total, name=name: progress(name, done, total)) if progress else None
-        if (have.get(name) and not force) or name in out:
+        if have.get(name) or name in out:
             out[name] = Built(name, False, 0.0, _bytes(rs, d, name), [str(p) for p in files_of(rs, d, name)])
             continue
         start = time.perf_counter()
@@ -233,43 +235,64 @@ def hold(
     values: np.ndarray,
     names: Sequence[str] | None = None,
     warm: bool = True,
+    build: bool = False,
+    threads: int | None = None,
+    progress: Progress | None = None,
 ) -> list[str]:
-    """Load the tables ``names`` (default: every one saved) of ``rs`` from ``directory`` into the process's
-    caches, checked, where the game's code finds them: the win player's tables (:func:`pentadice.players.win.
-    build`, :func:`~pentadice.players.win.endgame`, the other players' distributions of its last turns) and
-    the chances table (:func:`pentadice.advisor.chances.use_table`; with ``warm``, its chances during a turn run
-    once, so that their kernels are loaded before a game asks). The names held: a damaged chances table is
-    said on the log and left out (:func:`prepare` with ``force`` builds it again); damaged win tables are built
-    again (as a game would)."""
+    """Load the tables ``names`` (default: every one) of ``rs`` from ``directory`` into the process's caches,
+    checked, where the game's code finds them: the win player's tables (:func:`pentadice.players.win.build`,
+    :func:`~pentadice.players.win.endgame`, the other players' distributions of its last turns) and the chances
+    table (:func:`pentadice.advisor.chances.use_table`; with ``warm``, its chances during a turn run once, so
+    that their kernels are loaded before a game asks). ``values``: the value table the game's code holds (the
+    caches are keyed on it).
+
+    Without ``build``, only the tables saved are held (and damaged win tables are built again, as a game would);
+    with it, those missing or damaged are built (``progress(name, done, total)``), saved where the directory
+    can be written and held in memory either way. The names held. A damaged chances table is said on the log."""
     import logging
 
     import numba
 
     from pentadice.advisor import chances
     from pentadice.players import lastturns, win
-    from pentadice.tables import chance_tables, chunks
+    from pentadice.tables import chance_tables, table
 
     saved = present(rs, directory, values)
-    names = [n for n in (names or TABLES) if saved.get(n)]
-    threads = numba.get_num_threads()
-    if "chances" in names:
-        try:
-            built = chance_tables.load(rs, directory, values)
-        except chunks.Damaged as e:  # built again by whoever prepares the tables (as the win tables are)
-            logging.getLogger("pentadice").warning("%s; building it again", e)
-            names.remove("chances")
-            built = None
-        if built is not None and warm:
-            chances.use_table(rs, values, built)
-            from pentadice.game.sheet import Sheet
+    fits = applicable(rs)
+    asked = TABLES if names is None else names
+    names = [n for n in asked if n in ("chances", "win", "win-end") and fits[n] is None and (build or saved[n])]
+    threads = threads or numba.get_num_threads()
+    log = logging.getLogger("pentadice")
 
-            # The first chances during a turn compile (or load) the turn's kernels and check the rows: now.
-            chances.chances_of(rs, values).during_turn([Sheet(), Sheet()], 0, [1] * rs.dice, rs.rolls - 1)
-        elif built is not None:
+    def step(name: str):
+        return (lambda done, total: progress(name, done, total)) if progress is not None else None
+
+    if "chances" in names:
+        built = None
+        try:
+            built = chance_tables.load(rs, directory, values) if saved["chances"] else None
+        except table.TableError as e:  # damaged, or a file of it missing: built again below, if asked
+            log.warning("%s; %s", e, "building it again" if build else "the chances are computed state by state")
+        if built is None and build:
+            from pentadice.solver import remaining
+
+            built = remaining.solve(rs, values, threads, progress=step("chances"))
+            try:
+                chance_tables.save(rs, directory, built, values)
+            except (table.TableError, OSError) as e:  # held in memory all the same
+                log.warning("the chances table is not saved (%s): it is held in memory", e)
+        if built is None:
+            names.remove("chances")
+        else:
             chances.use_table(rs, values, built)
+            if warm:
+                from pentadice.game.sheet import Sheet
+
+                # The first chances during a turn compile (or load) the turn's kernels and check the rows: now.
+                chances.chances_of(rs, values).during_turn([Sheet(), Sheet()], 0, [1] * rs.dice, rs.rolls - 1)
     if "win" in names:
-        win.build(rs, values, threads=threads, directory=directory)
+        win.build(rs, values, threads=threads, directory=directory, progress=step("win"))
     if "win-end" in names:
-        win.endgame(rs, win.ENDGAME_BOXES, threads, directory, values)
+        win.endgame(rs, win.ENDGAME_BOXES, threads, directory, values, progress=step("win-end"))
         lastturns.opponents(rs, values, win.ENDGAME_BOXES)
     return names

@@ -119,7 +119,15 @@ class WinTables:
 
 
 _cache: dict[tuple, tuple[WinTables, np.ndarray]] = {}
-_lock = threading.Lock()
+_lock = threading.Lock()  # guards _key_locks only: a table's build holds its own key's lock
+_key_locks: dict[tuple, threading.Lock] = {}
+
+
+def _key_lock(key: tuple) -> threading.Lock:
+    """The lock of one cached table: two asking for it build it once, while a game reading another rule set's
+    (already cached) tables never waits for this build."""
+    with _lock:
+        return _key_locks.setdefault(key, threading.Lock())
 
 
 _endgames: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
@@ -140,7 +148,10 @@ def endgame(
     from pentadice.solver import utility
 
     key = (rs, max_open)
-    with _lock:
+    found = _endgames.get(key)
+    if found is not None:
+        return found
+    with _key_lock(("endgame", *key)):
         if key not in _endgames:
             found = None
             params = {"max_open": int(max_open), "lanes": utility.TARGET_LANES}
@@ -181,7 +192,10 @@ def build(
     called after each), cached in memory per rule set, value table and grid. The variances come from the
     second moments saved beside the table in ``directory`` when they are there, else are computed."""
     key = (rs, id(values), tuple(grid), scale)
-    with _lock:
+    found = _cache.get(key)
+    if found is not None:
+        return found[0]
+    with _key_lock(key):
         found = _cache.get(key)
         if found is not None:
             return found[0]

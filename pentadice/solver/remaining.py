@@ -17,7 +17,8 @@ A row keeps the points from its first to its last entry above the cut: the tails
 never enlarges that, so a table of ``n`` layers is within ``2 n EPS`` of the exact one everywhere (Penta:
 2.6e-8). The rows are held in float64 while they are computed and stored in float32 (:data:`STORED`):
 a stored probability is within ``2**-24`` of itself relative, so a chance summed from a few hundred of them is
-within about 1e-7 (the precision the table states; tests compare it with the exact enumeration).
+within about 1e-7 (measured; the table states 1e-6, :data:`PRECISION`; tests compare it with the exact
+enumeration).
 
 Kiriki (whose states come back to themselves) has no table; neither has Maxi Yatzy (2**20 box masks, out of
 this machine's memory: its chances come from the forward pass once few boxes are open).
@@ -170,6 +171,11 @@ class Remaining:
     data: np.ndarray  # (entries,) STORED
     seconds: float = 0.0
     ensure: Callable[[int, int], None] | None = None  # checks entries [a, b) before they are read (a file's chunks)
+
+    @functools.cached_property
+    def reach(self) -> int:
+        """The most points any row reaches (``max(lo + width)``): a mix's span is within it plus one turn's."""
+        return int((self.lo + self.width).max())
 
     def row(self, flag: int, mask: int, sub: int) -> tuple[int, np.ndarray]:
         """``(lo, probs)``: ``probs[k] = P(R = lo + k)`` from the state, float64. ValueError for a state no
@@ -367,7 +373,7 @@ def mid_turn(
         raise RuntimeError(f"the turn outcomes failed (code {errors[0]}): the table does not fit the rules")
     if built.ensure is not None:
         built.ensure(0, built.data.size)  # the successors' rows, wherever they lie: every chunk checked once
-    scratch = np.empty(int((built.lo + built.width).max()) + n_points + rs.penta_bonus + rs.upper_bonus + 1)
+    scratch = np.empty(built.reach + n_points + rs.penta_bonus + rs.upper_bonus + 1)
     first, count = mix(inputs.p, sid, 0, u, out, tlist, ntouch, built.off, built.lo, built.width, built.data, 0,
                        scratch)  # fmt: skip
     if count == 0:

@@ -80,8 +80,12 @@ def _metadata(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -> d
 
 
 def is_saved(rs: rules.RuleSet, directory: Path | str | None, values: np.ndarray) -> bool:
-    """Whether a chances table of ``values`` is saved in ``directory`` (its metadata says so: written last)."""
-    return directory is not None and _metadata(rs, directory, values) is not None
+    """Whether a chances table of ``values`` is saved in ``directory``: its metadata (written last) says so and
+    its two arrays are there."""
+    if directory is None or _metadata(rs, directory, values) is None:
+        return False
+    data, index, _ = saved_paths(rs, directory)
+    return data.is_file() and index.is_file()
 
 
 def load(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -> Remaining | None:

@@ -144,19 +144,32 @@ def build_tables(rs: rules.RuleSet, directory: Path, names: list[str], threads: 
             done[0] = now
             interrupt.check()  # Ctrl-C stops the build between two of its stages: nothing half-written
 
-        with bar, interrupts.Held() as interrupt:
-            built = prepared.prepare(rs, directory, [name], threads, progress=step)[name]
+        try:
+            with bar, interrupts.Held() as interrupt:
+                built = prepared.prepare(rs, directory, [name], threads, progress=step)[name]
+        except interrupts.CommittedInterrupt:
+            out[name] = None
+            raise exits.Interrupted(_stopped(rs, [*out], None)) from None
+        except KeyboardInterrupt:
+            raise exits.Interrupted(_stopped(rs, [*out], name)) from None
         out[name] = built.as_dict()
     return out
 
 
-def ready_for_game(advisor, game, chances: bool) -> None:
-    """Build the tables ``game`` reads that the table directory lacks (the chances table if ``chances``, the win
-    player's tables if a computer plays to win), each with its progress bar, then hold them (checked): no move
-    of the game waits for a table. A directory that cannot be written: said, and the game builds what it needs
-    in memory when it needs it, as before."""
+def _stopped(rs: rules.RuleSet, written: list[str], stopped: str | None) -> str:
+    """What a Ctrl-C in :func:`build_tables` leaves: the tables written whole, and the one not written."""
     from pentadice.players import prepared
-    from pentadice.tables import table
+
+    whole = ", ".join(["the value table", *(prepared.WHAT[t] for t in written)])
+    left = f"; {prepared.WHAT[stopped]} was not written" if stopped else ""
+    return f"{whole} of {rs.name} were written whole{left}"
+
+
+def ready_for_game(advisor, game, chances: bool) -> None:
+    """Hold the tables ``game`` reads (the chances table if ``chances``, the win player's tables if a computer
+    plays to win): those saved are loaded, those missing built first, each with its progress bar, saved where
+    the table directory can be written and held in memory either way. No move of the game waits for a table."""
+    from pentadice.players import prepared
 
     rs = advisor.rules
     wanted = ["chances"] if chances else []
@@ -169,14 +182,23 @@ def ready_for_game(advisor, game, chances: bool) -> None:
     directory = advisor.table.files.directory
     saved = prepared.present(rs, directory, advisor.values)
     missing = [t for t in wanted if not saved[t]]
+    if missing:
+        what = ", ".join(prepared.WHAT[t] for t in missing)
+        click.echo(f"Building what this game reads, once ({what})...", err=True)
     try:
-        if missing:
-            click.echo(
-                f"Building what this game reads, once ({', '.join(prepared.WHAT[t] for t in missing)})...", err=True
-            )
-            build_tables(rs, directory, missing, None, False)
-        prepared.hold(rs, directory, advisor.values, wanted, warm=False)
-    except table.TableError as e:
-        click.echo(f"Note: {e}; the game computes what it needs when it needs it.", err=True)
+        for name in wanted:
+            if name not in missing:
+                prepared.hold(rs, directory, advisor.values, [name], warm=False)
+                continue
+            bar = progress(label=f"{prepared.WHAT[name].capitalize()} of {rs.name}", length=100, enabled=True)
+            done = [0]
+
+            def step(table: str, d: int, total: int, bar=bar, done=done) -> None:
+                now = round(100 * d / max(total, 1))
+                bar.update(now - done[0])
+                done[0] = now
+
+            with bar:
+                prepared.hold(rs, directory, advisor.values, [name], warm=False, build=True, progress=step)
     except KeyboardInterrupt:
         raise exits.Interrupted("stopped before the game began; a table being built was not written") from None

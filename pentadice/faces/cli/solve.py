@@ -77,6 +77,8 @@ def solve(
         return
     if "moments" in skip and with_moments:
         raise click.UsageError("--moments and --skip moments contradict each other")
+    if with_moments and only and "moments" not in only:  # asked for by name: --only values --moments
+        only = (*only, "moments")
     try:
         names = prepared.chosen(rs, only, skip, False if "moments" in skip else with_moments)
     except ValueError as e:
@@ -98,7 +100,7 @@ def solve(
         except build.MomentsInterrupted:
             raise exits.Interrupted(f"the {rs.name} table was written whole; its second moments were not") from None
     others = [n for n in names if n not in ("values", "moments")]
-    with _ending(rs, "tables for games", directory):
+    with _ending(rs, "tables for games", directory):  # (Ctrl-C: build_tables says what was written)
         summary["tables"] = loading.build_tables(rs, directory, others, threads, as_json)
     if as_json:
         click.echo(json.dumps(summary))

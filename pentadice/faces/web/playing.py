@@ -111,6 +111,6 @@ def known_chances(game: Game, advisor) -> tuple[list[float] | None, bool]:
                 return held.during_turn(sheets, game.current, game.dice, game.rolls_left), False
             return held.known(sheets), False
         found = chances.known_chances(advisor.rules, advisor.values, sheets, queue=False)
-    except chances.ChancesUnavailable:
+    except (chances.ChancesUnavailable, ValueError):  # ValueError: a state no game reaches (a hand-made save)
         return None, False
     return found, found is None

@@ -20,7 +20,14 @@ from pentadice.game import rules
 
 log = logging.getLogger("pentadice.web")
 
-GAME_TABLES = ("moments", "chances", "win", "win-end")  # besides the values, which the advisor holds
+GAME_TABLES = ("chances", "win", "win-end")  # besides the values and moments, which the advisor holds from start-up
+
+
+def _background_threads() -> int:
+    """Threads for the builds in the background: all cores but one, so that a request always finds one."""
+    import numba
+
+    return max(1, numba.get_num_threads() - 1)
 
 
 class Preparation:
@@ -40,7 +47,7 @@ class Preparation:
         self.advisors = dict(advisors)
         self.directory_of = directory_of
         self.build = build
-        self.threads = threads
+        self.threads = threads or _background_threads()
         self._lock = threading.Lock()
         self._held: dict[str, set[str]] = {name: set() for name in self.advisors}
         self._building: dict[str, dict | None] = dict.fromkeys(self.advisors)
@@ -87,15 +94,14 @@ class Preparation:
         with self._lock:
             self._building[name] = {"table": None, "what": "the saved tables, loading", "done": 0, "total": 0,
                                     "progress": 0.0}  # fmt: skip
-        saved = prepared.present(rs, directory, values)
-        held = prepared.hold(rs, directory, values, wanted)
+        held = prepared.hold(rs, directory, values, wanted, threads=self.threads)
         with self._lock:
             self._held[name].update(held)
         missing = [t for t in wanted if t not in self._held[name]]
-        damaged = {t for t in missing if saved.get(t)}  # saved, yet not held: built again over the damaged files
         if not missing or not self.build:
             return
-        for i, table in enumerate(missing):
+        failures = []
+        for i, table in enumerate(missing):  # each built, saved where it can be, and held; one failing, the next
             with self._lock:
                 self._building[name] = {
                     "table": table, "what": prepared.WHAT[table], "done": i, "total": len(missing), "progress": 0.0,
@@ -109,10 +115,18 @@ class Preparation:
                         building["progress"] = round((i + min(done / total, 1.0)) / len(missing), 4)
                         building["table_progress"] = round(min(done / total, 1.0), 4)
 
-            prepared.prepare(rs, directory, [table], self.threads, values, progress=progress, force=table in damaged)
-            held = prepared.hold(rs, directory, values, [table])
+            try:
+                held = prepared.hold(rs, directory, values, [table], build=True, threads=self.threads,
+                                     progress=progress)  # fmt: skip
+            except Exception as e:  # said on /api/health and in the log; the other tables are still built
+                log.exception("building %s of %s failed", prepared.WHAT[table], name)
+                failures.append(f"{prepared.WHAT[table]}: {type(e).__name__}: {e}")
+                continue
             with self._lock:
                 self._held[name].update(held)
+        if failures:
+            with self._lock:
+                self._failed[name] = "; ".join(failures)
 
     def _ready(self, name: str, tables: tuple[str, ...]) -> bool:
         return all(t in self._held[name] for t in tables if t in self._wanted[name])

@@ -134,8 +134,8 @@ async def get_chances(game_id: str, state: State) -> Response:
     async with held.lock:
         sheets = [p.sheet for p in held.game.players]  # sheets are replaced, never edited: a snapshot
         shown = [s.as_dict(held.game.rules) for s in sheets]
-        if waiting is None and chances.table_of(rs, values) is not None:
-            found, _ = known_chances(held.game, held.advisor)
+        if waiting is None and chances.table_of(rs, values) is not None:  # a millisecond, in a worker thread
+            found, _ = await run_in_threadpool(known_chances, held.game, held.advisor)
             return answer({"sheets": shown, "chances": found, "reason": None})
     if waiting is not None:
         pct = round(100 * waiting.get("progress", 0.0))
