@@ -6,12 +6,20 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+
+def quiet_serve(port: int, directory: Path | str, *extra: str) -> list[str]:
+    """The command of ``pentadice serve`` on ``port`` with the tables of ``directory``, holding those saved and
+    building none in the background (``--no-prepare``: a test of another concern keeps the machine quiet)."""
+    return [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(directory),
+            "--no-prepare", *extra]  # fmt: skip
 
 
 def free_port() -> int:

@@ -68,18 +68,7 @@ def serving(tables: Path, log: Path, *extra: str, open_files: int | None = None)
     """``pentadice serve`` on 127.0.0.1 and a free port until ``/api/health`` answers; stopped afterwards.
     ``open_files``: its open-file limit (soft and hard)."""
     port = _free_port()
-    args = [
-        sys.executable,
-        "-m",
-        "pentadice",
-        "serve",
-        "--port",
-        str(port),
-        "--data",
-        str(tables),
-        "--no-prepare",
-        *extra,
-    ]
+    args = serving_process.quiet_serve(port, tables, *extra)
 
     def limit() -> None:
         if open_files is not None:

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -283,17 +282,7 @@ def test_lazy_kinds_check_each_chunk_before_its_first_use(tmp_path):
 def serve(directory: Path) -> tuple[list[str], int]:
     """The command of a Penta server on a free port of 127.0.0.1, and the port."""
     port = serving.free_port()
-    return [
-        sys.executable,
-        "-m",
-        "pentadice",
-        "serve",
-        "--port",
-        str(port),
-        "--data",
-        str(directory),
-        "--no-prepare",
-    ], port
+    return serving.quiet_serve(port, directory), port
 
 
 SITUATIONS = [
