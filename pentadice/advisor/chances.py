@@ -248,7 +248,12 @@ def use_table(rs: rules.RuleSet, values: np.ndarray, table: Remaining) -> None:
 def table_of(rs: rules.RuleSet, values: np.ndarray) -> Remaining | None:
     """The chances table held for ``rs`` and ``values`` (:func:`use_table`), or None."""
     with _instances_lock:
-        found = _tables.get((rs.name, id(values)))
+        return _held_table((rs.name, id(values)), values)
+
+
+def _held_table(key: tuple[str, int], values: np.ndarray) -> Remaining | None:
+    """:func:`table_of`, the lock held by the caller."""
+    found = _tables.get(key)
     return found[0] if found is not None and found[1] is values else None
 
 
@@ -259,9 +264,7 @@ def chances_of(rs: rules.RuleSet, values: np.ndarray) -> Chances:
     with _instances_lock:
         found = _instances.get(key)
         if found is None or found.values is not values or found.rules != rs:
-            held = _tables.get(key)
-            table = held[0] if held is not None and held[1] is values else None
-            found = _instances[key] = Chances(rs, values, table=table)
+            found = _instances[key] = Chances(rs, values, table=_held_table(key, values))
     return found
 
 

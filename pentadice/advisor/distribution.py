@@ -228,18 +228,14 @@ def _cached(rs: rules.RuleSet, V: np.ndarray, values: np.ndarray, ps: int, mask:
 
 
 def _padded(values: np.ndarray, rs: rules.RuleSet) -> np.ndarray:
-    """The values as the kernels read them: ``(n_flags, 2 ** n_boxes, rs.lanes)`` float64 (a table has
-    ``threshold + 1`` lanes; the lanes added are NaN and never read for a reachable state)."""
-    shape = rs.table_shape
-    if values.shape[:2] != shape[:2] or values.shape[2] not in (shape[2], rs.lanes):
-        raise DistributionError(f"a value table of {rs.name} is shaped {shape}, not {values.shape}")
-    if values.shape[2] == rs.lanes:
-        V = np.ascontiguousarray(np.asarray(values), dtype=np.float64).view()
-    else:
-        V = np.full((*shape[:2], rs.lanes), np.nan)
-        V[:, :, : values.shape[2]] = values
-    V.setflags(write=False)  # read-only, as a loaded table is: one compiled version of the kernels for both
-    return V
+    """The values as the kernels read them (:func:`pentadice.solver.remaining.padded_values`); DistributionError
+    for a table of another shape."""
+    from pentadice.solver.remaining import padded_values
+
+    try:
+        return padded_values(rs, values)
+    except ValueError as e:
+        raise DistributionError(str(e)) from None
 
 
 @functools.cache
@@ -258,8 +254,11 @@ def _threads(threads: int | None) -> int:
 
 
 def _n_points(rs: rules.RuleSet) -> int:
-    """The number of point values a box can take (0 to the most any box holds)."""
-    return int(max(_max_points(rs).max(), rs.dice * 6)) + 1
+    """The number of point values a box can take (0 to the most any box holds): the turn outcomes' points axis
+    (:func:`pentadice.solver.remaining.points_axis`)."""
+    from pentadice.solver.remaining import points_axis
+
+    return points_axis(rs)
 
 
 def check_size(rs: rules.RuleSet, sheet: Sheet | None = None) -> None:

@@ -175,7 +175,7 @@ def points_to_come(rs: rules.RuleSet, values: np.ndarray, max_open: int) -> tupl
     policy (the distribution module's: the same turn outcomes), by backward recursion over the layers."""
     from pentadice.advisor import distribution
     from pentadice.solver import forward as fw
-    from pentadice.solver.targets import box_max
+    from pentadice.solver.remaining import points_axis
     from pentadice.solver.turn_inputs import turn_inputs
 
     distribution.check_rules(rs)
@@ -186,14 +186,12 @@ def points_to_come(rs: rules.RuleSet, values: np.ndarray, max_open: int) -> tupl
     D = np.zeros((n_rows, rs.n_flags, lanes, D_LANES))
     D[rowix[0], :, :, 0] = 1.0
     inputs = turn_inputs(rs)
-    t = inputs.tables
     n = rs.n_boxes
-    n_points = int(max(*box_max(rs), rs.dice * 6)) + 1
+    n_points = points_axis(rs)
     chunk = distribution.CHUNK
     out = np.zeros((chunk, n, 2, n_points, lanes))
     tlist = np.zeros((chunk, n * 2 * n_points), dtype=np.int64)
     ntouch = np.zeros(chunk, dtype=np.int64)
-    errors = np.zeros(1, dtype=np.int64)
     rlo = np.zeros((rs.n_flags << n, lanes), dtype=np.int64)
     rhi = np.full((rs.n_flags << n, lanes), -1, dtype=np.int64)
     masks = np.flatnonzero(rowix >= 0)
@@ -205,12 +203,7 @@ def points_to_come(rs: rules.RuleSet, values: np.ndarray, max_open: int) -> tupl
             rhi[sid] = np.where(np.isnan(V[sid >> n, sid & ((1 << n) - 1)]), -1, 0)
         for c0 in range(0, len(sids), chunk):
             part = np.ascontiguousarray(sids[c0 : c0 + chunk])
-            fw.chunk_outcomes(
-                V, inputs.p, rs.dice, t.counts, inputs.scores, t.add, t.subs, t.weight, t.subkeeps, part,
-                0, len(part), rlo, rhi, -1, -1, out, tlist, ntouch, errors,
-            )  # fmt: skip
-            if errors[0]:
-                raise RuntimeError(f"the turn outcomes failed (code {errors[0]}): the table does not fit the rules")
+            fw.chunk_outcomes(rs, V, part, rlo, rhi, out, tlist, ntouch)
             push_back(inputs.p, part, len(part), out, tlist, ntouch, D, rowix)
     return D, rowix
 

@@ -144,6 +144,9 @@ def files_of(rs: rules.RuleSet, directory: Path | str, name: str) -> list[Path]:
     return [p for p in paths if p.is_file()]
 
 
+GAME_TABLES = ("chances", "win", "win-end")  # the tables built beside a value table for its games
+
+
 def prepare(
     rs: rules.RuleSet,
     directory: Path | str,
@@ -151,82 +154,63 @@ def prepare(
     threads: int | None = None,
     values: np.ndarray | None = None,
     progress: Progress | None = None,
-    on_table: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Built]:
-    """Build the tables ``names`` of ``rs`` that ``directory`` lacks (the value table first, with its second
-    moments in the same pass when both are asked), save each there as it is done, and say what each cost.
-    ``values``: the value table when it is held already. ``on_table(name, i, n)`` is called before each table,
-    ``progress(name, done, total)`` within it. TableError if the directory cannot be written."""
+    """Build the tables ``names`` (of :data:`GAME_TABLES`) of ``rs`` that ``directory`` lacks beside its value
+    table (``values``: held already, else loaded from there), save each there as it is done (``progress(name,
+    done, total)`` within it), and say what each cost. TableError if the directory cannot be written or holds
+    no value table."""
     import numba
 
     from pentadice.tables import table
 
     threads = threads or numba.get_num_threads()
     d = Path(directory)
+    if values is None:
+        values = table.load(rs, d).values
+    have = present(rs, d, values)
     out: dict[str, Built] = {}
-    if values is None and (d / f"{rs.name}.json").is_file():
-        try:
-            values = table.load(rs, d).values
-        except table.TableMissing:
-            values = None
-    have = present(rs, d, values) if values is not None else dict.fromkeys(TABLES, False)
-    for i, name in enumerate(names):
-        if on_table is not None:
-            on_table(name, i, len(names))
-        step = (lambda done, total, name=name: progress(name, done, total)) if progress else None
-        if have.get(name) or name in out:
-            out[name] = Built(name, False, 0.0, _bytes(rs, d, name), [str(p) for p in files_of(rs, d, name)])
-            continue
+    for name in names:
+        if name not in GAME_TABLES:
+            raise ValueError(f"{name!r} is not one of the tables built for games ({', '.join(GAME_TABLES)})")
         start = time.perf_counter()
-        if name in ("values", "moments") and not have["values"]:
-            values = _solve_values(rs, d, threads, "moments" in names, step)
-            have["values"] = True
-            if "moments" in names:
-                have["moments"] = True
-                out["moments"] = Built("moments", True, 0.0, 0, [])
-        elif name == "moments":
-            from pentadice.tables import moment_files
-
-            moment_files.build_moments(rs, d, values, threads)
-        else:
+        if not have[name]:
+            step = (lambda done, total, name=name: progress(name, done, total)) if progress else None
             _build(rs, d, name, values, threads, step)
-        seconds = time.perf_counter() - start
-        out[name] = Built(name, True, seconds, _bytes(rs, d, name), [str(p) for p in files_of(rs, d, name)])
-    for name, built in out.items():  # the moments solved with the values: their files, now written
-        if built.built and not built.files:
-            built.bytes, built.files = _bytes(rs, d, name), [str(p) for p in files_of(rs, d, name)]
+        seconds = time.perf_counter() - start if not have[name] else 0.0
+        files = files_of(rs, d, name)
+        out[name] = Built(
+            name, not have[name], seconds, sum(os.path.getsize(p) for p in files), [str(p) for p in files]
+        )
     return out
 
 
-def _bytes(rs: rules.RuleSet, directory: Path, name: str) -> int:
-    return sum(os.path.getsize(p) for p in files_of(rs, directory, name))
-
-
-def _solve_values(rs, directory: Path, threads: int, moments_too: bool, step) -> np.ndarray:
-    from pentadice import solver
-    from pentadice.tables import build, table
-
-    total = solver.stages(rs)
-    build.solve_and_store(rs, directory, threads, moments_too, progress=(lambda d, t: step(d, total)) if step else None)
-    return table.load(rs, directory).values
-
-
-def _build(rs: rules.RuleSet, directory: Path, name: str, values: np.ndarray, threads: int, step) -> None:
-    """Build table ``name`` (chances, win, win-end) of ``values`` and save it in ``directory``."""
+def _build(rs: rules.RuleSet, directory: Path, name: str, values: np.ndarray, threads: int, step, must_save=True):
+    """Build table ``name`` (of :data:`GAME_TABLES`) of ``values`` and save it in ``directory``; the chances
+    table built. The win tables are held by :mod:`pentadice.players.win` whether or not they could be saved;
+    the chances table not saved raises TableError if ``must_save``, else is said on the log."""
     from pentadice.players import win
 
     if name == "chances":
+        import logging
+
         from pentadice.solver import remaining
-        from pentadice.tables import chance_tables
+        from pentadice.tables import chance_tables, table
 
         built = remaining.solve(rs, values, threads, progress=step)
-        chance_tables.save(rs, directory, built, values)
-    elif name == "win":
+        try:
+            chance_tables.save(rs, directory, built, values)
+        except table.TableError as e:
+            if must_save:
+                raise
+            logging.getLogger("pentadice").warning("the chances table is not saved (%s): it is held in memory", e)
+        return built
+    if name == "win":
         win.build(rs, values, threads=threads, directory=directory, progress=step)
     elif name == "win-end":
         win.endgame(rs, win.ENDGAME_BOXES, threads, directory, values, progress=step)
     else:
         raise ValueError(f"no table {name!r}")
+    return None
 
 
 def hold(
@@ -260,7 +244,7 @@ def hold(
     saved = present(rs, directory, values)
     fits = applicable(rs)
     asked = TABLES if names is None else names
-    names = [n for n in asked if n in ("chances", "win", "win-end") and fits[n] is None and (build or saved[n])]
+    names = [n for n in asked if n in GAME_TABLES and fits[n] is None and (build or saved[n])]
     threads = threads or numba.get_num_threads()
     log = logging.getLogger("pentadice")
 
@@ -273,14 +257,8 @@ def hold(
             built = chance_tables.load(rs, directory, values) if saved["chances"] else None
         except table.TableError as e:  # damaged, or a file of it missing: built again below, if asked
             log.warning("%s; %s", e, "building it again" if build else "the chances are computed state by state")
-        if built is None and build:
-            from pentadice.solver import remaining
-
-            built = remaining.solve(rs, values, threads, progress=step("chances"))
-            try:
-                chance_tables.save(rs, directory, built, values)
-            except (table.TableError, OSError) as e:  # held in memory all the same
-                log.warning("the chances table is not saved (%s): it is held in memory", e)
+        if built is None and build:  # held in memory all the same where it cannot be saved
+            built = _build(rs, Path(directory), "chances", values, threads, step("chances"), must_save=False)
         if built is None:
             names.remove("chances")
         else:

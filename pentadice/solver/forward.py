@@ -335,15 +335,24 @@ def plan(p, n_dice, max_points, start_sid, u0, hi, lanes) -> None:
 
 
 def chunk_outcomes(
-    V, p, n_dice, counts, scores, add, subs, weight, subkeeps, sids, lo, hi, rlo, rhi, start_hand, start_stage,
-    out, tlist, ntouch, errors,
-):  # fmt: skip
-    """:func:`turn_outcomes` of the build for the value table's lanes (``V.shape[2]``), ``rlo`` and ``rhi`` with a
-    row per state id (every state's)."""
+    rs, V, sids, rlo, rhi, out, tlist, ntouch, start_hand=-1, start_stage=-1, slot_of=None,
+) -> None:  # fmt: skip
+    """:func:`turn_outcomes` of every state of ``sids`` under the rule set ``rs``, by the build for the value
+    table's lanes (``V.shape[2]``); ``rlo`` and ``rhi`` with a row per state id (every state's) unless
+    ``slot_of`` maps the states to their rows. RuntimeError if the outcomes failed (a table that does not fit
+    the rules)."""
+    from pentadice.solver.turn_inputs import turn_inputs
+
+    inputs = turn_inputs(rs)
+    t = inputs.tables
+    errors = np.zeros(1, dtype=np.int64)
     kernels_for(V).turn_outcomes(
-        V, p, n_dice, counts, scores, add, subs, weight, subkeeps, sids, lo, hi, rlo, rhi, _identity(rlo.shape[0]),
-        start_hand, start_stage, out, tlist, ntouch, errors,
+        V, inputs.p, rs.dice, t.counts, inputs.scores, t.add, t.subs, t.weight, t.subkeeps, sids, 0, len(sids),
+        rlo, rhi, _identity(rlo.shape[0]) if slot_of is None else slot_of, start_hand, start_stage, out, tlist,
+        ntouch, errors,
     )  # fmt: skip
+    if errors[0]:
+        raise RuntimeError(f"the turn outcomes failed (code {errors[0]}): the table does not fit the rules")
 
 
 def chunk_push(p, sids, n_chunk, out, tlist, ntouch, src, dst, row_off, width, rlo, rhi, part, me, errors) -> None:

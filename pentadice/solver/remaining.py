@@ -222,8 +222,12 @@ def points_axis(rs: rules.RuleSet) -> int:
 
 def padded_values(rs: rules.RuleSet, values: np.ndarray) -> np.ndarray:
     """The value table as the turn kernels read it: ``(n_flags, 2 ** n_boxes, rs.lanes)`` float64, read-only
-    (the lanes added are NaN: no game reaches them)."""
+    (the lanes added are NaN: no game reaches them; read-only as a loaded table is, so that the kernels compile
+    once for both). ValueError for a table of another shape."""
     values = np.asarray(values)
+    shape = rs.table_shape
+    if values.shape[:2] != shape[:2] or values.shape[2] not in (shape[2], rs.lanes):
+        raise ValueError(f"a value table of {rs.name} is shaped {shape}, not {values.shape}")
     if values.shape[2] == rs.lanes:
         V = np.ascontiguousarray(values, dtype=np.float64).view()
     else:
@@ -254,7 +258,6 @@ def solve(
     lanes, n = V.shape[2], rs.n_boxes
     n_sids = rs.n_flags << n
     inputs = turn_inputs(rs)
-    t = inputs.tables
     n_points = points_axis(rs)
     gain_max = n_points + rs.penta_bonus + rs.upper_bonus + 6 * rs.dice
     off = np.zeros((n_sids, lanes), dtype=np.int64)
@@ -279,21 +282,15 @@ def solve(
                 np.zeros(shape),
                 np.zeros((CHUNK, n * 2 * n_points), dtype=np.int64),
                 np.zeros(CHUNK, dtype=np.int64),
-                np.zeros(1, dtype=np.int64),
             )
-        out, tlist, ntouch, errors = buffers
+        out, tlist, ntouch = buffers
         scratch = np.empty(widest + gain_max + 1)
         rows, sids_done = [], []
         dst = np.empty(CHUNK * lanes * (widest + gain_max + 1))
         try:
             for c0 in range(lo_i, hi_i, CHUNK):
                 chunk = np.ascontiguousarray(layer_sids[c0 : min(c0 + CHUNK, hi_i)])
-                fw.chunk_outcomes(
-                    V, inputs.p, rs.dice, t.counts, inputs.scores, t.add, t.subs, t.weight, t.subkeeps, chunk,
-                    0, len(chunk), rlo, rhi, -1, -1, out, tlist, ntouch, errors,
-                )  # fmt: skip
-                if errors[0]:
-                    raise RuntimeError(f"the turn outcomes failed (code {errors[0]}): the table does not fit the rules")
+                fw.chunk_outcomes(rs, V, chunk, rlo, rhi, out, tlist, ntouch)
                 used = pull_rows(inputs.p, chunk, len(chunk), out, tlist, ntouch, off, lo, width, prev, prev_base,
                                  eps, scratch, dst)  # fmt: skip
                 if used < 0:
@@ -344,7 +341,7 @@ def mid_turn(
 ) -> tuple[int, np.ndarray]:
     """``(lo, probs)``: the distribution of the points still to come from the middle of a turn, the hand
     ``hand`` (its keep number) showing with ``rolls_left`` rerolls left, under the advisor's policy: the turn
-    run forward from that hand (:func:`pentadice.solver.forward.turn_outcomes`), its outcomes mixed with the
+    run forward from that hand (:func:`pentadice.solver.forward.chunk_outcomes`), its outcomes mixed with the
     successors' rows of the table (:func:`mix`), untrimmed. ``values``: the value table, padded
     (:func:`padded_values`)."""
     from pentadice.solver import forward as fw
@@ -352,8 +349,7 @@ def mid_turn(
 
     rs = built.rules
     n, lanes = rs.n_boxes, values.shape[2]
-    inputs = turn_inputs(rs)
-    t = inputs.tables
+    p = turn_inputs(rs).p
     n_points = points_axis(rs)
     sid = (int(flag) << n) | int(mask)
     u = min(int(sub), rs.upper_threshold)
@@ -363,18 +359,13 @@ def mid_turn(
     out = np.zeros((1, n, 2, n_points, lanes))
     tlist = np.zeros((1, n * 2 * n_points), dtype=np.int64)
     ntouch = np.zeros(1, dtype=np.int64)
-    errors = np.zeros(1, dtype=np.int64)
     sids = np.array([sid], dtype=np.int64)
-    fw.kernels_for(values).turn_outcomes(
-        values, inputs.p, rs.dice, t.counts, inputs.scores, t.add, t.subs, t.weight, t.subkeeps, sids, 0, 1,
-        rlo, rhi, _one_slot(rs.n_flags << n), int(hand), int(rolls_left), out, tlist, ntouch, errors,
-    )  # fmt: skip
-    if errors[0]:
-        raise RuntimeError(f"the turn outcomes failed (code {errors[0]}): the table does not fit the rules")
+    slots = _one_slot(rs.n_flags << n)
+    fw.chunk_outcomes(rs, values, sids, rlo, rhi, out, tlist, ntouch, int(hand), int(rolls_left), slots)
     if built.ensure is not None:
         built.ensure(0, built.data.size)  # the successors' rows, wherever they lie: every chunk checked once
     scratch = np.empty(built.reach + n_points + rs.penta_bonus + rs.upper_bonus + 1)
-    first, count = mix(inputs.p, sid, 0, u, out, tlist, ntouch, built.off, built.lo, built.width, built.data, 0,
+    first, count = mix(p, sid, 0, u, out, tlist, ntouch, built.off, built.lo, built.width, built.data, 0,
                        scratch)  # fmt: skip
     if count == 0:
         raise ValueError("no turn reaches this situation's state")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -135,15 +136,7 @@ def build_tables(rs: rules.RuleSet, directory: Path, names: list[str], threads: 
 
     out = {}
     for name in names:
-        bar = progress(label=f"{prepared.WHAT[name].capitalize()} of {rs.name}", length=100, enabled=not quiet)
-        done = [0]
-
-        def step(table: str, d: int, total: int, bar=bar, done=done) -> None:
-            now = round(100 * d / max(total, 1))
-            bar.update(now - done[0])
-            done[0] = now
-            interrupt.check()  # Ctrl-C stops the build between two of its stages: nothing half-written
-
+        bar, step = _table_bar(rs, name, not quiet, lambda: interrupt.check())  # Ctrl-C: between two stages
         try:
             with bar, interrupts.Held() as interrupt:
                 built = prepared.prepare(rs, directory, [name], threads, progress=step)[name]
@@ -154,6 +147,24 @@ def build_tables(rs: rules.RuleSet, directory: Path, names: list[str], threads: 
             raise exits.Interrupted(_stopped(rs, [*out], name)) from None
         out[name] = built.as_dict()
     return out
+
+
+def _table_bar(rs: rules.RuleSet, name: str, enabled: bool, then: Callable[[], None] | None = None):
+    """``(bar, step)``: a progress bar of table ``name`` of ``rs`` in percent, and the ``progress(table, done,
+    total)`` callback that draws it (then calls ``then``)."""
+    from pentadice.players import prepared
+
+    bar = progress(label=f"{prepared.WHAT[name].capitalize()} of {rs.name}", length=100, enabled=enabled)
+    shown = [0]
+
+    def step(table: str, done: int, total: int) -> None:
+        now = round(100 * done / max(total, 1))
+        bar.update(now - shown[0])
+        shown[0] = now
+        if then is not None:
+            then()
+
+    return bar, step
 
 
 def _stopped(rs: rules.RuleSet, written: list[str], stopped: str | None) -> str:
@@ -190,14 +201,7 @@ def ready_for_game(advisor, game, chances: bool) -> None:
             if name not in missing:
                 prepared.hold(rs, directory, advisor.values, [name], warm=False)
                 continue
-            bar = progress(label=f"{prepared.WHAT[name].capitalize()} of {rs.name}", length=100, enabled=True)
-            done = [0]
-
-            def step(table: str, d: int, total: int, bar=bar, done=done) -> None:
-                now = round(100 * d / max(total, 1))
-                bar.update(now - done[0])
-                done[0] = now
-
+            bar, step = _table_bar(rs, name, True)
             with bar:
                 prepared.hold(rs, directory, advisor.values, [name], warm=False, build=True, progress=step)
     except KeyboardInterrupt:

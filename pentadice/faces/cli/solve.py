@@ -146,8 +146,7 @@ def _summary_lines(rs: rules.RuleSet, summary: dict) -> list[str]:
 
     for name, built in summary.get("tables", {}).items():
         how = f"built in {built['seconds']:.1f} s" if built["built"] else "kept (saved already for these values)"
-        label = f"{prepared.WHAT[name][0].upper()}{prepared.WHAT[name][1:]}:"
-        lines.append(f"{label} {how}, {built['bytes'] / 1e6:,.0f} MB")
+        lines.append(f"{prepared.WHAT[name].capitalize()}: {how}, {built['bytes'] / 1e6:,.0f} MB")
         lines += [f"                 {f}" for f in built["files"]]
     return lines
 

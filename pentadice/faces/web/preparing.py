@@ -2,11 +2,11 @@
 game waits on before it starts, never during a move.
 
 One thread goes through the served rule sets (the default one first): for each it loads the tables a game reads
-that are saved already (:func:`pentadice.players.prepared.hold`), then builds those missing
-(:func:`~pentadice.players.prepared.prepare`, saved beside the value table) one at a time, holding each as it
-is done. A rule set is ready once every table that applies to it is held; until then a game with a ``win``
-computer is refused with 503 and the progress (:meth:`Preparation.win_waiting`), and the chances say they are
-being prepared (:meth:`Preparation.chances_waiting`).
+that are saved already (:func:`pentadice.players.prepared.hold`), then builds those missing one at a time (the
+same, with ``build``: saved beside the value table where it can be written, held in memory either way). A rule
+set is ready once every table that applies to it is held; until then a game with a ``win`` computer is refused
+with 503 and the progress (:meth:`Preparation.win_waiting`), and the chances say they are being prepared
+(:meth:`Preparation.chances_waiting`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pentadice.game import rules
+from pentadice.players.prepared import GAME_TABLES  # (the values and moments: the advisor holds them from start-up)
 
 log = logging.getLogger("pentadice.web")
-
-GAME_TABLES = ("chances", "win", "win-end")  # besides the values and moments, which the advisor holds from start-up
 
 
 def _background_threads() -> int:
@@ -56,6 +55,7 @@ class Preparation:
         self._wanted = {
             name: [t for t in prepared.chosen(a.rules) if t in GAME_TABLES] for name, a in self.advisors.items()
         }
+        self._fits = {name: prepared.applicable(a.rules) for name, a in self.advisors.items()}
         self._thread: threading.Thread | None = None
 
     def start(self) -> Preparation:
@@ -133,10 +133,8 @@ class Preparation:
 
     def status(self, name: str) -> dict:
         """The preparation of rule set ``name``, as ``GET /api/health`` reports it."""
-        from pentadice.players import prepared
-
         rs = self.advisors[name].rules
-        fits = prepared.applicable(rs)
+        fits = self._fits[name]
         with self._lock:
             building = dict(self._building[name]) if self._building[name] else None
             ready_all = self._ready(name, GAME_TABLES)
@@ -180,13 +178,11 @@ class Preparation:
     def win_missing(self, name: str) -> str | None:
         """Why a ``win`` computer of rule set ``name`` cannot play here although its rule set allows it (its
         tables were neither saved nor built: ``--no-prepare``, or a failed build), or None."""
-        from pentadice.players import prepared
-
         with self._lock:
             if not self._done[name] or self._ready(name, ("win", "win-end")):
                 return None
             failed = self._failed[name]
-        if prepared.applicable(self.advisors[name].rules)["win"] is not None:
+        if self._fits[name]["win"] is not None:
             return None
         why = f"building them failed ({failed})" if failed else "they are not built"
         return (
