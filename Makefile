@@ -10,7 +10,7 @@ SOLVER_SOURCES := pentadice/game/rules.py pentadice/game/states.py pentadice/gam
 	pentadice/tables/chunks.py pentadice/tables/moment_files.py pentadice/tables/build.py $(wildcard pentadice/solver/*.py) \
 	pentadice/tables/chance_tables.py pentadice/tables/win_tables.py pentadice/players/win.py pentadice/players/prepared.py
 
-.PHONY: install test bench bench-serve table figures lint clean browser messages
+.PHONY: install test bench bench-serve table figures lint clean browser messages postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,20 @@ browser:  ## Debian's chromium and fonts for the browser tests (apt-get, as root
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core fonts-liberation; fi
+
+# The database tests run against a real PostgreSQL server (tests/postgres.py): each test session makes and starts a
+# throwaway cluster of its own (as the postgres user when run as root); without the server's binaries they are skipped.
+# No cluster is started here: postgresql-common is installed first and told not to create (and start) the usual
+# "main" cluster, as the official postgres image does (`pg_createcluster VERSION main --start` makes one if wanted).
+postgres:  ## Debian's postgresql for the database tests (apt-get, as root or with sudo), when missing
+	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  echo "postgresql: $$(ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -n 1)"; else \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends postgresql-common && \
+	  $$SUDO sed -i 's/^#* *create_main_cluster *=.*/create_main_cluster = false/' \
+	    /etc/postgresql-common/createcluster.conf && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends postgresql; fi
 
 # The message catalogue (see pentadice/support/i18n.py): the English messages of the code and of the page's t("...")
 # extracted, the Indonesian .po brought up to date with them (translate what is new there, then run this again),

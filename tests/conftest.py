@@ -96,3 +96,30 @@ def _tables_mapped_again():
     from pentadice.tables import chunks
 
     chunks.use_private_copies(False)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server (tests/postgres.py), one throwaway cluster per test session, removed at its end;
+    skipped with the command that installs PostgreSQL where it is missing. A test may stop or kill it: the next
+    ``postgres_url`` starts it again."""
+    import postgres
+
+    hint = postgres.available()
+    if hint:
+        pytest.skip(hint)
+    server = postgres.PostgresServer()
+    try:
+        yield server.start()
+    finally:
+        server.cleanup()
+
+
+_postgres_databases = iter(range(1, 1_000_000))
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The SQLAlchemy URL (postgresql+psycopg://...) of a fresh, empty database of its own for this test."""
+    postgres_server.start()  # nothing when it runs; again after a test that stopped or killed it
+    return postgres_server.create_database(f"test_{next(_postgres_databases)}")
