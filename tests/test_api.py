@@ -455,20 +455,28 @@ def test_a_range_request_for_the_page_gets_the_whole_file(client):
         assert r.status_code == 200 and r.content == whole, value
 
 
-def test_unknown_expired_and_dropped_games_are_404(advisors):
-    now = [0.0]
-    with TestClient(create_app(advisors, clock=lambda: now[0], max_games=3, idle_seconds=60)) as c:
-        ids = [new_game(c, players="Ana")["id"] for _ in range(3)]
-        assert c.get(f"/api/games/{ids[0]}").status_code == 200  # the first is now the most recent
-        ids.append(new_game(c, players="Ana")["id"])  # beyond 3: the least recently used (the second) goes
-        r = c.get(f"/api/games/{ids[1]}")
-        assert r.status_code == 404 and "beyond the 3 most recently used" in r.json()["error"]
+def test_unknown_and_long_idle_games_are_404(advisors, tmp_path):
+    """Games are kept in the database, not capped in memory: only an unfinished game idle for longer than the
+    policy's days is removed, and an unknown id says what is kept."""
+    from datetime import UTC, datetime, timedelta
+
+    from pentadice.storage.database import open_database
+    from pentadice.storage.schema import games
+
+    db = open_database(tmp_path / "games.sqlite3")
+    app = create_app(advisors, db=db, keep_days=1)
+    with TestClient(app) as c:
+        ids = [new_game(c, players="Ana")["id"] for _ in range(1003)]  # beyond the former cap of 1,000
         assert c.get(f"/api/games/{ids[0]}").status_code == 200
-        now[0] = 61.0
-        r = c.post(f"/api/games/{ids[3]}/roll", json={"keep": []})
-        assert r.status_code == 404 and "not used for 1 minutes" in r.json()["error"]
+        with db.begin() as conn:
+            old = datetime.now(UTC) - timedelta(days=2)
+            conn.execute(games.update().where(games.c.id.in_(ids[:2])).values(updated_at=old))
+        assert app.state.web.store.records.expire() == 2
+        r = c.post(f"/api/games/{ids[0]}/roll", json={"keep": []})
+        assert r.status_code == 404 and "not played for 1 days is removed" in r.json()["error"]
+        assert c.get(f"/api/games/{ids[2]}").status_code == 200
         health = c.get("/api/health").json()
-        assert health["games"] == 0 and health["dropped"] == 4  # one beyond the cap, three idle
+        assert health["games"] == 1001 and health["finished_games"] == 0 and health["database"] == "sqlite"
         assert c.get("/api/games/nope/save").status_code == 404
         assert c.get("/api/games/" + "x" * 5000).status_code == 404
 
@@ -568,7 +576,7 @@ def test_health_rules_messages_and_openapi(client):
 
     health = client.get("/api/health").json()
     assert health["status"] == "ok" and health["rules"] == ["penta", "kiriki"] and isinstance(health["games"], int)
-    assert health["max_games"] == 1000 and isinstance(health["dropped"], int) and "dropped" in health["dropped_when"]
+    assert isinstance(health["finished_games"], int) and "finished games are kept" in health["kept"]
     rs = client.get("/api/rules").json()
     schemas.RulesOut.model_validate(rs)
     kiriki = rs["rules"][1]

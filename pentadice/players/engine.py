@@ -277,6 +277,28 @@ class Game:
         loaded (the steps to take back are not saved)."""
         return self.coach and bool(self._undo)
 
+    def undo_json(self) -> list[dict]:
+        """The steps :meth:`undo` can take back, as JSON data (kept with a game between requests: see
+        :meth:`load_undo`)."""
+        return [
+            {
+                "players": [{"sheet": dict(s.boxes), "bonus": s.penta_bonus, "turns": t} for s, t in snap.sheets],
+                "current": snap.current,
+                "dice": list(snap.dice) if snap.dice is not None else None,
+                "rolls_made": snap.rolls_made,
+                "history": snap.history,
+            }
+            for snap in self._undo
+        ]
+
+    def load_undo(self, data: list[dict]) -> None:
+        """The steps to take back that :meth:`undo_json` gave (of this game, as stored with it)."""
+        self._undo.clear()
+        for snap in data:
+            sheets = tuple((Sheet(dict(p["sheet"]), p["bonus"]), p["turns"]) for p in snap["players"])
+            dice = tuple(snap["dice"]) if snap["dice"] is not None else None
+            self._undo.append(_Snapshot(sheets, snap["current"], dice, snap["rolls_made"], snap["history"]))
+
     def undo(self) -> None:
         """Take back the last step of a coach game: a box filled, a keep with the roll entered for it, or a
         turn's first roll. The sheets, turns, player, dice and history are as they were before it; the

@@ -22,6 +22,27 @@ RULES_OPTION = click.option(
 DATA_OPTION = click.option("--data", default=None, type=click.Path(file_okay=False), help=paths.DEFAULT_HELP)
 
 
+DB_OPTION = click.option(
+    "--db",
+    "db",
+    default=None,
+    metavar="PATH|URL",
+    help="The games database: a SQLite file's path, or a postgresql://USER@HOST/NAME URL [default: $PENTADICE_DB, "
+    "else games.sqlite3 in the user's data directory, ~/.local/share/pentadice].",
+)
+
+
+def open_games_database(where: str | None):
+    """The games database of ``--db`` (see :func:`pentadice.storage.database.open_database`); a Failure naming the
+    problem when it cannot be opened, reached or used."""
+    from pentadice.storage.database import StorageError, open_database
+
+    try:
+        return open_database(where)
+    except StorageError as e:
+        raise exits.Failure(e.message) from None
+
+
 MAX_TARGET = 100_000  # --target above this is refused as a typo (pentadice.advisor.reach.MAX_TARGET, unimported)
 
 

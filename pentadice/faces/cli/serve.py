@@ -7,8 +7,9 @@ import sys
 import click
 
 from pentadice.faces.cli import loading
-from pentadice.faces.cli.options import DATA_OPTION
+from pentadice.faces.cli.options import DATA_OPTION, DB_OPTION, open_games_database
 from pentadice.game import rules
+from pentadice.storage import KEEP_DAYS
 from pentadice.support import exits, paths
 
 
@@ -51,6 +52,22 @@ def _host_names(values: tuple[str, ...]) -> tuple[str, ...]:
     "background from start-up, with progress on /api/health and the page [default: yes]. Tables saved already "
     "are loaded either way.",
 )
+@DB_OPTION
+@click.option(
+    "--keep-days",
+    type=click.FloatRange(min=0, min_open=True),
+    default=KEEP_DAYS,
+    show_default=True,
+    help="Days an unfinished game is kept without a move before it is removed (finished games are kept).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Server processes sharing the port and the games database, each holding its own tables in memory "
+    "(about 2.2 GB each for Penta's).",
+)
 def serve(
     host: str,
     port: int,
@@ -59,12 +76,16 @@ def serve(
     open_browser: bool,
     allow_hosts: tuple[str, ...],
     prepare: bool,
+    db: str | None,
+    keep_days: float,
+    workers: int,
 ) -> None:
     """Serve the page (play, coach, review) and the JSON API (/openapi.json) over HTTP, until Ctrl-C.
 
     Every table a game reads is loaded when the server starts, and those missing are built then, in the
-    background: no move of a game waits for one."""
-    from pentadice.faces.web import addresses, server
+    background: no move of a game waits for one. Games are kept in the games database (--db): a server
+    started again goes on with them."""
+    from pentadice.faces.web import addresses
     from pentadice.tables import chunks
 
     chunks.use_private_copies()  # the server answers from tables in its own memory: nothing on disk changes them
@@ -74,7 +95,34 @@ def serve(
     except addresses.BindError as e:
         raise (click.UsageError if e.usage else exits.Failure)(str(e)) from None
     with sock:
-        advisors = {name: loading.load_advisor(name, data) for name in names}
+        database = open_games_database(db)  # unreachable, newer than this program: said now; migrated once, here
+        served = Served(names, data, host, allow_hosts, prepare, db, keep_days, open_browser)
+        if workers == 1:
+            served.run(sock, database)
+            return
+        database.close()  # each worker opens its own connections (none are shared across fork)
+        from pentadice.faces.web.preparing import SharedStatus
+        from pentadice.faces.web.workers import run_workers
+
+        sock.listen(2048)  # connections wait in the queue while the workers load their tables
+        shared = SharedStatus(workers)
+        served.announce(sock, f" with {workers} workers")
+        if run_workers(workers, lambda index: served.run(sock, None, shared, index)) != 0:
+            raise exits.Failure("the server's workers kept ending: see the messages above")
+
+
+class Served:
+    """What ``serve`` serves and how, run in this process or in each worker (:meth:`run`)."""
+
+    def __init__(self, names, data, host, allow_hosts, prepare, db, keep_days, open_browser) -> None:
+        self.names, self.data, self.host, self.allow_hosts = names, data, host, allow_hosts
+        self.prepare, self.db, self.keep_days, self.open_browser = prepare, db, keep_days, open_browser
+
+    def run(self, sock, database, shared=None, worker: int = 0) -> None:
+        """Load the tables, then serve on ``sock`` until a signal stops it (``shared``: one of several workers)."""
+        from pentadice.faces.web import addresses, server
+
+        advisors = {name: loading.load_advisor(name, self.data) for name in self.names}
         for advisor in advisors.values():
             loading.load_spread(advisor)  # the second moments too: checked and held now, never read from disk mid-game
         from pentadice.faces.web.advising import warm_up
@@ -82,20 +130,24 @@ def serve(
         from pentadice.faces.web.preparing import Preparation
 
         warm_up(advisors.values())
-        preparation = Preparation(advisors, lambda name: advisors[name].table.files.directory, build=prepare)
-        app = create_app(advisors, allowed_hosts=addresses.allowed_hosts(host, allow_hosts), preparation=preparation)
+        if database is None:
+            database = open_games_database(self.db)
+        preparation = Preparation(
+            advisors, lambda name: advisors[name].table.files.directory, build=self.prepare, shared=shared,
+            worker=worker,
+        )  # fmt: skip
+        app = create_app(
+            advisors,
+            allowed_hosts=addresses.allowed_hosts(self.host, self.allow_hosts),
+            preparation=preparation,
+            db=database,
+            keep_days=self.keep_days,
+        )
         preparation.start()
-        sock.listen(2048)
-        address = sock.getsockname()
-        url = addresses.url_of(host, address[1])
-        click.echo(f"Serving {', '.join(names)} at {url} (API: {url}openapi.json). Ctrl-C stops it.")
-        if not addresses.is_local(host):
-            there = addresses.url_of(addresses.network_address(host), address[1])
-            click.echo(
-                f"The page is reachable from the network: on a phone on the same Wi-Fi, open {there} "
-                "(anyone on the network can use it)."
-            )
-        sys.stdout.flush()
+        if shared is None:
+            sock.listen(2048)
+            self.announce(sock)
+        url = addresses.url_of(self.host, sock.getsockname()[1])
 
         def opened() -> None:
             import webbrowser
@@ -103,9 +155,27 @@ def serve(
             webbrowser.open(url)
 
         try:
-            server.run(app, sock, on_started=opened if open_browser else None)
+            server.run(app, sock, on_started=opened if self.open_browser and worker == 0 else None)
         except KeyboardInterrupt:
-            raise exits.Interrupted("the server stopped; the games it held are gone") from None
+            if shared is not None:
+                raise
+            raise exits.Interrupted(f"the server stopped; its games are kept in {database.where}") from None
+        finally:
+            database.close()
+
+    def announce(self, sock, workers: str = "") -> None:
+        """Where the page is served, once."""
+        from pentadice.faces.web import addresses
+
+        url = addresses.url_of(self.host, sock.getsockname()[1])
+        click.echo(f"Serving {', '.join(self.names)} at {url}{workers} (API: {url}openapi.json). Ctrl-C stops it.")
+        if not addresses.is_local(self.host):
+            there = addresses.url_of(addresses.network_address(self.host), sock.getsockname()[1])
+            click.echo(
+                f"The page is reachable from the network: on a phone on the same Wi-Fi, open {there} "
+                "(anyone on the network can use it)."
+            )
+        sys.stdout.flush()
 
 
 def _served_rules(given: tuple[str, ...], data: str | None) -> list[str]:

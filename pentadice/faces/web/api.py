@@ -2,17 +2,18 @@
 
 A thin front end (see ``docs/architecture.md`` and ``docs/api.md``): the routes are in one module per resource
 (``routes_health``, ``routes_rules``, ``routes_advice``, ``routes_games``, ``routes_review`` (a game's review and
-save, a save file posted), ``routes_messages``), sharing the :class:`~pentadice.faces.web.state.WebState` this
-module makes (the rule sets served, the games held, the advice cache, the clock), which a route asks for as a
-parameter. Each handler reads its body strictly
+save, a save file posted), ``routes_history`` (finished games, players' statistics), ``routes_messages``),
+sharing the :class:`~pentadice.faces.web.state.WebState` this module makes (the rule sets served, the games
+database, the advice cache, the clock), which a route asks for as a parameter. Each handler reads its body strictly
 (:mod:`pentadice.faces.web.bodies`), makes engine types of it, calls the engine or the advisor, and answers JSON.
 Every refusal is ``{"error": ...}`` with a 4xx status: 400 a body that is not JSON, 403 a request another
 site's page sent (but GET and HEAD), 404 an unknown game or path, 405 a wrong method, 408 a body that did not
 arrive in time, 409 a move the game's state refuses (the engine's :class:`GameError`), 413 a body too large,
-421 a ``Host`` not served (DNS rebinding), 422 a wrong field or value; the HTTP layer's own refusals
-(:mod:`pentadice.faces.web.server`) are JSON too. Advisor work runs in worker threads (a game's requests one at a time,
-under its lock), except a cached answer, which is sent at once. Nothing on disk is read or written because
-of a request, but the page's own files.
+421 a ``Host`` not served (DNS rebinding), 422 a wrong field or value; 503 (or 507, a full disk) when the games
+database fails, nothing written. The HTTP layer's own refusals (:mod:`pentadice.faces.web.server`) are JSON too.
+Advisor work and the games database run in worker threads (a game's requests one at a time in a process), except
+a cached answer, which is sent at once. Nothing on disk is read or written because of a request, but the page's
+own files and the games database (:mod:`pentadice.storage`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pentadice.faces.web import (
     routes_advice,
     routes_games,
     routes_health,
+    routes_history,
     routes_messages,
     routes_review,
     routes_rules,
@@ -45,9 +47,11 @@ from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS
 from pentadice.faces.web.preparing import Preparation
 from pentadice.faces.web.responses import JSON, NO_STORE, SECURITY_HEADERS, answer
 from pentadice.faces.web.state import WebState
-from pentadice.faces.web.store import IDLE_SECONDS, MAX_GAMES, GameStore
+from pentadice.faces.web.store import GameStore
 from pentadice.game.moves import MoveError
-from pentadice.players.engine import GameError
+from pentadice.players.engine import Game, GameError
+from pentadice.storage.database import Database, StorageError, open_database
+from pentadice.storage.games import KEEP_DAYS, GameRecords
 
 __all__ = [
     "AUTO_COMMIT_SECONDS",
@@ -63,7 +67,8 @@ __all__ = [
 ]
 
 # The routers by resource, in the order their paths are listed in /openapi.json.
-ROUTERS = (routes_health, routes_rules, routes_advice, routes_games, routes_review, routes_messages)
+STORAGE_RETRY_SECONDS = 5  # a request the database failed: its Retry-After
+ROUTERS = (routes_health, routes_rules, routes_advice, routes_games, routes_review, routes_history, routes_messages)
 log = logging.getLogger("pentadice.web")
 
 
@@ -72,14 +77,16 @@ def create_app(
     *,
     static_dir: Path | None = STATIC,
     clock: Callable[[], float] = time.monotonic,
-    max_games: int = MAX_GAMES,
-    idle_seconds: float = IDLE_SECONDS,
+    db: Database | None = None,
+    keep_days: float = KEEP_DAYS,
     allowed_hosts: Iterable[str] | None = None,
     preparation: Preparation | None = None,
 ) -> FastAPI:
     """The application serving ``advisors`` (rule set name -> :class:`~pentadice.advisor.Advisor`, loaded
-    and compiled already), the page from ``static_dir`` (None or missing: the API alone), games held in memory,
-    their idle time measured by ``clock``. ``allowed_hosts``: the names a request's ``Host`` may carry
+    and compiled already), the page from ``static_dir`` (None or missing: the API alone), games kept in the
+    games database ``db`` (:func:`pentadice.storage.database.open_database`; None: a database of this application
+    alone, in a temporary file removed at exit), unfinished ones removed after ``keep_days`` idle, the computer's
+    clock ``clock``. ``allowed_hosts``: the names a request's ``Host`` may carry
     (:func:`pentadice.faces.web.addresses.allowed_hosts`; loopback addresses and the address the request arrived at are
     served too), others refused with 421 against DNS rebinding; None: any (a test client's). ``preparation``:
     the tables prepared in the background (:class:`~pentadice.faces.web.preparing.Preparation`; None: a game
@@ -87,7 +94,10 @@ def create_app(
     one :class:`~pentadice.faces.web.state.WebState`, kept as ``app.state.web``."""
     served = dict(advisors)
     rules_json = routes_rules.rules_answer(served.values())
-    state = WebState(served, GameStore(clock, max_games, idle_seconds), AdviceCache(), clock, rules_json, preparation)
+    if db is None:
+        db = _private_database()
+    store = GameStore(GameRecords(db, Game, keep_days=keep_days), lambda name: served[name])
+    state = WebState(served, store, AdviceCache(), clock, rules_json, preparation)
     app = FastAPI(
         title="pentadice",
         summary="Penta and the Yahtzee family: the optimal advisor and games, over HTTP.",
@@ -116,6 +126,11 @@ def _handle_errors(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(request: Request, e: ApiError) -> Response:
         return answer({"error": e.message, **e.extra}, e.status, e.headers)
+
+    @app.exception_handler(StorageError)
+    async def storage_error(request: Request, e: StorageError) -> Response:  # nothing written: said, logged
+        log.warning("%s %s: %s", request.method, request.url.path[:200], e.message)
+        return answer({"error": e.message}, e.status, {"retry-after": str(STORAGE_RETRY_SECONDS)})
 
     @app.exception_handler(GameError)
     async def game_error(request: Request, e: GameError) -> Response:
@@ -147,6 +162,23 @@ def _handle_errors(app: FastAPI) -> None:
     async def internal_error(request: Request, e: Exception) -> Response:  # a bug: logged, never shown
         log.exception("internal error on %s %s", request.method, request.url.path)
         return answer({"error": "internal error"}, 500)
+
+
+def _private_database() -> Database:
+    """A games database of one application alone (tests, an embedding program): a temporary SQLite file,
+    removed when the interpreter exits."""
+    import atexit
+    import tempfile
+
+    folder = tempfile.TemporaryDirectory(prefix="pentadice-games-")
+    db = open_database(Path(folder.name) / "games.sqlite3")
+
+    def remove() -> None:
+        db.close()
+        folder.cleanup()
+
+    atexit.register(remove)
+    return db
 
 
 def _openapi(app: FastAPI) -> dict:

@@ -13,11 +13,13 @@ ERRORS = {
     408: {"model": schemas.ErrorOut, "description": "The body did not arrive in time."},
     413: {"model": schemas.ErrorOut, "description": "The body is too large."},
     422: {"model": schemas.ErrorOut, "description": "A wrong field or value."},
+    503: {"model": schemas.ErrorOut, "description": "The games database cannot be reached; nothing was written."},
 }
 GAME_ERRORS = {
     **ERRORS,
-    404: {"model": schemas.ErrorOut, "description": "No such game (unknown, or dropped)."},
+    404: {"model": schemas.ErrorOut, "description": "No such game (unknown, or removed: see GET /api/health's kept)."},
     409: {"model": schemas.ErrorOut, "description": "The game's state refuses the move."},
+    507: {"model": schemas.ErrorOut, "description": "The disk of the games database is full; nothing was written."},
 }
 SAVE_FILE_BODY = {"requestBody": {"required": True, "content": {JSON: {"schema": {"type": "object"}, "example": {}}}}}
 

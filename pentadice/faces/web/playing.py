@@ -1,5 +1,5 @@
-"""A held game over HTTP: its view (the engine's, with the advice and the chances the page shows), a move
-played under its lock in a worker thread, and a game made or loaded taken into the store."""
+"""A game over HTTP: its view (the engine's, with the advice and the chances the page shows), a move played in a
+worker thread and written to the games database, and a game made or loaded kept there."""
 
 from __future__ import annotations
 
@@ -40,17 +40,38 @@ def view(state: WebState, game_id: str, held: Held) -> dict:
     return out
 
 
+CONFLICT_TRIES = 5  # times a move is played again on the game as another process left it
+
+
 async def act(state: WebState, game_id: str, move: Callable[[Held], dict | None]) -> Response:
-    """``move(held)`` on the game, its requests one at a time: ``{"played": .., "game": view}``."""
-    held = state.held_of(game_id)
-    async with held.lock:
+    """``move(held)`` on the game read from the database, written back in one transaction: ``{"played": ..,
+    "game": view}``. This process's requests on a game take turns; where another process wrote the game
+    first, the move is played again on the game as it now is (so that of two requests for the same move, one
+    plays it and the other is refused by the game, 409, as when they take turns)."""
+    async with state.store.lock(game_id):
 
         def run() -> dict:
-            played = move(held)
-            out = {"played": played} if played is not None else {}
-            return {**out, "game": view(state, game_id, held)}
+            for _ in range(CONFLICT_TRIES):
+                held = state.held_of(game_id)
+                was_over = held.game.over
+                try:
+                    played = move(held)
+                except BaseException:
+                    state.store.forget(game_id)  # the game in memory may be changed: read it again next time
+                    raise
+                if state.store.commit(held, was_over):
+                    out = {"played": played} if played is not None else {}
+                    return {**out, "game": view(state, game_id, held)}
+            raise ApiError(409, "the game keeps changing under other requests: read it again and retry")
 
         return answer(await run_in_threadpool(run))
+
+
+async def read(state: WebState, game_id: str, use: Callable[[Held], object]) -> object:
+    """``use(held)`` on the game read from the database, in a worker thread, this process's requests on it
+    taking turns."""
+    async with state.store.lock(game_id):
+        return await run_in_threadpool(lambda: use(state.held_of(game_id)))
 
 
 async def started(state: WebState, game: Game, advisor) -> Response:
@@ -59,8 +80,12 @@ async def started(state: WebState, game: Game, advisor) -> Response:
     if game.coach and any(p.computer for p in game.players):
         raise ApiError(422, "a coach game follows real dice: its players are people, not the computer")
     check_prepared(state, game)
-    game_id = state.store.add(game, advisor)
-    out = await run_in_threadpool(view, state, game_id, state.store.get(game_id))
+
+    def run() -> tuple[str, dict]:
+        game_id = state.store.add(game, advisor)
+        return game_id, view(state, game_id, state.held_of(game_id))
+
+    game_id, out = await run_in_threadpool(run)
     return answer(out, 201, {"location": f"/api/games/{game_id}"})
 
 

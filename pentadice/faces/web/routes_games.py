@@ -1,5 +1,5 @@
 """Games: ``POST /api/games`` (a new game, or a saved one going on), its view and chances, and the moves a
-person or the computer plays in it. Each game's requests run one at a time, under its lock
+person or the computer plays in it. Each move is one transaction of the games database
 (:func:`pentadice.faces.web.playing.act`)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pentadice.advisor import chances
 from pentadice.faces.web import bodies, schemas
 from pentadice.faces.web.apidoc import ERRORS, GAME_ERRORS, body_doc
 from pentadice.faces.web.bodies import ApiError
-from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS, act, known_chances, person_to_act, started, view
+from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS, act, known_chances, person_to_act, read, started, view
 from pentadice.faces.web.responses import answer
 from pentadice.faces.web.state import State, WebState
 from pentadice.game.moves import Keep, Score
@@ -115,9 +115,7 @@ def _players_of(value: object) -> list[Player]:
 @router.get("/api/games/{game_id}", responses={200: {"model": schemas.GameView}, **GAME_ERRORS}, tags=["games"])
 async def get_game(game_id: str, state: State) -> Response:
     """The game's view."""
-    held = state.held_of(game_id)
-    async with held.lock:
-        return answer(await run_in_threadpool(view, state, game_id, held))
+    return answer(await read(state, game_id, lambda held: view(state, game_id, held)))
 
 
 @router.get(
@@ -128,15 +126,21 @@ async def get_chances(game_id: str, state: State) -> Response:
     chances table is held: at once); without the table, waiting while they are computed (seconds early in a
     game; the game's own requests are not held up meanwhile). While the table is being prepared: null, with
     the reason and the progress."""
-    held = state.held_of(game_id)
-    rs, values = held.advisor.rules, held.advisor.values
-    waiting = state.preparation.chances_waiting(rs.name) if state.preparation is not None else None
-    async with held.lock:
+
+    def look(held) -> tuple:
+        rs = held.advisor.rules
+        waiting = state.preparation.chances_waiting(rs.name) if state.preparation is not None else None
         sheets = [p.sheet for p in held.game.players]  # sheets are replaced, never edited: a snapshot
         shown = [s.as_dict(held.game.rules) for s in sheets]
-        if waiting is None and chances.table_of(rs, values) is not None:  # a millisecond, in a worker thread
-            found, _ = await run_in_threadpool(known_chances, held.game, held.advisor)
-            return answer({"sheets": shown, "chances": found, "reason": None})
+        found = None
+        if waiting is None and chances.table_of(rs, held.advisor.values) is not None:  # a millisecond
+            found = known_chances(held.game, held.advisor)[0]
+        return held.advisor, waiting, sheets, shown, found
+
+    advisor, waiting, sheets, shown, found = await read(state, game_id, look)
+    rs, values = advisor.rules, advisor.values
+    if waiting is None and chances.table_of(rs, values) is not None:
+        return answer({"sheets": shown, "chances": found, "reason": None})
     if waiting is not None:
         pct = round(100 * waiting.get("progress", 0.0))
         reason = f"the chances table of {rs.name} is being prepared ({pct} % of what is left)"

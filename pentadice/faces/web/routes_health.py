@@ -1,10 +1,11 @@
-"""``GET /api/health``: the server is up, with the rule sets it serves, the games it holds and the preparation
-of their tables."""
+"""``GET /api/health``: the server is up, with the rule sets it serves, the games in its database and the
+preparation of their tables (503 while the database cannot be reached)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 
 from pentadice.faces.web import schemas
 from pentadice.faces.web.responses import answer
@@ -18,16 +19,16 @@ async def health(state: State) -> Response:
     """The server is up: the rule sets it serves, how many games it holds, and how far the tables its games
     read are prepared (each rule set's: ready, the win player and the chances, the table being built)."""
     store = state.store
-    store.expire()
+    counts = await run_in_threadpool(store.records.count)
     prep = state.preparation
     return answer(
         {
             "status": "ok",
             "rules": list(state.advisors),
-            "games": len(store),
-            "max_games": store.max_games,
-            "dropped": store.dropped,
-            "dropped_when": store.dropped_text,
+            "games": counts["unfinished"] + counts["finished"],
+            "finished_games": counts["finished"],
+            "kept": store.policy,
+            "database": store.records.db.kind,
             "preparing": prep.preparing() if prep is not None else False,
             "tables": {name: prep.status(name) for name in state.advisors} if prep is not None else None,
         }

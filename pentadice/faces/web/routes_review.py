@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from pentadice.faces.web import bodies, schemas
 from pentadice.faces.web.apidoc import ERRORS, GAME_ERRORS, SAVE_FILE_BODY
 from pentadice.faces.web.bodies import ApiError
-from pentadice.faces.web.playing import started
+from pentadice.faces.web.playing import read, started
 from pentadice.faces.web.responses import JSON, answer, escaped
 from pentadice.faces.web.state import State
 from pentadice.players.engine import Game, GameError, save_text
@@ -22,9 +22,7 @@ router = APIRouter()
 @router.get("/api/games/{game_id}/review", responses={200: {"model": schemas.ReviewOut}, **GAME_ERRORS}, tags=["games"])
 async def review_game(game_id: str, state: State) -> Response:
     """Every decision of the game so far: the choice, the best option, the loss; per player totals."""
-    held = state.held_of(game_id)
-    async with held.lock:
-        return answer(await run_in_threadpool(_review, held.game, held.advisor))
+    return answer(await read(state, game_id, lambda held: _review(held.game, held.advisor)))
 
 
 @router.get(
@@ -35,9 +33,8 @@ async def review_game(game_id: str, state: State) -> Response:
 async def save(game_id: str, state: State) -> Response:
     """The game as a save file (`pentadice play --resume` reads it), without the dice generator's state:
     a game resumed from it rolls fresh dice."""
-    held = state.held_of(game_id)
-    async with held.lock:
-        return Response(escaped(held.game.to_json(rng=False).encode()), media_type=JSON)
+    text = await read(state, game_id, lambda held: held.game.to_json(rng=False))
+    return Response(escaped(text.encode()), media_type=JSON)
 
 
 @router.post(

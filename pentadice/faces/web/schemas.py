@@ -46,10 +46,10 @@ class TablesOut(BaseModel):
 class Health(BaseModel):
     status: Literal["ok"]
     rules: list[str] = Field(description="The rule sets served.")
-    games: int = Field(description="Games held in memory now.")
-    max_games: int = Field(description="Games held at most; the least recently used is dropped beyond it.")
-    dropped: int = Field(description="Games dropped since the server started (idle, or beyond the cap).")
-    dropped_when: str = Field(description="When a game is dropped, in words.")
+    games: int = Field(description="Games in the database now, finished or not.")
+    finished_games: int = Field(description="Of them, the finished ones (kept in the history).")
+    kept: str = Field(description="What is kept, and how long an unfinished game is kept, in words.")
+    database: Literal["sqlite", "postgresql"] = Field(description="The kind of database the games are kept in.")
     preparing: bool = Field(description="Tables are still being loaded or built in the background.")
     tables: dict[str, TablesOut] | None = Field(description="Each rule set's tables; null: none are prepared here.")
 
@@ -293,3 +293,65 @@ class MessagesOut(BaseModel):
 
 
 REQUEST_MODELS = (AdviseIn, BatchIn, NewGameIn, RollIn, ScoreIn)
+
+
+class HistoryPlayerOut(BaseModel):
+    name: str
+    computer: bool
+    strategy: str | None = Field(description="A computer's strategy; null for a person.")
+    score: int
+    winner: bool
+    decisions: int | None = Field(description="Decisions reviewed (null: a game finished before reviews were kept).")
+    mean_loss: float | None = Field(description="Mean loss per decision, points (below 0.2: expert play).")
+
+
+class HistoryGameOut(BaseModel):
+    id: str = Field(description="The game's id: its review is GET /api/games/{id}/review.")
+    rules: str
+    source: Literal["web", "terminal"] = Field(description="Played on the page (or the API), or at a terminal.")
+    started: str = Field(description="ISO 8601, UTC.")
+    finished: str = Field(description="ISO 8601, UTC.")
+    players: list[HistoryPlayerOut]
+    winners: list[str]
+
+
+class HistoryOut(BaseModel):
+    games: list[HistoryGameOut] = Field(description="The finished games asked for, the latest first.")
+    total: int = Field(description="Finished games matching, in all.")
+    expert_mean_loss: float
+
+
+class PlayerStatsOut(BaseModel):
+    name: str
+    rules: str
+    computer: bool
+    games: int
+    wins: int
+    mean_score: float
+    best_score: int
+    decisions: int = Field(description="Decisions reviewed.")
+    mean_loss: float | None = Field(description="Mean loss per decision reviewed, points; null: none reviewed.")
+    expert: bool = Field(description="The mean loss is below expert_mean_loss.")
+    last: str | None = Field(description="When their last game finished, ISO 8601, UTC.")
+
+
+class PlayersOut(BaseModel):
+    players: list[PlayerStatsOut]
+    expert_mean_loss: float
+
+
+class PlayerGameOut(BaseModel):
+    id: str
+    rules: str
+    finished: str
+    score: int
+    winner: bool
+    decisions: int | None
+    mean_loss: float | None
+
+
+class PlayerOut(BaseModel):
+    name: str
+    stats: list[PlayerStatsOut] = Field(description="Per rule set.")
+    games: list[PlayerGameOut] = Field(description="Their finished games, in the order played (the latest 1,000).")
+    expert_mean_loss: float

@@ -21,7 +21,8 @@ from pentadice.game import rules
 
 @dataclass
 class WebState:
-    """The rule sets served (name -> :class:`~pentadice.advisor.Advisor`, at least one), the games held, the
+    """The rule sets served (name -> :class:`~pentadice.advisor.Advisor`, at least one), the games (in the
+    database), the
     advice given so far, the clock the games' idle time and the computer's moves are measured by, and the answer
     of ``GET /api/rules`` (made once: the rule sets do not change), and the preparation of the tables its games
     read (:mod:`pentadice.faces.web.preparing`)."""
@@ -51,10 +52,11 @@ class WebState:
         raise ApiError(422, f"unknown rule set {bodies.short(name)}; served: {', '.join(served)}")
 
     def held_of(self, game_id: str) -> Held:
-        """The game held under ``game_id``; 404 if there is none (unknown, or dropped)."""
+        """The game under ``game_id``, read from the database (blocking: call it in a worker thread); 404 if
+        there is none (unknown, or removed), 503 if the database fails."""
         held = self.store.get(game_id)
         if held is None:
-            raise ApiError(404, f"no such game {bodies.short(game_id)} ({self.store.dropped_text})")
+            raise ApiError(404, f"no such game {bodies.short(game_id)} ({self.store.policy})")
         return held
 
 

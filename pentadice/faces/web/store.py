@@ -1,78 +1,80 @@
-"""The games a server holds: in memory only, at most :data:`MAX_GAMES` (the least recently used dropped
-first), each dropped after :data:`IDLE_SECONDS` without a request, under ids no one can guess."""
+"""The games a server plays, kept in the games database (:mod:`pentadice.storage`): each request reads its game
+from there (the games used last are held in memory, checked against the database's version), a move is written
+there in one transaction, and a request of this process waits for the one before it on the same game
+(:meth:`GameStore.lock`); requests of other processes are told apart by the game's version (see
+:meth:`pentadice.storage.games.GameRecords.commit`)."""
 
 from __future__ import annotations
 
 import asyncio
-import secrets
-from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import weakref
+from dataclasses import dataclass
 
-MAX_GAMES = 1000
-IDLE_SECONDS = 6 * 3600.0
+from pentadice.storage.games import GameRecords, Result, Stored, results_of
 
 
 @dataclass
 class Held:
-    """A game with the advisor of its rule set, the lock its requests take turns on, and when it was last used."""
+    """A game read from the database with the advisor of its rule set."""
 
-    game: object
+    stored: Stored
     advisor: object
-    last_used: float
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def game(self):
+        return self.stored.game
+
+    @property
+    def game_id(self) -> str:
+        return self.stored.game_id
 
 
 class GameStore:
-    """Games by id; :meth:`get` refreshes a game's place and time, and drops the games gone idle."""
+    """The games of :class:`~pentadice.storage.games.GameRecords` ``records``, with their advisors
+    (``advisor_of(rule set name)``) and this process's lock of each game in use."""
 
-    def __init__(
-        self, clock: Callable[[], float], max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS
-    ) -> None:
-        self.clock = clock
-        self.max_games = max_games
-        self.idle_seconds = idle_seconds
-        self.games: OrderedDict[str, Held] = OrderedDict()
-        self.dropped = 0  # games dropped so far (idle, or the least recently used beyond the cap)
-
-    def __len__(self) -> int:
-        return len(self.games)
+    def __init__(self, records: GameRecords, advisor_of) -> None:
+        self.records = records
+        self.advisor_of = advisor_of
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     @property
-    def dropped_text(self) -> str:
-        """What happens to old games, in words (said with every unknown id)."""
-        minutes = self.idle_seconds / 60
-        return (
-            f"a game not used for {minutes:g} minutes, or beyond the {self.max_games:,} most recently used, "
-            "is dropped; a game's save (GET /api/games/{id}/save) can be posted to /api/games to go on"
-        )
+    def policy(self) -> str:
+        """What is kept, and for how long (said with every unknown id)."""
+        return self.records.policy
 
-    def add(self, game: object, advisor: object) -> str:
-        """Hold ``game``; returns its new id (128 random bits). The least recently used game goes when full."""
-        self.expire()
-        while len(self.games) >= self.max_games:
-            self.games.popitem(last=False)
-            self.dropped += 1
-        game_id = secrets.token_urlsafe(16)
-        self.games[game_id] = Held(game, advisor, self.clock())
-        return game_id
+    def lock(self, game_id: str) -> asyncio.Lock:
+        """The lock the requests of this process on game ``game_id`` take turns on (held while one is used)."""
+        lock = self._locks.get(game_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[game_id] = lock
+        return lock
+
+    def add(self, game, advisor) -> str:
+        """Keep a new game (a finished save posted: with its results); its id."""
+        finished = self.results(game, advisor) if game.over else ()
+        return self.records.add(game, "web", finished)
 
     def get(self, game_id: str) -> Held | None:
-        """The game under ``game_id``, now the most recently used; None if unknown, dropped or idle too long."""
-        self.expire()
-        held = self.games.get(game_id)
-        if held is None:
+        """The game under ``game_id`` as the database has it (None: unknown, or removed)."""
+        stored = self.records.get(game_id)
+        if stored is None:
             return None
-        held.last_used = self.clock()
-        self.games.move_to_end(game_id)
-        return held
+        return Held(stored, self.advisor_of(stored.game.rules.name))
 
-    def expire(self) -> None:
-        """Drop the games idle for longer than :attr:`idle_seconds` (the oldest are first in line)."""
-        cutoff = self.clock() - self.idle_seconds
-        while self.games:
-            game_id, held = next(iter(self.games.items()))
-            if held.last_used > cutoff or held.lock.locked():
-                return
-            del self.games[game_id]
-            self.dropped += 1
+    def commit(self, held: Held, was_over: bool) -> bool:
+        """Write a move played on ``held`` (its results too if it ended the game); False if another process
+        wrote the game first."""
+        finished = self.results(held.game, held.advisor) if held.game.over and not was_over else ()
+        return self.records.commit(held.stored, finished)
+
+    def forget(self, game_id: str) -> None:
+        self.records.forget(game_id)
+
+    @staticmethod
+    def results(game, advisor) -> list[Result]:
+        """The results of a finished game, each player's review included."""
+        from pentadice.players.review import review
+
+        return results_of(game, review(game, advisor))

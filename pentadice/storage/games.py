@@ -1,0 +1,251 @@
+"""The games, kept in the database (:class:`GameRecords`): a game is one row holding its whole save, written once
+a move, only over the version the move was played on; the finished ones have a row a player in ``results``.
+
+Each server process keeps the games it used last in memory, checked against the database's version before each
+use (one small query): a move made through another process is read from the database, never missed.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import sqlalchemy as sa
+
+from pentadice.storage import KEEP_DAYS
+from pentadice.storage.database import Database
+from pentadice.storage.schema import games, results
+
+CACHE_GAMES = 256  # games a process keeps in memory (the database holds them all)
+EXPIRE_EVERY = 3600.0  # seconds between two removals of the idle unfinished games
+
+
+@dataclass(frozen=True)
+class Result:
+    """One player of a finished game, as the history keeps them."""
+
+    seat: int
+    name: str
+    computer: bool
+    strategy: str | None
+    score: int
+    winner: bool
+    decisions: int | None  # of the review (None: not reviewed)
+    loss: float | None  # total loss of those decisions, points
+
+
+def results_of(game, review=None) -> list[Result]:
+    """The results of a finished ``game`` (the engine's), with each player's decisions and total loss from
+    ``review`` (:func:`pentadice.players.review.review` of it) where given."""
+    winners = {p.name for p in game.winners()}
+    out = []
+    for seat, p in enumerate(game.players):
+        reviewed = review.players[seat] if review is not None else None
+        out.append(
+            Result(
+                seat,
+                p.name,
+                p.computer,
+                p.strategy if p.computer else None,
+                p.sheet.score(game.rules),
+                p.name in winners,
+                len(reviewed.decisions) if reviewed is not None else None,
+                float(reviewed.total_loss) if reviewed is not None else None,
+            )
+        )
+    return out
+
+
+@dataclass
+class Stored:
+    """A game as read from the database: the engine's game and the version (moves written) it was read at."""
+
+    game_id: str
+    game: object
+    version: int
+    finished: bool
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class GameRecords:
+    """The games of database ``db``, the last :data:`CACHE_GAMES` used held in memory; ``game_class`` is the
+    engine's :class:`~pentadice.players.engine.Game` (passed in: storage imports no engine)."""
+
+    def __init__(
+        self,
+        db: Database,
+        game_class,
+        keep_days: float = KEEP_DAYS,
+        cache_games: int = CACHE_GAMES,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.db = db
+        self.game_class = game_class
+        self.keep_days = keep_days
+        self.cache_games = cache_games
+        self.clock = clock
+        self._cache: OrderedDict[str, Stored] = OrderedDict()
+        self._lock = threading.Lock()
+        self._expired_at: float | None = None
+
+    @property
+    def policy(self) -> str:
+        """What is kept, in words (said with every unknown id)."""
+        return (
+            f"finished games are kept; an unfinished game not played for {self.keep_days:g} days is removed; "
+            "a game's save (GET /api/games/{id}/save) can be posted to /api/games to go on"
+        )
+
+    def add(self, game, source: str = "web", finished: Sequence[Result] = ()) -> str:
+        """Keep a new game (``finished``: its results, if it is over already); its new id (128 random bits)."""
+        self.expire_now_and_then()
+        game_id = secrets.token_urlsafe(16)
+        now = _now()
+        with self.db.begin() as conn:
+            conn.execute(
+                games.insert().values(
+                    id=game_id,
+                    rules=game.rules.name,
+                    created_at=now,
+                    updated_at=now,
+                    finished_at=now if finished else None,
+                    version=0,
+                    coach=bool(game.coach),
+                    source=source,
+                    save=game.to_json(),
+                    undo=_undo_text(game),
+                )
+            )
+            _insert_results(conn, game_id, game.rules.name, now, finished)
+        self._remember(Stored(game_id, game, 0, bool(finished)))
+        return game_id
+
+    def get(self, game_id: str) -> Stored | None:
+        """The game under ``game_id`` as the database has it now (None: no such game)."""
+        if not isinstance(game_id, str) or len(game_id) > 64:
+            return None
+        with self.db.begin() as conn:
+            version = conn.execute(sa.select(games.c.version).where(games.c.id == game_id)).scalar_one_or_none()
+            if version is None:
+                self.forget(game_id)
+                return None
+            with self._lock:
+                held = self._cache.get(game_id)
+                if held is not None and held.version == version:
+                    self._cache.move_to_end(game_id)
+                    return held
+            row = conn.execute(
+                sa.select(games.c.save, games.c.undo, games.c.version, games.c.finished_at).where(games.c.id == game_id)
+            ).one_or_none()
+        if row is None:
+            return None
+        game = self.game_class.from_json(row.save)
+        if row.undo:
+            game.load_undo(json.loads(row.undo))
+        return self._remember(Stored(game_id, game, row.version, row.finished_at is not None))
+
+    def commit(self, held: Stored, finished: Sequence[Result] = ()) -> bool:
+        """Write ``held``'s game (a move played on it) over the version it was read at, with its results once
+        it is over; False, the game forgotten here, if another request wrote first (read it again and replay);
+        StorageError if the database fails (the game forgotten here too: the database still has it as before)."""
+        now = _now()
+        try:
+            with self.db.begin() as conn:
+                done = finished and not held.finished
+                written = conn.execute(
+                    games.update()
+                    .where(games.c.id == held.game_id, games.c.version == held.version)
+                    .values(
+                        version=held.version + 1,
+                        updated_at=now,
+                        save=held.game.to_json(),
+                        undo=_undo_text(held.game),
+                        **({"finished_at": now} if done else {}),
+                    )
+                ).rowcount
+                if written != 1:
+                    self.forget(held.game_id)
+                    return False
+                if done:
+                    _insert_results(conn, held.game_id, held.game.rules.name, now, finished)
+        except BaseException:
+            self.forget(held.game_id)
+            raise
+        held.version += 1
+        held.finished = held.finished or bool(done)
+        return True
+
+    def forget(self, game_id: str) -> None:
+        """Drop the game from this process's memory (the next use reads it from the database)."""
+        with self._lock:
+            self._cache.pop(game_id, None)
+
+    def _remember(self, held: Stored) -> Stored:
+        with self._lock:
+            self._cache[held.game_id] = held
+            self._cache.move_to_end(held.game_id)
+            while len(self._cache) > self.cache_games:
+                self._cache.popitem(last=False)
+        return held
+
+    def count(self) -> dict[str, int]:
+        """Games in the database: ``unfinished`` and ``finished``."""
+        with self.db.begin() as conn:
+            rows = conn.execute(
+                sa.select(games.c.finished_at.is_(None), sa.func.count()).group_by(games.c.finished_at.is_(None))
+            ).all()
+        counts = {bool(open_): n for open_, n in rows}
+        return {"unfinished": counts.get(True, 0), "finished": counts.get(False, 0)}
+
+    def expire(self) -> int:
+        """Remove the unfinished games not played for :attr:`keep_days`; how many were removed."""
+        cutoff = _now() - timedelta(days=self.keep_days)
+        with self.db.begin() as conn:
+            removed = conn.execute(
+                games.delete().where(games.c.finished_at.is_(None), games.c.updated_at < cutoff)
+            ).rowcount
+        return removed
+
+    def expire_now_and_then(self) -> None:
+        """:meth:`expire`, at most once in :data:`EXPIRE_EVERY` seconds."""
+        now = self.clock()
+        if self._expired_at is None or now - self._expired_at >= EXPIRE_EVERY:
+            self._expired_at = now
+            self.expire()
+
+
+def _undo_text(game) -> str | None:
+    steps = game.undo_json() if game.coach else []
+    return json.dumps(steps, separators=(",", ":")) if steps else None
+
+
+def _insert_results(conn: sa.Connection, game_id: str, rules: str, when: datetime, rows: Sequence[Result]) -> None:
+    if rows:
+        conn.execute(
+            results.insert(),
+            [
+                {
+                    "game_id": game_id,
+                    "seat": r.seat,
+                    "name": r.name,
+                    "computer": r.computer,
+                    "strategy": r.strategy,
+                    "rules": rules,
+                    "finished_at": when,
+                    "score": r.score,
+                    "winner": r.winner,
+                    "decisions": r.decisions,
+                    "loss": r.loss,
+                }
+                for r in rows
+            ],
+        )

@@ -1,0 +1,1 @@
+"""One module a schema version, oldest first (Alembic skips this file)."""
