@@ -2,6 +2,7 @@
 
 import functools
 import os
+import tempfile
 
 import pytest
 
@@ -14,6 +15,8 @@ from pentadice.tables import table
 for _name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
     os.environ.pop(_name, None)
 os.environ["LANG"] = "C.UTF-8"
+# The games database of every app, command and server the tests start: a file of this session's, never the user's.
+os.environ["PENTADICE_DB"] = os.path.join(tempfile.mkdtemp(prefix="pentadice-test-games-"), "games.sqlite3")
 
 
 @functools.cache
