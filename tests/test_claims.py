@@ -365,14 +365,14 @@ def _limits():
     from pentadice.advisor import batch_io, distribution
     from pentadice.faces import terminal
     from pentadice.faces.cli import options
-    from pentadice.faces.web import advising, store
+    from pentadice import storage
+    from pentadice.faces.web import advising
     from pentadice.players import engine
     from pentadice.simulator import simulate
 
     return [
         # (what the README says, the program's figure, the figure as the README writes it)
-        ("Games live in memory only: at most {}", store.MAX_GAMES, "1,000"),
-        ("dropped after {} hours unused", store.IDLE_SECONDS / 3600, "6"),
+        ("An unfinished game not played for {} days", storage.KEEP_DAYS, "30"),
         ("answered from the server's cache of {}", advising.CACHE_SIZE, "4,096"),
         ("the games are played {} at a time", simulate.CHUNK, "400,000"),
         ("a JSON object of the same pairs (at most {} KiB", options.SHEET_FILE_LIMIT / 1024, "64"),

@@ -105,8 +105,9 @@ class GameRecords:
             "a game's save (GET /api/games/{id}/save) can be posted to /api/games to go on"
         )
 
-    def add(self, game, source: str = "web", finished: Sequence[Result] = ()) -> str:
-        """Keep a new game (``finished``: its results, if it is over already); its new id (128 random bits)."""
+    def add(self, game, source: str = "web", finished: Sequence[Result] = (), started: datetime | None = None) -> str:
+        """Keep a new game (``finished``: its results, if it is over already; ``started``: when it began, if
+        before now); its new id (128 random bits)."""
         self.expire_now_and_then()
         game_id = secrets.token_urlsafe(16)
         now = _now()
@@ -115,7 +116,7 @@ class GameRecords:
                 games.insert().values(
                     id=game_id,
                     rules=game.rules.name,
-                    created_at=now,
+                    created_at=started or now,
                     updated_at=now,
                     finished_at=now if finished else None,
                     version=0,

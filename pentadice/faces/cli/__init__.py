@@ -24,6 +24,7 @@ COMMANDS = {
     "where": "where",
     "verify": "verify",
     "serve": "serve",
+    "history": "history",
 }
 
 

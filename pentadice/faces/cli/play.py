@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from datetime import UTC, datetime
 
 import click
 
 from pentadice.faces.cli import loading
-from pentadice.faces.cli.options import DATA_OPTION, LANG_OPTION, RULES_OPTION
+from pentadice.faces.cli.options import DATA_OPTION, DB_OPTION, LANG_OPTION, RULES_OPTION
 from pentadice.game import rules
 from pentadice.support import exits, paths
 
@@ -67,10 +68,12 @@ from pentadice.support import exits, paths
     help="Resume a saved game (its players, rules and dice; it goes on saving to that file).",
 )
 @DATA_OPTION
+@DB_OPTION
 @LANG_OPTION
 @click.pass_context
-def play(ctx, players, seed, hints, rules_name, auto_commit, pause, show_chances, save_path, resume, data) -> None:
-    """Play Penta in the terminal, against the computer or each other."""
+def play(ctx, players, seed, hints, rules_name, auto_commit, pause, show_chances, save_path, resume, data, db) -> None:
+    """Play Penta in the terminal, against the computer or each other. A finished game is kept in the history
+    (`pentadice history`)."""
     from click.core import ParameterSource
 
     from pentadice.faces.terminal import LineInput, TerminalGame, check_save_path
@@ -116,7 +119,28 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, show_chances
     loading.ready_for_game(advisor, game, show_chances and len(game.players) > 1)
     inp = LineInput(sys.stdin, echo=sys.stdout)
     front = TerminalGame(game, advisor, inp, click.echo, hints, pause, save, resumed, show_chances, not at_terminal)
+    started = datetime.now(UTC)
     _run(front)
+    if game.over:
+        _record(game, advisor, db, started)
+
+
+def _record(game, advisor, where: str | None, started: datetime) -> None:
+    """Keep a finished game in the history, with each player's review; a database that fails is said (the game
+    itself is over, and saved where --save said), and the command still succeeds."""
+    from pentadice.players.review import review
+    from pentadice.storage.database import StorageError, open_database
+    from pentadice.storage.games import GameRecords, results_of
+
+    try:
+        database = open_database(where)
+        try:
+            records = GameRecords(database, type(game))
+            records.add(game, "terminal", results_of(game, review(game, advisor)), started)
+        finally:
+            database.close()
+    except StorageError as e:
+        click.echo(f"Warning: the game was not kept in the history: {e.message}", err=True)
 
 
 def _resumed_game(resumed, given, seconds: float | None, hints: bool):

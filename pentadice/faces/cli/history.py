@@ -1,0 +1,77 @@
+"""``pentadice history``: the finished games of the games database (the page's, the API's and ``play``'s) and each
+player's statistics; ``--json`` for programs, ``--out FILE.parquet`` for analysts."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from pentadice.faces.cli.options import DB_OPTION, open_games_database
+from pentadice.game import rules
+from pentadice.support import exits
+
+
+@click.command()
+@DB_OPTION
+@click.option("--player", default=None, metavar="NAME", help="Only the games of the player of this name.")
+@click.option("--rules", "rules_name", type=click.Choice(list(rules.REGISTRY)), default=None, help="Only these rules.")
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True, help="Finished games listed.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object: games, players (and the player's games).")
+@click.option(
+    "--out",
+    metavar="FILE.parquet",
+    default=None,
+    help="Write every finished player's result to a Parquet file (one row a player of a game), then stop.",
+)
+def history(db: str | None, player: str | None, rules_name: str | None, limit: int, as_json: bool, out: str | None):
+    """The finished games, the latest first, and each player's statistics: games, wins, mean and best score, and
+    the mean loss per decision of the review (below 0.2 points is expert play)."""
+    from pentadice.storage import history as kept
+    from pentadice.storage.database import StorageError
+    from pentadice.tables.atomic import TargetError
+
+    database = open_games_database(db)
+    try:
+        if out is not None:
+            try:
+                rows = kept.export(database, out)
+            except (TargetError, OSError) as e:
+                raise exits.Failure(f"cannot write {out}: {getattr(e, 'strerror', None) or e}") from None
+            click.echo(f"Wrote {rows:,} results of finished games to {out}")
+            return
+        games = kept.finished_games(database, limit, 0, player, rules_name)
+        stats = kept.player_stats(database, player, rules_name)
+        series = kept.player_series(database, player, rules_name) if player is not None else None
+    except StorageError as e:
+        raise exits.Failure(e.message) from None
+    finally:
+        database.close()
+    if as_json:
+        answer = {"database": database.where, **games, "players": stats, "expert_mean_loss": kept.EXPERT_MEAN_LOSS}
+        if series is not None:
+            answer["player_games"] = series
+        click.echo(json.dumps(answer))
+        return
+    _print(database.where, games, stats)
+
+
+def _print(where: str, games: dict, stats: list[dict]) -> None:
+    if not games["total"]:
+        click.echo(f"No finished games yet in {where}: play one (pentadice play, or the page of pentadice serve).")
+        return
+    shown = len(games["games"])
+    click.echo(f"Finished games in {where}: {games['total']:,} (the latest {shown} shown)")
+    for g in games["games"]:
+        when = g["finished"][:16].replace("T", " ")
+        seats = ", ".join(f"{p['name']} {p['score']}" for p in g["players"])
+        click.echo(f"  {when}  {g['rules']:<14} {seats}  won: {', '.join(g['winners'])}  [{g['id']}]")
+    click.echo("")
+    click.echo(f"{'player':<20} {'rules':<14} {'games':>5} {'wins':>5} {'mean':>7} {'best':>5} {'loss/decision':>14}")
+    for s in stats:
+        loss = "-" if s["mean_loss"] is None else f"{s['mean_loss']:.3f}" + (" expert" if s["expert"] else "")
+        name = s["name"] + (" (computer)" if s["computer"] else "")
+        click.echo(
+            f"{name:<20} {s['rules']:<14} {s['games']:>5} {s['wins']:>5} {s['mean_score']:>7.1f} "
+            f"{s['best_score']:>5} {loss:>14}"
+        )
