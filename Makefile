@@ -40,10 +40,13 @@ test: install  ## the whole test suite, slow tests included
 bench: install  ## every figure of the README's speed table (fresh processes, empty caches for first runs, medians)
 	$(BIN)/python benchmarks/bench_all.py $(BENCH_ARGS)
 
-bench-serve: install  ## load benchmark of `pentadice serve` with wrk (Debian's wrk: installed here when missing)
+# The advice API with wrk (repeated and new situations, 1 and 2 workers), then the games API under load (whole games
+# played by many clients at once) on SQLite and on a throwaway PostgreSQL cluster (`make postgres` installs it).
+bench-serve: install postgres  ## load benchmarks of `pentadice serve`: advice with wrk (installed here when missing), games
 	@command -v wrk >/dev/null || { SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk; }
 	$(BIN)/python benchmarks/bench_serve.py
+	$(BIN)/python benchmarks/bench_games_api.py
 
 figures: install  ## run the notebooks; regenerates notebooks/figures/*.png (shown in the README)
 	$(BIN)/python notebooks/execute.py

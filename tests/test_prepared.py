@@ -262,3 +262,41 @@ def test_tables_that_cannot_be_saved_are_held_in_memory_and_one_failure_spares_t
     status = _client(again, advisor).get("/api/health").json()["tables"]["penta"]
     assert "the chances table: RuntimeError: a kernel failed" in status["failed"]
     assert status["win"] == "ready" and status["chances"] == "forward" and not status["ready"]
+
+
+def test_several_workers_report_one_state_and_each_holds_what_the_first_built(small, monkeypatch):
+    """`serve --workers 2`: the first worker builds, the other loads each table once it is saved; both answer
+    /api/health and a win game's start from their states together, so they say the same at every moment."""
+    from pentadice.faces.web.preparing import Preparation, SharedStatus
+
+    sol = solver.solve(SMALL)
+    table.save(SMALL, sol.values, small)
+    advisor = _advisor(small)
+    go = threading.Event()
+    real_hold = prepared.hold
+
+    def held_back(*args, **kwargs):  # the first worker's builds wait until the test lets them go
+        if kwargs.get("build"):
+            go.wait(60)
+        return real_hold(*args, **kwargs)
+
+    monkeypatch.setattr(prepared, "hold", held_back)
+    shared = SharedStatus(2)
+    builder = Preparation({"penta": advisor}, lambda name: small, build=True, threads=1, shared=shared, worker=0)
+    follower = Preparation({"penta": advisor}, lambda name: small, build=True, threads=1, shared=shared, worker=1)
+    assert builder.build and not follower.build  # only the first worker builds
+    builder.start()
+    follower.start()
+    clients = [_client(builder, advisor), _client(follower, advisor)]
+    for client in clients:
+        status = client.get("/api/health").json()["tables"]["penta"]
+        assert status["ready"] is False and status["win"] == "preparing", status
+        assert client.post("/api/games", json={"players": "Ana,cpu:win", "seed": 1}).status_code == 503
+    assert builder.status("penta") == follower.status("penta")
+    go.set()
+    assert builder.wait(120) and follower.wait(120)
+    answers = [client.get("/api/health").json()["tables"] for client in clients]
+    assert answers[0] == answers[1] and answers[0]["penta"]["ready"], answers
+    assert builder._held["penta"] == follower._held["penta"] == set(prepared.GAME_TABLES)
+    for client in clients:
+        assert client.post("/api/games", json={"players": "Ana,cpu:win", "seed": 1}).status_code == 201
