@@ -737,3 +737,21 @@ def test_serve_network_words():
     assert addresses.url_of("::1", 80) == "http://[::1]:80/"
     assert addresses.network_address("192.168.1.5") == "192.168.1.5"
     assert re.fullmatch(r"[0-9a-f.:]+", addresses.network_address("0.0.0.0"))
+
+
+def test_a_game_of_a_rule_set_not_served_here_is_refused_in_words(advisors, tmp_path):
+    """One database, several servers or `play`: a game whose rule set this server does not serve is named, not
+    a 500."""
+    from pentadice.game import rules
+    from pentadice.players.engine import Game, Player
+    from pentadice.storage.database import open_database
+    from pentadice.storage.games import GameRecords
+
+    db = open_database(tmp_path / "games.sqlite3")
+    game_id = GameRecords(db, Game).add(Game(rules.get_rules("yatzy"), [Player("Ana", False)], seed=1))
+    with TestClient(create_app(advisors, db=db)) as c:
+        for path in ("", "/review", "/save", "/chances"):
+            r = c.get(f"/api/games/{game_id}{path}")
+            assert r.status_code == 422 and "the yatzy rule set is not served here" in r.json()["error"], path
+        r = c.post(f"/api/games/{game_id}/roll", json={"keep": []})
+        assert r.status_code == 422 and "pentadice serve --rules yatzy" in r.json()["error"]

@@ -57,6 +57,10 @@ class WebState:
         held = self.store.get(game_id)
         if held is None:
             raise ApiError(404, f"no such game {bodies.short(game_id)} ({self.store.policy})")
+        if held.advisor is None:
+            name = held.game.rules.name
+            raise ApiError(422, f"this is a {name} game: the {name} rule set is not served here (`pentadice serve "
+                           f"--rules {name}` serves it); served: {', '.join(self.advisors)}")  # fmt: skip
         return held
 
 
