@@ -96,7 +96,7 @@ def create_app(
     rules_json = routes_rules.rules_answer(served.values())
     if db is None:
         db = _private_database()
-    store = GameStore(GameRecords(db, Game, keep_days=keep_days), lambda name: served[name])
+    store = GameStore(GameRecords(db, Game, keep_days=keep_days), served.get)
     state = WebState(served, store, AdviceCache(), clock, rules_json, preparation)
     app = FastAPI(
         title="pentadice",
