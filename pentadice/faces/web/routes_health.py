@@ -19,7 +19,9 @@ async def health(state: State) -> Response:
     """The server is up: the rule sets it serves, how many games it holds, and how far the tables its games
     read are prepared (each rule set's: ready, the win player and the chances, the table being built)."""
     store = state.store
-    counts = await run_in_threadpool(store.records.count)
+    counts = store.counted()
+    if counts is None:  # counted at most once in COUNT_SECONDS: health is polled, and must answer under load
+        counts = await run_in_threadpool(store.count)
     prep = state.preparation
     return answer(
         {

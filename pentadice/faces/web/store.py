@@ -7,10 +7,13 @@ there in one transaction, and a request of this process waits for the one before
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from dataclasses import dataclass
 
 from pentadice.storage.games import GameRecords, Result, Stored, results_of
+
+COUNT_SECONDS = 2.0  # /api/health's count of the games is at most this old
 
 
 @dataclass
@@ -37,6 +40,7 @@ class GameStore:
         self.records = records
         self.advisor_of = advisor_of
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._counted: tuple[float, dict[str, int]] | None = None
 
     @property
     def policy(self) -> str:
@@ -57,7 +61,8 @@ class GameStore:
         return self.records.add(game, "web", finished)
 
     def get(self, game_id: str) -> Held | None:
-        """The game under ``game_id`` as the database has it (None: unknown, or removed)."""
+        """The game under ``game_id`` as the database has it (None: unknown, or removed); its advisor is None
+        where its rule set is not served here (a game of another server or of ``play`` in the same database)."""
         stored = self.records.get(game_id)
         if stored is None:
             return None
@@ -71,6 +76,18 @@ class GameStore:
 
     def forget(self, game_id: str) -> None:
         self.records.forget(game_id)
+
+    def counted(self) -> dict[str, int] | None:
+        """The games counted less than :data:`COUNT_SECONDS` ago, else None (:meth:`count` them)."""
+        if self._counted is not None and time.monotonic() - self._counted[0] < COUNT_SECONDS:
+            return self._counted[1]
+        return None
+
+    def count(self) -> dict[str, int]:
+        """The games in the database, finished and not (blocking: in a worker thread)."""
+        counts = self.records.count()
+        self._counted = (time.monotonic(), counts)
+        return counts
 
     @staticmethod
     def results(game, advisor) -> list[Result]:
