@@ -17,6 +17,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy import event, exc
 
+from pentadice.storage.schema import SCHEMA_VERSION
 from pentadice.support import paths
 
 ENV_VAR = "PENTADICE_DB"
@@ -25,6 +26,9 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 BUSY_SECONDS = 10.0  # SQLite: how long a writer waits for another one before the request is refused (503)
 MIGRATION_LOCK = 0x70656E7461  # PostgreSQL advisory lock taken while the schema is brought up to date
 CONNECT_SECONDS = 5  # PostgreSQL: how long a connection is tried before the server is called unreachable
+
+
+ALEMBIC_VERSION = sa.Table("alembic_version", sa.MetaData(), sa.Column("version_num", sa.String(32)))
 
 
 class StorageError(Exception):
@@ -160,6 +164,8 @@ def _sqlite_engine(url: sa.URL) -> sa.Engine:
             raise Unreachable(f"cannot make the folder of the games database {path}: {e.strerror}") from None
         if path.exists() and not path.is_file():
             raise Unreachable(f"the games database {path} is not a regular file")
+        if not os.access(path.parent, os.W_OK):  # SQLite would say "unable to open database file"
+            raise ReadOnly(f"the games database {path} cannot be written: its folder is read-only")
     engine = sa.create_engine(url, connect_args={"timeout": BUSY_SECONDS, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
@@ -197,33 +203,40 @@ def head() -> str:
 
 def current_version(db: Database) -> str | None:
     """The database's schema version (None: an empty database)."""
-    from alembic.runtime.migration import MigrationContext
-
     with db.begin() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+        return _stored_version(conn)
 
 
 def upgrade(db: Database, migrate: bool = True, to: str = "head") -> None:
     """Bring the schema to ``to`` (the newest: ``head``) in one transaction; TooNew if the database is newer
-    than this program, StorageError if it is older and ``migrate`` is false."""
-    from alembic import command
-    from alembic.runtime.migration import MigrationContext
-
-    config, script = _script()
-    newest = script.get_current_head()
+    than this program, StorageError if it is older and ``migrate`` is false. A database already at the newest
+    version is checked without loading Alembic (a few hundred milliseconds of start-up)."""
     with db.begin() as conn:
         if db.kind == "postgresql":  # servers starting at once on one database: one migrates, the others wait
             conn.execute(sa.select(sa.func.pg_advisory_xact_lock(MIGRATION_LOCK)))
-        current = MigrationContext.configure(conn).get_current_revision()
-        if current is not None and current not in {s.revision for s in script.walk_revisions()}:
+        stored = _stored_version(conn)
+        if to == "head" and stored == SCHEMA_VERSION:
+            return
+        from alembic import command
+
+        config, script = _script()
+        newest = script.get_current_head()
+        if stored is not None and stored not in {s.revision for s in script.walk_revisions()}:
             raise TooNew(
-                f"the games database {db.where} has schema version {current}, newer than this pentadice knows "
+                f"the games database {db.where} has schema version {stored}, newer than this pentadice knows "
                 f"(up to {newest}): it was written by a newer pentadice; upgrade pentadice to use it (nothing "
                 "was changed)"
             )
-        if current == (newest if to == "head" else to):
+        if stored == (newest if to == "head" else to):
             return
         if not migrate:
-            raise StorageError(f"the games database {db.where} has schema version {current}, not {newest}")
+            raise StorageError(f"the games database {db.where} has schema version {stored}, not {newest}")
         config.attributes["connection"] = conn
         command.upgrade(config, to)
+
+
+def _stored_version(conn: sa.Connection) -> str | None:
+    """The schema version Alembic wrote in the database (None: none yet)."""
+    if not sa.inspect(conn).has_table(ALEMBIC_VERSION.name):
+        return None
+    return conn.execute(sa.select(ALEMBIC_VERSION.c.version_num)).scalar_one_or_none()

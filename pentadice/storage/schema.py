@@ -14,6 +14,8 @@ import sqlalchemy as sa
 
 metadata = sa.MetaData()
 
+SCHEMA_VERSION = "0002"  # the newest migration's revision (tests/test_storage_schema.py: Alembic's head)
+
 ID_LENGTH = 32  # a game id: 22 characters of URL-safe base64 (128 random bits), room to spare
 
 games = sa.Table(
