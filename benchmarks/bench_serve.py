@@ -1,9 +1,11 @@
 """Load benchmark of `pentadice serve`: `wrk` POSTs advise bodies at 64 connections and reports requests/s and
-p50/p99 latency (median of the runs), for situations asked again (answered from the server's cache) and for
-new ones every time; then the same while a second client (8 connections) sends good bodies (a control: on 2
-cores, a third busy process alone widens the tail) and then malformed ones, counting 5xx answers (must be 0,
-and every good body answered 200) and the server's memory (RSS) before and after 100,000 and more requests.
-Prints figures; asserts nothing about time, exits 1 on a 5xx.
+p50/p99 latency (median of the runs), side by side: a situation asked again (a pool of 500, answered from the
+server's cache) and a new random situation every request (benchmarks/new_situations.lua: random dice, rolls left
+and sheet; answered by the compiled path), for one server worker and, where `pentadice serve` takes `--workers`,
+for one per core. Then, on the one-worker server, the same while a second client (8 connections) sends good
+bodies (a control: on 2 cores, a third busy process alone widens the tail) and then malformed ones, counting 5xx
+answers (must be 0, and every good body answered 200) and the server's memory (RSS) before and after 100,000 and
+more requests. Prints figures; asserts nothing about time, exits 1 on a 5xx.
 
 Needs `wrk` (Debian: `apt-get install wrk`). `python benchmarks/bench_serve.py [--seconds 10] [--runs 3]`.
 """
@@ -19,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 
@@ -28,16 +31,79 @@ BENCH = Path(__file__).parent
 CONNECTIONS = 64
 
 
-def start_server(data: str | None) -> tuple[subprocess.Popen, str]:
-    exe = Path(sys.executable).with_name("pentadice")
-    args = [str(exe), "serve", "--port", "0", "--rules", "penta", *(["--data", data] if data else [])]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+NEW_SCRIPT = BENCH / "new_situations.lua"  # a new random situation every request
+PENTADICE = Path(sys.executable).with_name("pentadice")
+
+
+def start_server(data: str | None, extra: list[str] | None = None) -> tuple[subprocess.Popen, str]:
+    """`pentadice serve` on a free port with ``extra`` arguments (``--workers N``), once it answers and has
+    loaded its tables (a background load would take the cores from the measured runs)."""
+    args = [str(PENTADICE), "serve", "--port", "0", "--rules", "penta", *(["--data", data] if data else [])]
+    proc = subprocess.Popen([*args, *(extra or [])], stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     match = re.search(r"http://\S+/", line)
     if not match:
         proc.kill()
         sys.exit(f"the server did not start: {line!r}")
-    return proc, match.group(0)
+    url = match.group(0)
+    for _ in range(600):
+        with urllib.request.urlopen(url + "api/health", timeout=30) as answer:
+            if not json.loads(answer.read()).get("preparing"):
+                break
+        time.sleep(0.5)
+    return proc, url
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.send_signal(2)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def takes_workers() -> bool:
+    """Whether `pentadice serve` takes ``--workers`` (listed in its help)."""
+    done = subprocess.run([str(PENTADICE), "serve", "--help"], capture_output=True, text=True)
+    return "--workers" in done.stdout
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process and its children waited for (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def server_pids(proc: subprocess.Popen) -> list[int]:
+    """The server process and its worker processes (children), whose CPU time the rows report."""
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    found = children.read_text().split() if children.exists() else []
+    return [proc.pid, *map(int, found)]
+
+
+def rows(extra: list[str], data: str | None, pool: Path, bodies: list[str], seconds: int, runs: int) -> dict:
+    """A server started with ``extra`` arguments: the "repeated situation" row (``pool``: ``bodies`` asked
+    again and again, each asked once first) and the "new random situations" row, each the median of ``runs``
+    runs of ``seconds``, with the server's CPU time per request."""
+    proc, url = start_server(data, extra)
+    out: dict = {}
+    try:
+        for body in bodies:
+            post(url + "api/advise", body)
+        for name, script in (("repeated", pool), ("new", NEW_SCRIPT)):
+            figures = []
+            for _ in range(runs):
+                pids = server_pids(proc)
+                before = sum(cpu_seconds(p) for p in pids)
+                run = wrk(url, script, seconds)
+                run["cpu_us"] = (sum(cpu_seconds(p) for p in pids) - before) / max(run["requests"], 1) * 1e6
+                figures.append(run)
+            out[name] = median_of(figures)
+            out[name]["cpu_us"] = statistics.median(f["cpu_us"] for f in figures)
+            out[name]["not_ok"] = sum(f["not_ok"] for f in figures)
+    finally:
+        stop_server(proc)
+    return out
 
 
 def post(url: str, body: str) -> None:
@@ -78,27 +144,6 @@ function done(summary, latency, requests)
 end
 """
     return script
-
-
-NEW_SITUATIONS = """
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local upper = {"ones", "twos", "threes", "fours", "fives", "sixes"}
-function init(args) math.randomseed(os.time() + math.floor(os.clock() * 1e6)) end
-function request()
-  local dice = {}
-  for i = 1, 5 do dice[i] = math.random(6) end
-  local sheet = {}
-  for face = 1, 6 do
-    if math.random() < 0.5 then
-      table.insert(sheet, string.format('"%s": %d', upper[face], face * math.random(0, 5)))
-    end
-  end
-  local body = string.format('{"dice": [%s], "rolls_left": %d, "sheet": {%s}}',
-    table.concat(dice, ","), math.random(0, 2), table.concat(sheet, ", "))
-  return wrk.format(nil, nil, nil, body)
-end
-"""
 
 
 def situations(n: int, seed: int = 1) -> list[str]:
@@ -186,23 +231,26 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install wrk)")
-    proc, url = start_server(args.data)
+    cores = os.cpu_count() or 1
     report: dict = {"connections": CONNECTIONS, "seconds": args.seconds, "runs": args.runs}
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            pool = Path(tmp) / "pool.lua"
-            bodies = situations(args.pool)
-            pool.write_text(lua_pool(bodies, count=False))
-            new = Path(tmp) / "new.lua"
-            new.write_text(NEW_SITUATIONS)
+    with tempfile.TemporaryDirectory() as tmp:
+        pool = Path(tmp) / "pool.lua"
+        bodies = situations(args.pool)
+        pool.write_text(lua_pool(bodies, count=False))
+        workers = [1, cores] if takes_workers() and cores > 1 else [1]
+        report["workers"] = {}
+        for n in workers:
+            extra = [] if n == 1 else ["--workers", str(n)]
+            report["workers"][n] = rows(extra, args.data, pool, bodies, args.seconds, args.runs)
+        if len(workers) == 1:
+            report["workers_note"] = "`pentadice serve --help` lists no --workers: one worker measured"
+        proc, url = start_server(args.data)
+        try:
             bad = Path(tmp) / "bad.lua"
             bad.write_text(lua_pool(MALFORMED, count=True))
             for body in bodies:  # warm-up: every situation of the pool asked once
                 post(url + "api/advise", body)
             report["rss_start_mb"] = rss_mb(proc.pid)
-            report["pool"] = median_of([wrk(url, pool, args.seconds) for _ in range(args.runs)])
-            report["pool"]["situations"] = args.pool
-            report["new"] = median_of([wrk(url, new, args.seconds) for _ in range(args.runs)])
             # A second client of 8 connections alongside the 64: first sending good bodies (a control: a third
             # process on the cores), then malformed ones, until 100,000 requests or more were answered.
             control = Path(tmp) / "control.lua"
@@ -222,23 +270,26 @@ def main() -> None:
             report["with_malformed"] = median_of(mixed)
             report["with_malformed"].update(requests=total, fivexx=fivexx, runs=len(mixed))
             report["rss_before_mb"], report["rss_after_mb"] = rss_before, rss_mb(proc.pid)
-    finally:
-        proc.send_signal(2)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        finally:
+            stop_server(proc)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
-        p, n, m, c = report["pool"], report["new"], report["with_malformed"], report["with_good_side"]
-        cores = os.cpu_count()
+        m, c = report["with_malformed"], report["with_good_side"]
         runs = f"median of {args.runs}"
         print(f"pentadice serve, POST /api/advise, {CONNECTIONS} connections, wrk, {cores} cores, {runs}")
-        print(f"  situations asked again ({p['situations']:,}, cached): {p['rps']:8,.0f} req/s  "
-              f"p50 {p['p50_ms']:.1f} ms  p99 {p['p99_ms']:.1f} ms")  # fmt: skip
-        print(f"  a new situation every request:        {n['rps']:8,.0f} req/s  "
-              f"p50 {n['p50_ms']:.1f} ms  p99 {n['p99_ms']:.1f} ms")  # fmt: skip
+        print(f"  {'':44}{'req/s':>8}  {'p50':>8}  {'p99':>8}  {'server CPU/req':>14}")
+        for n, figures in report["workers"].items():
+            for name, label in (
+                ("repeated", f"repeated situation ({args.pool:,}, cached)"),
+                ("new", "new random situations"),
+            ):
+                f = figures[name]
+                print(f"  {label + (f', {n} workers' if n > 1 else ''):44}{f['rps']:8,.0f}  {f['p50_ms']:6.1f}ms  "
+                      f"{f['p99_ms']:6.1f}ms  {f['cpu_us']:11.0f} us"
+                      + (f"  ({f['not_ok']} not 200)" if f["not_ok"] else ""))  # fmt: skip
+        if "workers_note" in report:
+            print(f"  ({report['workers_note']})")
         print(f"  with a second client sending good bodies: {c['rps']:4,.0f} req/s  "
               f"p50 {c['p50_ms']:.1f} ms  p99 {c['p99_ms']:.1f} ms (control)")  # fmt: skip
         print(f"  with a client sending malformed bodies: {m['rps']:6,.0f} req/s  "

@@ -158,6 +158,14 @@ class Formatter:
         try:
             text = line.decode("utf-8") if isinstance(line, bytes) else line
             data = _decode(text)
+        except (_Unusual, ValueError, TypeError, KeyError, RecursionError):
+            return None
+        return self.read_data(data, line)
+
+    def read_data(self, data, line=None) -> Record | None:
+        """The record of a situation given as JSON data (a line decoded, or an item of a web request), or None
+        for the strict reader to judge; ``data`` is left as it is."""
+        try:
             if type(data) is not dict:
                 return None
             dice = data["dice"]

@@ -3,18 +3,22 @@
 bad situation gets the batch's own error text.
 
 Advice depends on nothing but the situation, so answers are kept in a bounded cache (most recently used
-first): a repeated question costs a dictionary look-up, not the turn code and its explanation.
+first): a repeated question costs a dictionary look-up, not the turn code and its explanation. A new question is
+answered by the compiled path (:mod:`pentadice.advisor.quick`: one kernel call and a template, the same bytes) where
+its body reads plainly, else by the object path, which also words every error.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections import OrderedDict
 
 from pentadice.advisor.batch_io import answers
 from pentadice.advisor.batch_lines import BatchLineError, parse_line
 from pentadice.advisor.explain import explain
+from pentadice.advisor.quick import MAX_TOP, QuickAdvisor, decode
 from pentadice.faces.web.bodies import ApiError
 from pentadice.game.situation import Situation
 
@@ -73,12 +77,47 @@ class AdviceCache:
         """The answer, computed (milliseconds: the turn code and its explanation) and held."""
         found = json.dumps(advice_object(advisor, situation, top)).encode()
         self._hold(self.answers, key, found)
+        quick_of(advisor)  # the compiled path ready for the next new question (made once)
         return found
 
     def get(self, advisor, situation: Situation, top: int | None = None) -> bytes:
         """The answer as JSON, from the cache or computed."""
         key = self.key(advisor, situation, top)
         return self.lookup(key) or self.compute(key, advisor, situation, top)
+
+    def quick(self, state, body: bytes) -> bytes | None:
+        """The answer to an ``/api/advise`` body by the compiled path (from the cache when held), or None when
+        the body does not read plainly (then the object path reads it, and words its error if it has one):
+        JSON without a key twice, ``rules`` a rule set ``state`` serves (a :class:`~pentadice.faces.web.state.WebState`)
+        or absent,
+        ``top`` 1 to :data:`MAX_TOP` or absent, and a situation the batch's fast reader takes."""
+        data = decode(body)
+        if type(data) is not dict:
+            return None
+        name = data.get("rules")
+        top = data.get("top")
+        if name is not None and (type(name) is not str or name not in state.advisors):
+            return None
+        if top is not None and (type(top) is not int or not 1 <= top <= MAX_TOP):
+            return None
+        advisor = state.advisor_of(name)
+        if "rules" in data or "top" in data:
+            data = {k: v for k, v in data.items() if k != "rules" and k != "top"}
+        fast = _QUICK.get(advisor)
+        if fast is None:  # made (seconds at most: its tables, its kernel) in a worker thread, by the object path
+            return None
+        record = fast.read(data)
+        if record is None:
+            return None
+        key = (advisor.rules.name, top, record.dice_text, record.rolls, record.sheet_text)  # not a slow key's shape
+        found = self.lookup(key)
+        if found is None:
+            text = fast.texts([record], top, explain=True)[0]
+            if text is None:  # a number that is not finite: the object path writes it as json.dumps does
+                return None
+            found = text.encode()
+            self._hold(self.answers, key, found)
+        return found
 
 
 def advice_object(advisor, situation: Situation, top: int | None = None) -> dict:
@@ -99,6 +138,26 @@ def situation_of(advisor, data: dict) -> Situation:
         raise ApiError(422, str(e)) from None
 
 
+_QUICK: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # advisor -> its QuickAdvisor
+_QUICK_LOCK = threading.Lock()
+
+
+def quick_of(advisor) -> QuickAdvisor:
+    """The compiled path of ``advisor``, made once and run once (its reader's tables, its kernel loaded or
+    compiled, the second moments read: :func:`warm_up` makes it at start-up; otherwise the first question the
+    object path answers, in a worker thread). Until then new questions take the object path: the event loop
+    never waits for it."""
+    found = _QUICK.get(advisor)
+    if found is None:
+        with _QUICK_LOCK:
+            found = _QUICK.get(advisor)
+            if found is None:
+                found = QuickAdvisor(advisor)
+                found.warm_up()
+                _QUICK[advisor] = found
+    return found
+
+
 _BATCH_LOCK = threading.Lock()  # the batch kernel is parallel=True: one launch at a time (see batch_answers)
 
 
@@ -111,9 +170,28 @@ def batch_answers(advisor, items: list, top: int | None) -> list[dict]:
         return [answer for answer, _ in answers(advisor, [json.dumps(item) for item in items], top)]
 
 
+def batch_text(advisor, items: list, top: int | None) -> str:
+    """The JSON text of :func:`batch_answers`' ``{"results": [..]}``, as ``json.dumps`` writes it: the items the
+    compiled path reads answered by it, the others (and their errors) by the batch's own code."""
+    fast = quick_of(advisor)
+    records = [fast.read(item) for item in items]
+    good = [r for r in records if r is not None]
+    texts = iter(fast.texts(good, top, explain=False))
+    out: list[str | None] = [None if r is None else next(texts) for r in records]
+    slow = [i for i, text in enumerate(out) if text is None]
+    if slow:
+        for i, result in zip(slow, batch_answers(advisor, [items[i] for i in slow], top), strict=True):
+            if "error" in result:  # numbered among all the items, not among those the batch's code read
+                result = {"line": i + 1, "error": result["error"]}
+            out[i] = json.dumps(result)
+    return '{"results": [' + ", ".join(out) + "]}"
+
+
 def warm_up(advisors) -> None:
-    """Run each advisor's single and batch paths once, so that the first request does not load compiled code."""
+    """Run each advisor's single, compiled and batch paths once, so that the first request does not load
+    compiled code (nor wait for the compiled path's tables)."""
     for advisor in advisors:
         situation = Situation.make(advisor.rules, [1, 1, 3, 4, 6, 6][: advisor.rules.dice], 2)
         advice_object(advisor, situation)
         advisor.advise_many([situation])
+        quick_of(advisor)
