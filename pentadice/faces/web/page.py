@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import re
 from email.utils import formatdate
 from pathlib import Path
 
@@ -13,14 +14,18 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
 STATIC = Path(__file__).parent / "static"
+# The page's own addresses, answered with its index.html (the page reads the path): a game's (``/games/ID``, the
+# game's public address: its id, URL-safe base64, in the path; a seat's secret, when shared games have them, will
+# travel in a header or a cookie, never in a path or a query) and the history's (``/history``).
+PAGE_PATHS = re.compile(r"games/[A-Za-z0-9_-]{1,64}|history")
 
 
 class HeldFiles:
     """The page's files, read into memory at start-up (a few small files): answered without a thread or a
     file read, so that clients fetching them many times over (and not reading the answers) cost the server
     little, and nothing done to the folder afterwards changes what is served. ``/`` and a folder answer its
-    ``index.html``; no directory listing, nothing outside the folder; GET and HEAD only (405); an ``ETag``
-    that ``If-None-Match`` can match (304)."""
+    ``index.html``, as do the page's own addresses (:data:`PAGE_PATHS`); no directory listing, nothing outside
+    the folder; GET and HEAD only (405); an ``ETag`` that ``If-None-Match`` can match (304)."""
 
     LIMIT = 16 * 1024 * 1024  # bytes of page files held at most (the page is about 70 KB)
 
@@ -52,6 +57,8 @@ class HeldFiles:
         name = scope["path"].lstrip("/")
         if name == "" or name.endswith("/"):
             name += "index.html"
+        elif PAGE_PATHS.fullmatch(name):
+            name = "index.html"
         held = self.files.get(name)
         if held is None:
             raise HTTPException(404)

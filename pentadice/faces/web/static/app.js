@@ -15,6 +15,15 @@
   const REVIEW_COLUMNS = [N_("Player"), N_("Turn"), N_("Dice"), N_("Chosen"), N_("Best"), N_("Loss")];
   const BOX_KEYS = "abcdefghijklmnopqstu"; // box shortcuts, in sheet order (no r: it rolls); 20 for Maxi Yatzy
   const EXPERT = 0.2; // mean loss per decision below which play is expert
+  const HISTORY_PAGE = 20; // finished games asked for at a time
+  const HISTORY_COLUMNS = [N_("Date"), N_("Rules"), N_("Players and scores"), N_("Winner"), N_("Review")];
+  const PLAYER_COLUMNS = [N_("Player"), N_("Rules"), N_("Games"), N_("Wins"), N_("Mean score"), N_("Best score"), N_("Mean loss per decision")];
+  const SERIES_COLUMNS = [N_("Game"), N_("Date"), N_("Score"), N_("Result"), N_("Mean loss per decision"), N_("Review")];
+  // A game has its own address, /games/{id}: a reload, a second tab or a bookmark opens it from the server
+  // (GET /api/games/{id}) and goes on with it. The id in the path is the game's public address; a seat's secret,
+  // when shared games have them, will travel in a header or a cookie, never in a URL's path or query.
+  const GAME_PATH = /^\/games\/([A-Za-z0-9_-]{1,64})$/;
+  const HISTORY_PATH = "/history";
   // The server's words for the tables it prepares (GET /api/health's "what"), in the catalogue so that t() says
   // them in the page's language; another text from the server is shown as it comes.
   const TABLE_WORDS = [
@@ -46,6 +55,9 @@
     thinking: null, // the name of the computer whose step is in flight (shown after THINKING_MS)
     thinkingTimer: null,
     prepTimer: null, // the poll of a game's view while its chances table is prepared
+    reviewRules: null, // the rule set of the review shown (a game of the history may be of another)
+    gone: null, // the game asked for by its address that could not be opened: {status, message}
+    hist: null, // the history view: {games, total, players, player, loading}
   };
 
   // ---------- text ----------
@@ -183,7 +195,9 @@
     renderPlayers();
     renderPrep();
     if (S.game) render();
-    if (S.lastReview) renderReview(S.lastReview);
+    if (S.lastReview) renderReview(S.lastReview, S.reviewRules);
+    if (S.gone) renderGone();
+    if (S.hist) renderHistory();
   }
 
   function initialLang() {
@@ -249,7 +263,7 @@
   }
 
   function currentRules() {
-    const name = S.game ? S.game.rules : $("rules").value;
+    const name = S.reviewRules && !$("review").hidden ? S.reviewRules : S.game ? S.game.rules : $("rules").value;
     return S.rules.find((r) => r.name === name) || S.rules[0];
   }
 
@@ -836,14 +850,17 @@
     const before = S.game;
     try {
       const res = await api("POST", "/api/games/" + encodeURIComponent(before.id) + path, body);
+      if (S.game !== before) return; // the game was left meanwhile
       S.game = res.game;
       if (describe) announce(describe(res.played, before));
     } catch (e) {
-      showError(t(e.message));
+      if (S.game !== before) return;
       if (e.status === 404) {
         S.busy = false;
+        showGone(e);
         return;
       }
+      showError(t(e.message));
       try {
         S.game = await api("GET", "/api/games/" + encodeURIComponent(before.id));
       } catch (e2) {
@@ -1310,13 +1327,9 @@
     }
     $("start").disabled = true;
     try {
-      S.game = await api("POST", "/api/games", body);
-      S.held = new Set();
-      S.pad = [];
-      S.stoppedKey = null;
-      showSection("game");
-      announce(t("A new game: {names}", { names: S.game.players.map((p) => p.name).join(", ") }));
-      afterView();
+      const game = await api("POST", "/api/games", body);
+      announce(t("A new game: {names}", { names: game.players.map((p) => p.name).join(", ") }));
+      showGame(game, false);
       focusMain();
     } catch (e) {
       showError(errorText(e));
@@ -1339,21 +1352,119 @@
 
   function showSection(which) {
     const wasSetup = !$("setup").hidden;
-    $("setup").hidden = which !== "setup";
-    $("game").hidden = which !== "game";
-    $("review").hidden = which !== "review";
+    for (const id of ["setup", "game", "review", "history", "gone"]) $(id).hidden = which !== id;
     if (which !== "game") document.body.dataset.state = which;
+    if (which !== "gone") S.gone = null;
     if (which === "setup" && !wasSetup && S.health && S.health.preparing) refreshHealth(); // polls again
+    followAddress(which);
   }
 
-  function setMode(mode) {
+  // ---------- addresses ----------
+
+  /** The address of a view: a game's own, the history's, the set-up's; null where the address stays (a review,
+   * the message about a game that cannot be opened). */
+  function addressOf(which) {
+    if (which === "game" && S.game) return "/games/" + encodeURIComponent(S.game.id);
+    if (which === "history") return HISTORY_PATH;
+    if (which === "setup") return "/";
+    return null;
+  }
+
+  /** The browser's address follows the view shown (a new entry in its history: Back goes to the view before);
+   * the query (the language, ?fast=1) stays. */
+  function followAddress(which) {
+    const path = addressOf(which);
+    if (path && path !== location.pathname) window.history.pushState(null, "", path + location.search);
+  }
+
+  /** Shows what the address names: a game (asked of the server), the history, or the set-up. */
+  async function route() {
+    const m = GAME_PATH.exec(location.pathname);
+    if (m) {
+      if (!(S.game && S.game.id === m[1] && !$("game").hidden)) await openGame(m[1]);
+    } else if (location.pathname === HISTORY_PATH) setMode("history");
+    else if (!$("game").hidden || !$("gone").hidden) leaveGame();
+    else if (!$("history").hidden) setMode(S.mode === "coach" ? "coach" : "play");
+  }
+
+  /** The game of an address (a reload, another tab, a bookmark): asked of the server, shown, and it goes on. */
+  async function openGame(id) {
+    showError("");
+    try {
+      const game = await api("GET", "/api/games/" + encodeURIComponent(id));
+      const names = game.players.map((p) => p.name).join(", ");
+      announce(game.over ? t("A finished game: {names}", { names }) : t("The game goes on: {names}", { names }));
+      showGame(game, true);
+      focusMain();
+    } catch (e) {
+      showGone(e);
+    }
+  }
+
+  /** A game from the server, shown in its mode (play or coach), its address in the browser's; the computer's
+   * turns and the countdown go on. */
+  function showGame(game, keepHolds) {
+    clearTimeout(S.cpuTimer);
+    cancelCountdown();
+    S.game = game;
+    S.held = new Set();
+    S.pad = [];
+    S.stoppedKey = null;
+    const mode = game.coach ? "coach" : "play";
+    if (S.mode !== mode) {
+      markMode(mode);
+      S.players = defaultPlayers(mode);
+      renderPlayers(S.players);
+    }
+    showSection("game");
+    afterView(keepHolds);
+  }
+
+  /** A game that cannot be opened (removed, unknown, or the server away): the server's words, which say what it
+   * keeps and for how long, and the ways on: a new game, again, the history. */
+  function showGone(e) {
+    clearTimeout(S.cpuTimer);
+    cancelCountdown();
+    S.game = null;
+    showSection("gone");
+    S.gone = { status: e.status, text: errorText(e) };
+    renderGone();
+    $("gone-title").focus();
+  }
+
+  function renderGone() {
+    const missing = S.gone.status === 404;
+    $("gone-title").textContent = missing ? t("This game is not here") : t("The game cannot be opened now");
+    $("gone-text").textContent = S.gone.text;
+    $("gone-retry").hidden = missing;
+  }
+
+  /** Leaves the game shown (it stays on the server, at its address) for the set-up of a new one. */
+  function leaveGame() {
+    clearTimeout(S.cpuTimer);
+    cancelCountdown();
+    S.game = null;
+    setMode(S.mode === "coach" ? "coach" : "play");
+  }
+
+  function markMode(mode) {
     S.mode = mode;
     for (const b of document.querySelectorAll(".mode")) b.setAttribute("aria-current", b.dataset.mode === mode ? "page" : "false");
     document.body.dataset.mode = mode;
+  }
+
+  function setMode(mode) {
+    markMode(mode);
     clearTimeout(S.cpuTimer);
     cancelCountdown();
     if (mode === "review") {
+      $("review-back").hidden = true;
       showSection("review");
+      return;
+    }
+    if (mode === "history") {
+      showSection("history");
+      loadHistory();
       return;
     }
     S.players = defaultPlayers(mode);
@@ -1441,16 +1552,9 @@
     const file = await pickedSave("resume-file");
     if (!file) return;
     try {
-      S.game = await api("POST", "/api/games/resume", new RawJson(file.bytes));
-      S.held = new Set();
-      S.pad = [];
-      S.stoppedKey = null;
-      announce(t("A saved game goes on: {names}", { names: S.game.players.map((p) => p.name).join(", ") }));
-      setMode(S.game.coach ? "coach" : "play"); // shows the game and lets it go on
-      if (S.game.over) {
-        showSection("game");
-        afterView(true);
-      }
+      const game = await api("POST", "/api/games/resume", new RawJson(file.bytes));
+      announce(t("A saved game goes on: {names}", { names: game.players.map((p) => p.name).join(", ") }));
+      showGame(game, true); // its address, and it goes on
       focusMain();
     } catch (e) {
       showError(errorText(e));
@@ -1471,6 +1575,7 @@
 
   function renderReview(review, rulesName) {
     S.lastReview = review;
+    S.reviewRules = rulesName && S.rules.some((r) => r.name === rulesName) ? rulesName : null;
     const out = $("review-out");
     out.replaceChildren();
     if (rulesName && S.rules.some((r) => r.name === rulesName) && !S.game) $("rules").value = rulesName;
@@ -1552,6 +1657,292 @@
     });
   }
 
+  // ---------- history ----------
+
+  /** A moment from the server (ISO 8601, UTC) in the browser's locale and time zone. */
+  function dateText(iso) {
+    const d = new Date(iso);
+    if (Number.isNaN(d.getTime())) return String(iso || "");
+    return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  }
+
+  function rulesTitle(name) {
+    return t(currentRulesByName(name).title || name);
+  }
+
+  function lossText(x) {
+    return isNumber(x) ? fmtLoss(x) : "–";
+  }
+
+  /** The history view: the finished games (the latest first, HISTORY_PAGE at a time) and the players'
+   * statistics, asked of the server each time the view shows. */
+  async function loadHistory() {
+    const hist = { games: [], total: 0, players: [], player: null, loading: true };
+    S.hist = hist;
+    showError("");
+    renderHistory();
+    try {
+      const [games, players] = await Promise.all([
+        api("GET", "/api/history?limit=" + HISTORY_PAGE + "&offset=0"),
+        api("GET", "/api/players"),
+      ]);
+      if (S.hist !== hist) return;
+      hist.games = games.games || [];
+      hist.total = games.total || 0;
+      hist.players = players.players || [];
+    } catch (e) {
+      if (S.hist === hist) showError(t(e.message));
+    }
+    hist.loading = false;
+    if (S.hist === hist) renderHistory();
+  }
+
+  async function moreHistory() {
+    const hist = S.hist;
+    if (!hist || hist.loading) return;
+    hist.loading = true;
+    $("history-more").disabled = true;
+    try {
+      const more = await api("GET", "/api/history?limit=" + HISTORY_PAGE + "&offset=" + hist.games.length);
+      const known = new Set(hist.games.map((g) => g.id));
+      hist.games.push(...(more.games || []).filter((g) => !known.has(g.id)));
+      hist.total = more.total || hist.total;
+    } catch (e) {
+      showError(t(e.message));
+    }
+    hist.loading = false;
+    if (S.hist === hist) renderHistory();
+  }
+
+  /** A table's header row: the columns' names, those of figures (``numeric``: their indices) to the right. */
+  function headRow(table, columns, numeric = []) {
+    const th = (h, i) => el("th", { scope: "col", cls: numeric.includes(i) ? "num" : null, text: t(h) });
+    table.tHead.replaceChildren(el("tr", null, ...columns.map(th)));
+  }
+
+  function reviewButton(id, rules, date) {
+    return el("button", {
+      type: "button",
+      cls: "small",
+      text: t("Review"),
+      "aria-label": t("Review the game of {date}", { date }),
+      dataset: { game: id },
+      on: { click: () => openReview(id, rules) },
+    });
+  }
+
+  function renderHistory() {
+    const hist = S.hist;
+    const empty = !hist.loading && hist.total === 0 && !hist.games.length;
+    $("history-empty").hidden = !empty;
+    $("history-games").hidden = empty;
+    $("history-players").hidden = empty || !hist.players.length;
+    $("history-count").textContent = hist.loading ? t("Loading…") : t("Finished games: {n}", { n: hist.total });
+    const games = $("games-table");
+    headRow(games, HISTORY_COLUMNS);
+    const body = games.tBodies[0];
+    body.replaceChildren();
+    for (const g of hist.games) {
+      const date = dateText(g.finished);
+      const who = el("td", { cls: "who" });
+      for (const p of g.players || []) {
+        const name = p.computer ? t("{name} (computer)", { name: p.name }) : p.name;
+        who.append(
+          el(
+            "span",
+            { cls: "who-one" + (p.winner ? " won" : "") },
+            el("span", { cls: "who-name", text: name }),
+            " ",
+            el("span", { cls: "num", text: String(p.score) }),
+          ),
+          " ",
+        );
+      }
+      const winners = g.winners || [];
+      const winner = winners.length > 1 ? t("A tie: {names}", { names: winners.join(", ") }) : winners.join(", ");
+      body.append(
+        el(
+          "tr",
+          { dataset: { game: g.id } },
+          el("td", { cls: "date", text: date }),
+          el("td", { cls: "rules", text: rulesTitle(g.rules) }),
+          who,
+          el("td", { cls: "winner-cell", text: winner, dataset: { label: t("Winner") } }),
+          el("td", { cls: "act" }, reviewButton(g.id, g.rules, date)),
+        ),
+      );
+    }
+    const more = $("history-more");
+    more.hidden = hist.loading || hist.games.length >= hist.total;
+    more.disabled = hist.loading;
+    renderPlayerStats();
+    renderPlayerDetail();
+  }
+
+  function renderPlayerStats() {
+    const hist = S.hist;
+    const table = $("players-table");
+    headRow(table, PLAYER_COLUMNS, [2, 3, 4, 5, 6]);
+    const body = table.tBodies[0];
+    body.replaceChildren();
+    for (const p of hist.players) {
+      const chosen = hist.player && hist.player.name === p.name && hist.player.rules === p.rules;
+      const name = el("button", {
+        type: "button",
+        cls: "link",
+        "aria-pressed": String(!!chosen),
+        "aria-label": t("Show the games of {name} ({rules})", { name: p.name, rules: rulesTitle(p.rules) }),
+        on: { click: () => choosePlayer(p.name, p.rules) },
+        text: p.name,
+      });
+      const nameCell = el("th", { scope: "row" }, name);
+      if (p.computer) nameCell.append(" ", el("span", { cls: "tag", text: t("computer") }));
+      const loss = el("td", { cls: "num", text: lossText(p.mean_loss), dataset: { label: t("Mean loss per decision") } });
+      if (p.expert) loss.append(" ", el("span", { cls: "badge expert", text: t("expert") }));
+      body.append(
+        el(
+          "tr",
+          { cls: chosen ? "chosen" : "", dataset: { player: p.name, rules: p.rules } },
+          nameCell,
+          el("td", { cls: "rules", text: rulesTitle(p.rules) }),
+          el("td", { cls: "num", text: String(p.games), dataset: { label: t("Games") } }),
+          el("td", { cls: "num", text: String(p.wins), dataset: { label: t("Wins") } }),
+          el("td", { cls: "num", text: fmt(p.mean_score, 1), dataset: { label: t("Mean score") } }),
+          el("td", { cls: "num", text: String(p.best_score), dataset: { label: t("Best score") } }),
+          loss,
+        ),
+      );
+    }
+  }
+
+  /** A player of the statistics chosen: their games under that rule set, in the order played. */
+  async function choosePlayer(name, rules) {
+    const hist = S.hist;
+    showError("");
+    try {
+      const data = await api("GET", "/api/players/" + encodeURIComponent(name) + "?rules=" + encodeURIComponent(rules));
+      if (S.hist !== hist) return;
+      hist.player = { name, rules, games: data.games || [], expert: data.expert_mean_loss ?? EXPERT };
+      renderPlayerStats();
+      renderPlayerDetail();
+      $("player-title").focus();
+    } catch (e) {
+      showError(t(e.message));
+    }
+  }
+
+  function renderPlayerDetail() {
+    const chosen = S.hist && S.hist.player;
+    $("player-detail").hidden = !chosen;
+    if (!chosen) return;
+    $("player-title").textContent = t("{name} under {rules}", { name: chosen.name, rules: rulesTitle(chosen.rules) });
+    const box = $("player-plot");
+    box.replaceChildren(lossPlot(chosen, box.clientWidth));
+    const table = $("player-games");
+    headRow(table, SERIES_COLUMNS, [0, 2, 4]);
+    const body = table.tBodies[0];
+    body.replaceChildren();
+    const games = chosen.games.map((g, i) => ({ ...g, n: i + 1 })).reverse(); // the latest first
+    for (const g of games) {
+      const date = dateText(g.finished);
+      body.append(
+        el(
+          "tr",
+          { dataset: { game: g.id } },
+          el("td", { cls: "num", text: String(g.n), dataset: { label: t("Game") } }),
+          el("td", { cls: "date", text: date }),
+          el("td", { cls: "num", text: String(g.score), dataset: { label: t("Score") } }),
+          el("td", { cls: "result", text: g.winner ? t("won") : t("lost") }),
+          el("td", { cls: "num", text: lossText(g.mean_loss), dataset: { label: t("Mean loss per decision") } }),
+          el("td", { cls: "act" }, reviewButton(g.id, g.rules, date)),
+        ),
+      );
+    }
+  }
+
+  /** The smallest round number (1, 1.5, 2, 2.5, 3, 4, 5, 7.5 times a power of ten) at least ``v``. */
+  function roundUp(v) {
+    const mag = Math.pow(10, Math.floor(Math.log10(v)));
+    for (const s of [1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10]) if (s * mag >= v - 1e-12) return s * mag;
+    return 10 * mag;
+  }
+
+  function svgEl(tag, attrs, text) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  /** A player's mean loss per decision over their games, as an SVG drawn here (no library): the games in the
+   * order played along, the loss up, the expert line at 0.2; each point says its game, loss and score. */
+  function lossPlot(chosen, width) {
+    const n = chosen.games.length;
+    const points = chosen.games.map((g, i) => ({ k: i + 1, g })).filter((p) => isNumber(p.g.mean_loss));
+    if (!points.length) return el("p", { cls: "note", text: t("No decision of these games was reviewed: nothing to plot.") });
+    const expert = isNumber(chosen.expert) ? chosen.expert : EXPERT;
+    const W = Math.max(300, Math.min(760, Math.round(width || 640)));
+    const H = W < 480 ? 220 : 260;
+    const [L, R, T, B] = [58, 14, 14, 46];
+    const top = roundUp(Math.max(expert * 1.5, ...points.map((p) => p.g.mean_loss)));
+    const pad = 12; // the first and the last points off the axes
+    const x = (k) => (n === 1 ? L + (W - L - R) / 2 : L + pad + ((k - 1) * (W - L - R - 2 * pad)) / (n - 1));
+    const y = (v) => T + (H - T - B) * (1 - v / top);
+    const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: "loss-plot", role: "img", "aria-labelledby": "plot-title", "aria-describedby": "plot-desc" });
+    const last = points[points.length - 1].g;
+    svg.append(
+      svgEl("title", { id: "plot-title" }, t("Mean loss per decision of {name}, game by game", { name: chosen.name })),
+      svgEl(
+        "desc",
+        { id: "plot-desc" },
+        t("{n} games; the latest: {loss} points per decision; below {expert} is expert play.", { n, loss: fmtLoss(last.mean_loss), expert: fmt(expert, 1) }),
+      ),
+    );
+    for (let i = 0; i <= 4; i++) {
+      const v = (top * i) / 4;
+      svg.append(svgEl("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: i ? "grid" : "axis" }));
+      svg.append(svgEl("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", class: "tick" }, fmt(v, 2)));
+    }
+    svg.append(svgEl("line", { x1: L, x2: L, y1: T, y2: y(0), class: "axis" }));
+    const step = Math.max(1, Math.ceil((n - 1) / Math.max(1, Math.floor((W - L - R) / 60))));
+    const ticks = [];
+    for (let k = 1; k <= n; k += step) ticks.push(k);
+    if (ticks[ticks.length - 1] !== n && x(n) - x(ticks[ticks.length - 1]) >= 24) ticks.push(n);
+    for (const k of ticks) {
+      svg.append(svgEl("line", { x1: x(k), x2: x(k), y1: y(0), y2: y(0) + 4, class: "axis" }));
+      svg.append(svgEl("text", { x: x(k), y: y(0) + 17, "text-anchor": "middle", class: "tick" }, String(k)));
+    }
+    svg.append(svgEl("line", { x1: L, x2: W - R, y1: y(expert), y2: y(expert), class: "expert-line" }));
+    svg.append(svgEl("text", { x: W - R - 4, y: y(expert) - 5, "text-anchor": "end", class: "expert-label" }, t("expert play below {v}", { v: fmt(expert, 1) })));
+    svg.append(svgEl("polyline", { points: points.map((p) => `${x(p.k)},${y(p.g.mean_loss)}`).join(" "), class: "series" }));
+    for (const p of points) {
+      const dot = svgEl("circle", { cx: x(p.k), cy: y(p.g.mean_loss), r: 4, class: "dot" + (p.g.mean_loss < expert ? " under" : "") });
+      dot.append(
+        svgEl("title", null, t("Game {n}: {loss} points per decision, score {score}", { n: p.k, loss: fmtLoss(p.g.mean_loss), score: p.g.score })),
+      );
+      svg.append(dot);
+    }
+    svg.append(svgEl("text", { x: L + (W - L - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis-label" }, t("Games, in the order played")));
+    svg.append(
+      svgEl("text", { x: 0, y: 0, transform: `translate(14 ${T + (H - T - B) / 2}) rotate(-90)`, "text-anchor": "middle", class: "axis-label" }, t("Mean loss per decision")),
+    );
+    return svg;
+  }
+
+  /** A finished game of the history in the review view (GET /api/games/{id}/review), with a way back. */
+  async function openReview(id, rules) {
+    showError("");
+    try {
+      const review = await api("GET", "/api/games/" + encodeURIComponent(id) + "/review");
+      setMode("review");
+      $("review-back").hidden = false;
+      renderReview(review, rules);
+      $("review-title").focus();
+    } catch (e) {
+      showError(errorText(e));
+    }
+  }
+
   // ---------- keyboard ----------
 
   function onKey(ev) {
@@ -1629,12 +2020,16 @@
     $("countdown-stop").addEventListener("click", stopCountdown);
     $("save").addEventListener("click", saveGame);
     $("review-game").addEventListener("click", reviewGame);
-    $("new-game").addEventListener("click", () => {
-      clearTimeout(S.cpuTimer);
-      cancelCountdown();
-      S.game = null;
-      setMode(S.mode === "review" ? "play" : S.mode);
-      showSection("setup");
+    $("new-game").addEventListener("click", leaveGame);
+    $("gone-new").addEventListener("click", leaveGame);
+    $("gone-retry").addEventListener("click", route);
+    $("gone-history").addEventListener("click", () => setMode("history"));
+    $("review-back").addEventListener("click", () => setMode("history"));
+    $("history-more").addEventListener("click", moreHistory);
+    window.addEventListener("popstate", route);
+    window.addEventListener("resize", () => {
+      clearTimeout(S.plotTimer);
+      S.plotTimer = setTimeout(() => S.hist && S.hist.player && !$("history").hidden && renderPlayerDetail(), 200);
     });
     $("review-file").addEventListener("change", reviewFile);
     $("resume-file").addEventListener("change", resumeFile);
@@ -1655,7 +2050,10 @@
     for (const r of S.rules) select.append(el("option", { value: r.name, text: t(r.title || r.name), dataset: { title: r.title || r.name } }));
     await refreshHealth();
     await loadMessages(initialLang());
-    setMode(["play", "coach", "review"].includes(params.get("mode")) ? params.get("mode") : "play");
+    if (GAME_PATH.test(location.pathname) || location.pathname === HISTORY_PATH) {
+      markMode("play");
+      await route();
+    } else setMode(["play", "coach", "review", "history"].includes(params.get("mode")) ? params.get("mode") : "play");
     document.body.dataset.ready = "1";
   }
 
