@@ -138,6 +138,10 @@ def health(port: int) -> dict | None:
         return None
 
 
+# The servers' games go to a database of this run's, never the user's history.
+BENCH_ENV = {**os.environ, "PENTADICE_DB": os.path.join(tempfile.mkdtemp(prefix="pentadice-bench-"), "games.sqlite3")}
+
+
 def start_server(data: Path, log: Path, limit: float) -> tuple[subprocess.Popen, int, float, float]:
     """``pentadice serve`` on ``data`` and a free port: the process, the port, and the seconds from its start until
     ``/api/health`` answers and until it says ``"preparing": false`` (every table held)."""
@@ -147,7 +151,7 @@ def start_server(data: Path, log: Path, limit: float) -> tuple[subprocess.Popen,
         args += ["--rules", name]
     with open(log, "wb") as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=BENCH_ENV)
     answered = None
     while True:
         if proc.poll() is not None:

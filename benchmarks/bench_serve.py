@@ -35,11 +35,15 @@ NEW_SCRIPT = BENCH / "new_situations.lua"  # a new random situation every reques
 PENTADICE = Path(sys.executable).with_name("pentadice")
 
 
+# The servers' games go to a database of this run's, never the user's history.
+BENCH_ENV = {**os.environ, "PENTADICE_DB": os.path.join(tempfile.mkdtemp(prefix="pentadice-bench-"), "games.sqlite3")}
+
+
 def start_server(data: str | None, extra: list[str] | None = None) -> tuple[subprocess.Popen, str]:
     """`pentadice serve` on a free port with ``extra`` arguments (``--workers N``), once it answers and has
     loaded its tables (a background load would take the cores from the measured runs)."""
     args = [str(PENTADICE), "serve", "--port", "0", "--rules", "penta", *(["--data", data] if data else [])]
-    proc = subprocess.Popen([*args, *(extra or [])], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([*args, *(extra or [])], stdout=subprocess.PIPE, text=True, env=BENCH_ENV)
     line = proc.stdout.readline()
     match = re.search(r"http://\S+/", line)
     if not match:
