@@ -755,3 +755,27 @@ def test_a_game_of_a_rule_set_not_served_here_is_refused_in_words(advisors, tmp_
             assert r.status_code == 422 and "the yatzy rule set is not served here" in r.json()["error"], path
         r = c.post(f"/api/games/{game_id}/roll", json={"keep": []})
         assert r.status_code == 422 and "pentadice serve --rules yatzy" in r.json()["error"]
+
+
+def test_a_games_advice_by_the_compiled_path_is_the_commands(advisors):
+    """The advice in a game's view comes from the compiled path once it is ready: the same bytes as the object
+    path's (`advise --json`), on every moment of whole games of each rule set served."""
+    import json
+
+    from pentadice.faces.web.advising import AdviceCache, advice_object, quick_of
+    from pentadice.players.engine import Game, Player, computer_move
+
+    for advisor in advisors.values():
+        quick_of(advisor)
+        cache, seen = AdviceCache(), 0
+        for seed in range(4):
+            game = Game(advisor.rules, [Player("x", True)], seed=seed, auto_commit_seconds=None)
+            while not game.over:
+                if game.dice is None:
+                    game.start_turn()
+                    continue
+                situation = game.situation()
+                assert cache.get(advisor, situation) == json.dumps(advice_object(advisor, situation)).encode()
+                seen += 1
+                computer_move(game, advisor)
+        assert seen >= 4 * 26, advisor.rules.name

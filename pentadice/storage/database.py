@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,11 +87,17 @@ class Database:
         self.engine = engine
         self.kind = engine.url.get_backend_name()  # "sqlite" or "postgresql"
         self.where = shown(engine.url)
+        # SQLite takes one writer at a time, and a writer that finds the file locked sleeps in growing steps (up
+        # to 100 ms): this process's writers take turns on a lock of their own instead, and meet SQLite's lock
+        # only against other processes. PostgreSQL locks rows: its writers need no such turn.
+        self._writing = threading.Lock() if self.kind == "sqlite" else contextlib.nullcontext()
 
     @contextlib.contextmanager
-    def begin(self) -> Iterator[sa.Connection]:
-        """A transaction: committed when the block ends, rolled back when it raises."""
-        with translated(self.where), self.engine.begin() as conn:
+    def begin(self, write: bool = False) -> Iterator[sa.Connection]:
+        """A transaction: committed when the block ends, rolled back when it raises (``write``: one that writes,
+        taking this process's turn for writers first)."""
+        turn = self._writing if write else contextlib.nullcontext()
+        with turn, translated(self.where), self.engine.begin() as conn:
             yield conn
 
     def close(self) -> None:

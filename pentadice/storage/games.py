@@ -111,7 +111,7 @@ class GameRecords:
         self.expire_now_and_then()
         game_id = secrets.token_urlsafe(16)
         now = _now()
-        with self.db.begin() as conn:
+        with self.db.begin(write=True) as conn:
             conn.execute(
                 games.insert().values(
                     id=game_id,
@@ -160,7 +160,7 @@ class GameRecords:
         StorageError if the database fails (the game forgotten here too: the database still has it as before)."""
         now = _now()
         try:
-            with self.db.begin() as conn:
+            with self.db.begin(write=True) as conn:
                 done = finished and not held.finished
                 written = conn.execute(
                     games.update()
@@ -210,7 +210,7 @@ class GameRecords:
     def expire(self) -> int:
         """Remove the unfinished games not played for :attr:`keep_days`; how many were removed."""
         cutoff = _now() - timedelta(days=self.keep_days)
-        with self.db.begin() as conn:
+        with self.db.begin(write=True) as conn:
             removed = conn.execute(
                 games.delete().where(games.c.finished_at.is_(None), games.c.updated_at < cutoff)
             ).rowcount

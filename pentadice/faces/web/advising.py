@@ -81,9 +81,22 @@ class AdviceCache:
         return found
 
     def get(self, advisor, situation: Situation, top: int | None = None) -> bytes:
-        """The answer as JSON, from the cache or computed."""
+        """The answer as JSON (a game's view: a person to move), from the cache, else by the compiled path where
+        it is ready, else computed by the object path."""
         key = self.key(advisor, situation, top)
-        return self.lookup(key) or self.compute(key, advisor, situation, top)
+        found = self.lookup(key)
+        if found is not None:
+            return found
+        fast = _QUICK.get(advisor)
+        if fast is not None:
+            sheet = situation.sheet.as_dict(advisor.rules)
+            record = fast.read({"dice": list(situation.dice), "rolls_left": situation.rolls_left, "sheet": sheet})
+            text = fast.texts([record], top, explain=True)[0] if record is not None else None
+            if text is not None:
+                found = text.encode()
+                self._hold(self.answers, key, found)
+                return found
+        return self.compute(key, advisor, situation, top)
 
     def quick(self, state, body: bytes) -> bytes | None:
         """The answer to an ``/api/advise`` body by the compiled path (from the cache when held), or None when
