@@ -362,10 +362,10 @@ def test_sd_in_the_api_as_the_readme_says(penta_table_dir, readme):
 
 
 def _limits():
+    from pentadice import storage
     from pentadice.advisor import batch_io, distribution
     from pentadice.faces import terminal
     from pentadice.faces.cli import options
-    from pentadice import storage
     from pentadice.faces.web import advising
     from pentadice.players import engine
     from pentadice.simulator import simulate
