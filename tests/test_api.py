@@ -779,3 +779,59 @@ def test_a_games_advice_by_the_compiled_path_is_the_commands(advisors):
                 seen += 1
                 computer_move(game, advisor)
         assert seen >= 4 * 26, advisor.rules.name
+
+
+def test_a_move_sent_twice_with_its_view_s_version_is_played_once(advisors, tmp_path):
+    """Two servers on one database (two worker processes), the same move sent to each with the version of the
+    view it was played from: one plays it, the other is refused with 409, whatever the move (a roll would
+    otherwise roll twice)."""
+    from pentadice.storage.database import open_database
+
+    db = open_database(tmp_path / "games.sqlite3")
+    with TestClient(create_app(advisors, db=db)) as one, TestClient(create_app(advisors, db=db)) as two:
+        view = new_game(one, players="Ana", seed=4)
+        game_id, version = view["id"], view["version"]
+        first = one.post(f"/api/games/{game_id}/roll", json={"keep": [], "version": version})
+        assert first.status_code == 200 and first.json()["game"]["version"] == version + 1
+        again = two.post(f"/api/games/{game_id}/roll", json={"keep": [], "version": version})
+        assert again.status_code == 409 and "has moved on" in again.json()["error"]
+        now = first.json()["game"]
+        keep = now["dice"][:2]
+        rolled = two.post(f"/api/games/{game_id}/roll", json={"keep": keep, "version": now["version"]})
+        assert rolled.status_code == 200  # the other process reads the move made through the first
+        stale = one.post(f"/api/games/{game_id}/roll", json={"keep": keep, "version": now["version"]})
+        assert stale.status_code == 409
+        assert one.get(f"/api/games/{game_id}").json()["rolls_left"] == rolled.json()["game"]["rolls_left"]
+        for bad in (-1, "1", True, 2**40):
+            r = one.post(f"/api/games/{game_id}/computer", json={"version": bad})
+            assert r.status_code == 422 and "version" in r.json()["error"]
+
+
+def test_ids_and_names_a_database_cannot_hold_are_not_found(client):
+    """A NUL or a character no id has: 404 or 422 in words, never a database error."""
+    assert client.get("/api/games/abc%00def").status_code == 404
+    assert client.get("/api/games/abc.def").status_code == 404
+    assert client.get("/api/players/An%00a").status_code == 422
+    assert client.get("/api/history", params={"player": "An\x00a"}).status_code == 422
+
+
+def test_a_full_disk_is_507_and_a_lost_database_503_nothing_written(advisors, tmp_path, monkeypatch):
+    """The database's failures reach the client as JSON errors with a Retry-After, the game as before the move
+    (the real full disk and outages: tests/test_storage_server.py)."""
+    from pentadice.storage import games as kept
+    from pentadice.storage.database import Full, Unreachable, open_database
+
+    db = open_database(tmp_path / "games.sqlite3")
+    with TestClient(create_app(advisors, db=db)) as c:
+        view = new_game(c, players="Ana", seed=3)
+        real = kept.GameRecords.commit
+        for error, status in ((Full("the disk is full"), 507), (Unreachable("cannot be reached"), 503)):
+
+            def failing(self, held, finished=(), reopened=False, error=error):
+                raise error
+
+            monkeypatch.setattr(kept.GameRecords, "commit", failing)
+            r = c.post(f"/api/games/{view['id']}/roll", json={"keep": []})
+            assert r.status_code == status and r.json()["error"] == error.message and r.headers["retry-after"]
+            monkeypatch.setattr(kept.GameRecords, "commit", real)
+            assert c.get(f"/api/games/{view['id']}").json()["dice"] is None  # the game as before the move

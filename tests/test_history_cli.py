@@ -89,3 +89,22 @@ def test_play_says_when_the_history_cannot_keep_the_game(penta_table_dir, tmp_pa
     result = run("play", "--data", str(penta_table_dir), "--db", str(junk), "--players", "cpu", "--seed", "1")
     assert result.exit_code == 0  # the game itself was played to its end
     assert "the game was not kept in the history" in result.output and "not a games database" in result.output
+
+
+def test_a_database_that_is_not_there_is_said_not_made(tmp_path):
+    missing = tmp_path / "typo.sqlite3"
+    result = run("history", "--db", str(missing))
+    assert result.exit_code == 1 and "there is no games database at" in result.output
+    assert not missing.exists()
+
+
+def test_a_finished_save_resumed_is_not_counted_again(played, penta_table_dir, tmp_path):
+    db, _ = played
+    save = tmp_path / "done.json"
+    first = run("play", "--data", str(penta_table_dir), "--db", str(db), "--players", "Zoe", "--seed", "2",
+                "--save", str(save), script=BEST)  # fmt: skip
+    assert first.exit_code == 0, first.output
+    count = json.loads(run("history", "--db", str(db), "--json").output)["total"]
+    again = run("play", "--data", str(penta_table_dir), "--db", str(db), "--resume", str(save))
+    assert again.exit_code == 0, again.output
+    assert json.loads(run("history", "--db", str(db), "--json").output)["total"] == count

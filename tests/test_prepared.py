@@ -300,3 +300,40 @@ def test_several_workers_report_one_state_and_each_holds_what_the_first_built(sm
     assert builder._held["penta"] == follower._held["penta"] == set(prepared.GAME_TABLES)
     for client in clients:
         assert client.post("/api/games", json={"players": "Ana,cpu:win", "seed": 1}).status_code == 201
+
+
+def test_a_worker_builds_what_the_first_could_not_save(small, monkeypatch):
+    """The table directory cannot be written: the first worker builds and holds its tables in memory, and the
+    other, finding no file to load once the first is done, builds them too; neither waits for ever."""
+    from pentadice.faces.web.preparing import Preparation, SharedStatus
+    from pentadice.tables import chance_tables, win_tables
+
+    sol = solver.solve(SMALL)
+    table.save(SMALL, sol.values, small)
+    advisor = _advisor(small)
+
+    def no_room(*args, **kwargs):
+        raise table.TableError(f"cannot write to {small}: No space left on device")
+
+    monkeypatch.setattr(chance_tables, "save", no_room)
+    monkeypatch.setattr(win_tables, "save_tables", no_room)
+    shared = SharedStatus(2)
+    builder = Preparation({"penta": advisor}, lambda name: small, build=True, threads=1, shared=shared, worker=0)
+    follower = Preparation({"penta": advisor}, lambda name: small, build=True, threads=1, shared=shared, worker=1)
+    builder.start()
+    follower.start()
+    assert builder.wait(180) and follower.wait(180)
+    assert follower.status("penta")["ready"] and builder.status("penta") == follower.status("penta")
+
+
+def test_the_shared_status_survives_a_write_cut_short_and_a_state_too_large():
+    from pentadice.faces.web.preparing import HEADER, SLOT_BYTES, SharedStatus
+
+    shared = SharedStatus(2)
+    shared.write(1, {"penta": {"held": ["chances"]}})
+    HEADER.pack_into(shared.memory, SLOT_BYTES, 3, 0)  # a worker killed in the middle of a write
+    assert shared.read(1) is None
+    shared.write(1, {"penta": {"held": []}})  # the worker started again writes over it
+    assert shared.read(1) == {"penta": {"held": []}}
+    shared.write(0, {"penta": {"failed": "x" * SLOT_BYTES}})  # cut at the slot's size: read as nothing
+    assert shared.read(0) is None

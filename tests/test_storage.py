@@ -418,3 +418,29 @@ def test_a_move_on_a_read_only_database_is_refused_as_such(tmp_path):
     finally:
         readonly.close()
     assert _contents(path) == before
+
+
+def test_a_coach_games_last_box_undone_takes_its_result_back(where, penta_advisor):
+    """A coach game's last box entered wrong: the result it wrote leaves the history with the undo, and the
+    right box writes the game's result once; a finished save posted again is not counted again."""
+    with TestClient(create_app({"penta": penta_advisor}, db=open_database(where))) as c:
+        game_id = c.post("/api/games", json={"players": "Ana", "dice": "manual"}).json()["id"]
+        view = None
+        for _ in range(13):
+            view = c.post(f"/api/games/{game_id}/roll", json={"dice": [2, 2, 3, 3, 3]}).json()["game"]
+            box = next(iter(view["legal"]))
+            view = c.post(f"/api/games/{game_id}/score", json={"box": box}).json()["game"]
+        assert view["over"]
+        first = c.get("/api/history").json()
+        assert first["total"] == 1 and first["games"][0]["players"][0]["score"] == view["players"][0]["totals"]["total"]
+        undone = c.post(f"/api/games/{game_id}/undo").json()["game"]
+        assert not undone["over"] and c.get("/api/history").json()["total"] == 0
+        legal = undone["legal"]
+        other = sorted(legal, key=lambda b: -legal[b])[0]
+        again = c.post(f"/api/games/{game_id}/score", json={"box": other}).json()["game"]
+        history = c.get("/api/history").json()
+        assert again["over"] and history["total"] == 1
+        assert history["games"][0]["players"][0]["score"] == again["players"][0]["totals"]["total"]
+        save = json.loads(c.get(f"/api/games/{game_id}/save").content)
+        assert c.post("/api/games", json={"save": save}).status_code == 201
+        assert c.get("/api/history").json()["total"] == 1  # a finished save posted: not counted again

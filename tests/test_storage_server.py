@@ -14,6 +14,7 @@ import signal
 import sqlite3
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -216,13 +217,18 @@ def test_two_workers_racing_on_one_game_play_each_move_once(penta_table_dir, tmp
         assert len(workers) == 2
         clients: list[Client] = []
         owners: dict[int, int] = {}
-        while len(set(owners.values())) < 2 and len(clients) < 64:  # connections until both workers hold some
-            for _ in range(8):
+        deadline = time.monotonic() + 120  # a worker still loading its tables accepts no connection yet
+        while len(set(owners.values())) < 2 and time.monotonic() < deadline:  # until both workers hold some
+            for _ in range(4):
                 c = Client(client.port)
                 c.get("/api/health")  # connected, kept alive: held by the worker that accepted it
                 clients.append(c)
             owners = _owners(workers, client.port, clients)
+            if len(set(owners.values())) < 2:
+                time.sleep(0.5)
         assert set(owners.values()) == set(workers), owners
+        chosen = {w: [i for i in sorted(owners) if owners[i] == w][:4] for w in workers}  # 4 of each at most
+        owners = {i: w for w, held in chosen.items() for i in held}
         racers = [clients[i] for i in sorted(owners)]
         try:
             game_id = client.new_game(players="Ana", seed=5, auto_commit=None)

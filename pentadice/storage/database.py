@@ -26,6 +26,8 @@ FILE_NAME = "games.sqlite3"
 MIGRATIONS = Path(__file__).parent / "migrations"
 BUSY_SECONDS = 10.0  # SQLite: how long a writer waits for another one before the request is refused (503)
 MIGRATION_LOCK = 0x70656E7461  # PostgreSQL advisory lock taken while the schema is brought up to date
+# Connections a process may hold: as many as the server's worker threads (anyio's 40), so that none waits for one.
+POOL = {"pool_size": 8, "max_overflow": 32, "pool_timeout": 30}
 CONNECT_SECONDS = 5  # PostgreSQL: how long a connection is tried before the server is called unreachable
 
 
@@ -111,6 +113,10 @@ def translated(where: str) -> Iterator[None]:
         yield
     except exc.DBAPIError as e:
         raise error_of(e, where) from None
+    except exc.TimeoutError:  # every connection of the pool in use for POOL_SECONDS
+        raise StorageError(f"the games database ({where}) is busy: every connection is in use; try again") from None
+    except exc.SQLAlchemyError as e:
+        raise StorageError(f"the games database ({where}) failed: {type(e).__name__}: {e}") from None
 
 
 def error_of(e: exc.DBAPIError, where: str) -> StorageError:
@@ -132,12 +138,17 @@ def error_of(e: exc.DBAPIError, where: str) -> StorageError:
     return StorageError(f"the games database ({where}) failed: {text}")
 
 
-def open_database(where: str | os.PathLike[str] | None = None, migrate: bool = True) -> Database:
-    """The games database at ``where`` (see :func:`locate`), made if missing, its schema brought up to the
-    newest (``migrate``) or only checked. StorageError, in words, when it cannot be opened, reached or written,
-    or when it is newer than this program."""
+def open_database(where: str | os.PathLike[str] | None = None, migrate: bool = True, create: bool = True) -> Database:
+    """The games database at ``where`` (see :func:`locate`), made if missing (``create``; else a SQLite file
+    that is not there is an error), its schema brought up to the newest (``migrate``) or only checked.
+    StorageError, in words, when it cannot be opened, reached or written, or when it is newer than this
+    program."""
     url = sa.make_url(locate(where))
     backend = url.get_backend_name()
+    if backend == "sqlite" and not create and url.database and not Path(url.database).exists():
+        raise Unreachable(
+            f"there is no games database at {url.database}: the first game a server or `play` keeps makes it"
+        )
     if backend == "sqlite":
         engine = _sqlite_engine(url)
     elif backend == "postgresql":
@@ -148,7 +159,7 @@ def open_database(where: str | os.PathLike[str] | None = None, migrate: bool = T
                 raise Unreachable(
                     "PostgreSQL needs psycopg: pip install 'pentadice[postgres]' (or psycopg[binary])"
                 ) from None
-        engine = sa.create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_SECONDS})
+        engine = sa.create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_SECONDS}, **POOL)
     else:
         raise Unreachable(f"unsupported database {shown(url)}: a SQLite file's path, or a postgresql:// URL")
     db = Database(engine)
@@ -173,7 +184,7 @@ def _sqlite_engine(url: sa.URL) -> sa.Engine:
             raise Unreachable(f"the games database {path} is not a regular file")
         if not os.access(path.parent, os.W_OK):  # SQLite would say "unable to open database file"
             raise ReadOnly(f"the games database {path} cannot be written: its folder is read-only")
-    engine = sa.create_engine(url, connect_args={"timeout": BUSY_SECONDS, "check_same_thread": False})
+    engine = sa.create_engine(url, connect_args={"timeout": BUSY_SECONDS, "check_same_thread": False}, **POOL)
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection, _record) -> None:

@@ -8,6 +8,8 @@ use (one small query): a move made through another process is read from the data
 from __future__ import annotations
 
 import json
+import logging
+import re
 import secrets
 import threading
 import time
@@ -19,9 +21,11 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 
 from pentadice.storage import KEEP_DAYS
-from pentadice.storage.database import Database
+from pentadice.storage.database import Database, StorageError
 from pentadice.storage.schema import games, results
 
+log = logging.getLogger("pentadice.storage")
+GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what an id can be (URL-safe base64); anything else is no game
 CACHE_GAMES = 256  # games a process keeps in memory (the database holds them all)
 EXPIRE_EVERY = 3600.0  # seconds between two removals of the idle unfinished games
 
@@ -87,6 +91,7 @@ class GameRecords:
         keep_days: float = KEEP_DAYS,
         cache_games: int = CACHE_GAMES,
         clock: Callable[[], float] = time.monotonic,
+        expire: bool = True,
     ) -> None:
         self.db = db
         self.game_class = game_class
@@ -96,6 +101,7 @@ class GameRecords:
         self._cache: OrderedDict[str, Stored] = OrderedDict()
         self._lock = threading.Lock()
         self._expired_at: float | None = None
+        self._expire = expire  # False: a command that only records (play) leaves the removal to the server
 
     @property
     def policy(self) -> str:
@@ -132,8 +138,9 @@ class GameRecords:
 
     def get(self, game_id: str) -> Stored | None:
         """The game under ``game_id`` as the database has it now (None: no such game)."""
-        if not isinstance(game_id, str) or len(game_id) > 64:
+        if not isinstance(game_id, str) or not GAME_ID.fullmatch(game_id):
             return None
+        self.expire_now_and_then()
         with self.db.begin() as conn:
             version = conn.execute(sa.select(games.c.version).where(games.c.id == game_id)).scalar_one_or_none()
             if version is None:
@@ -154,14 +161,16 @@ class GameRecords:
             game.load_undo(json.loads(row.undo))
         return self._remember(Stored(game_id, game, row.version, row.finished_at is not None))
 
-    def commit(self, held: Stored, finished: Sequence[Result] = ()) -> bool:
-        """Write ``held``'s game (a move played on it) over the version it was read at, with its results once
-        it is over; False, the game forgotten here, if another request wrote first (read it again and replay);
+    def commit(self, held: Stored, finished: Sequence[Result] = (), reopened: bool = False) -> bool:
+        """Write ``held``'s game (a move played on it) over the version it was read at: with ``finished``, the
+        results of the move that ended it; ``reopened``, a coach game's undo of its last box, its results taken
+        back. False, the game forgotten here, if another request wrote first (read it again and replay);
         StorageError if the database fails (the game forgotten here too: the database still has it as before)."""
         now = _now()
+        done = bool(finished)
         try:
             with self.db.begin(write=True) as conn:
-                done = finished and not held.finished
+                ended = {"finished_at": now} if done else {"finished_at": None} if reopened else {}
                 written = conn.execute(
                     games.update()
                     .where(games.c.id == held.game_id, games.c.version == held.version)
@@ -170,19 +179,21 @@ class GameRecords:
                         updated_at=now,
                         save=held.game.to_json(),
                         undo=_undo_text(held.game),
-                        **({"finished_at": now} if done else {}),
+                        **ended,
                     )
                 ).rowcount
                 if written != 1:
                     self.forget(held.game_id)
                     return False
+                if reopened or done:
+                    conn.execute(results.delete().where(results.c.game_id == held.game_id))
                 if done:
                     _insert_results(conn, held.game_id, held.game.rules.name, now, finished)
         except BaseException:
             self.forget(held.game_id)
             raise
         held.version += 1
-        held.finished = held.finished or bool(done)
+        held.finished = done or (held.finished and not reopened)
         return True
 
     def forget(self, game_id: str) -> None:
@@ -217,11 +228,16 @@ class GameRecords:
         return removed
 
     def expire_now_and_then(self) -> None:
-        """:meth:`expire`, at most once in :data:`EXPIRE_EVERY` seconds."""
+        """:meth:`expire`, at most once in :data:`EXPIRE_EVERY` seconds (not where ``expire`` was false)."""
+        if not self._expire:
+            return
         now = self.clock()
         if self._expired_at is None or now - self._expired_at >= EXPIRE_EVERY:
             self._expired_at = now
-            self.expire()
+            try:
+                self.expire()
+            except StorageError as e:  # housekeeping: a database that cannot be written now still serves reads
+                log.warning("removing the idle games failed: %s", e.message)
 
 
 def _undo_text(game) -> str | None:

@@ -31,7 +31,7 @@ def history(db: str | None, player: str | None, rules_name: str | None, limit: i
     from pentadice.storage.database import StorageError
     from pentadice.tables.atomic import TargetError
 
-    database = open_games_database(db)
+    database = open_games_database(db, create=False)
     try:
         if out is not None:
             try:

@@ -32,13 +32,13 @@ DB_OPTION = click.option(
 )
 
 
-def open_games_database(where: str | None):
-    """The games database of ``--db`` (see :func:`pentadice.storage.database.open_database`); a Failure naming the
-    problem when it cannot be opened, reached or used."""
+def open_games_database(where: str | None, create: bool = True):
+    """The games database of ``--db`` (see :func:`pentadice.storage.database.open_database`; ``create``: made
+    if missing); a Failure naming the problem when it cannot be opened, reached or used."""
     from pentadice.storage.database import StorageError, open_database
 
     try:
-        return open_database(where)
+        return open_database(where, create=create)
     except StorageError as e:
         raise exits.Failure(e.message) from None
 

@@ -120,8 +120,9 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, show_chances
     inp = LineInput(sys.stdin, echo=sys.stdout)
     front = TerminalGame(game, advisor, inp, click.echo, hints, pause, save, resumed, show_chances, not at_terminal)
     started = datetime.now(UTC)
+    over_already = game.over  # a finished save resumed: recorded when it finished, not again
     _run(front)
-    if game.over:
+    if game.over and not over_already:
         _record(game, advisor, db, started)
 
 
@@ -135,7 +136,7 @@ def _record(game, advisor, where: str | None, started: datetime) -> None:
     try:
         database = open_database(where)
         try:
-            records = GameRecords(database, type(game))
+            records = GameRecords(database, type(game), expire=False)  # the server removes idle games, not play
             records.add(game, "terminal", results_of(game, review(game, advisor)), started)
         finally:
             database.close()

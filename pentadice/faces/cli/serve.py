@@ -55,7 +55,7 @@ def _host_names(values: tuple[str, ...]) -> tuple[str, ...]:
 @DB_OPTION
 @click.option(
     "--keep-days",
-    type=click.FloatRange(min=0, min_open=True),
+    type=click.FloatRange(min=0, max=36500, min_open=True),
     default=KEEP_DAYS,
     show_default=True,
     help="Days an unfinished game is kept without a move before it is removed (finished games are kept).",
@@ -107,7 +107,7 @@ def serve(
         sock.listen(2048)  # connections wait in the queue while the workers load their tables
         shared = SharedStatus(workers)
         served.announce(sock, f" with {workers} workers")
-        if run_workers(workers, lambda index: served.run(sock, None, shared, index)) != 0:
+        if run_workers(workers, lambda index, again: served.run(sock, None, shared, index, again)) != 0:
             raise exits.Failure("the server's workers kept ending: see the messages above")
 
 
@@ -118,7 +118,7 @@ class Served:
         self.names, self.data, self.host, self.allow_hosts = names, data, host, allow_hosts
         self.prepare, self.db, self.keep_days, self.open_browser = prepare, db, keep_days, open_browser
 
-    def run(self, sock, database, shared=None, worker: int = 0) -> None:
+    def run(self, sock, database, shared=None, worker: int = 0, again: bool = False) -> None:
         """Load the tables, then serve on ``sock`` until a signal stops it (``shared``: one of several workers)."""
         from pentadice.faces.web import addresses, server
 
@@ -155,7 +155,8 @@ class Served:
             webbrowser.open(url)
 
         try:
-            server.run(app, sock, on_started=opened if self.open_browser and worker == 0 else None)
+            first = worker == 0 and not again  # the browser opened once, not at each start of a worker
+            server.run(app, sock, on_started=opened if self.open_browser and first else None)
         except KeyboardInterrupt:
             if shared is not None:
                 raise

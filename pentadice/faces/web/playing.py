@@ -28,6 +28,7 @@ def view(state: WebState, game_id: str, held: Held) -> dict:
         auto_commit_seconds=game.auto_commit_seconds,
         can_undo=game.can_undo,
         history=len(game.history),
+        version=held.stored.version,
     )
     person_to_move = game.dice is not None and not game.over and not game.player.computer
     out["advice"] = json.loads(state.cache.get(held.advisor, game.situation())) if person_to_move else None
@@ -43,23 +44,33 @@ def view(state: WebState, game_id: str, held: Held) -> dict:
 CONFLICT_TRIES = 5  # times a move is played again on the game as another process left it
 
 
-async def act(state: WebState, game_id: str, move: Callable[[Held], dict | None]) -> Response:
+async def act(
+    state: WebState, game_id: str, move: Callable[[Held], dict | None], version: int | None = None
+) -> Response:
     """``move(held)`` on the game read from the database, written back in one transaction: ``{"played": ..,
     "game": view}``. This process's requests on a game take turns; where another process wrote the game
-    first, the move is played again on the game as it now is (so that of two requests for the same move, one
-    plays it and the other is refused by the game, 409, as when they take turns)."""
+    first, the move is played again on the game as it now is. ``version``: the game's version the client saw
+    (its view's ``version``); a game moved on since is 409, so that of two requests for the same move one
+    plays it and the other is refused, whichever process each reaches."""
     async with state.store.lock(game_id):
 
         def run() -> dict:
             for _ in range(CONFLICT_TRIES):
                 held = state.held_of(game_id)
+                if version is not None and held.stored.version != version:
+                    raise ApiError(
+                        409,
+                        f"the game has moved on since the view you played from (version {version}, now "
+                        f"{held.stored.version}): read it again (GET /api/games/{{id}})",
+                    )
                 was_over = held.game.over
                 try:
                     played = move(held)
+                    written = state.store.commit(held, was_over)
                 except BaseException:
                     state.store.forget(game_id)  # the game in memory may be changed: read it again next time
                     raise
-                if state.store.commit(held, was_over):
+                if written:
                     out = {"played": played} if played is not None else {}
                     return {**out, "game": view(state, game_id, held)}
             raise ApiError(409, "the game keeps changing under other requests: read it again and retry")

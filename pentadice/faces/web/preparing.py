@@ -58,6 +58,7 @@ class SharedStatus:
         body = json.dumps(state, separators=(",", ":")).encode()[: SLOT_BYTES - HEADER.size]
         base = worker * SLOT_BYTES
         seq = HEADER.unpack_from(self.memory, base)[0]
+        seq += seq & 1  # a write its process did not finish (killed, then started again) is over
         HEADER.pack_into(self.memory, base, seq + 1, 0)  # odd: being written
         self.memory[base + HEADER.size : base + HEADER.size + len(body)] = body
         HEADER.pack_into(self.memory, base, seq + 2, len(body))
@@ -65,14 +66,16 @@ class SharedStatus:
     def read(self, worker: int) -> dict | None:
         """A process's last state (None: nothing published yet)."""
         base = worker * SLOT_BYTES
-        for _ in range(100):
+        for _ in range(1000):  # a write takes microseconds: read again, never sleep (this runs in the event loop)
             seq, length = HEADER.unpack_from(self.memory, base)
             if seq % 2:
-                time.sleep(0.001)
                 continue
             body = bytes(self.memory[base + HEADER.size : base + HEADER.size + length])
             if HEADER.unpack_from(self.memory, base)[0] == seq:
-                return json.loads(body) if length else None
+                try:
+                    return json.loads(body) if length else None
+                except ValueError:  # cut at the slot's size: nothing to read
+                    return None
         return None
 
 
@@ -116,7 +119,8 @@ class Preparation:
         self.directory_of = directory_of
         self.shared = shared
         self.worker = worker
-        self.build = build and worker == 0
+        self.build = build and worker == 0  # builds at once: the first worker; the others load what it saves
+        self._may_build = build  # and build what it could not save (a directory it cannot write)
         self.threads = threads or _background_threads()
         self._lock = threading.Lock()
         self._held: dict[str, set[str]] = {name: set() for name in self.advisors}
@@ -132,6 +136,7 @@ class Preparation:
 
     def start(self) -> Preparation:
         """Start the background thread (a daemon: a server that stops does not wait for it)."""
+        self._publish()  # a worker started again says at once that it holds nothing yet
         self._thread = threading.Thread(target=self._run, name="pentadice-prepare", daemon=True)
         self._thread.start()
         return self
@@ -183,11 +188,16 @@ class Preparation:
 
         advisor = self.advisors[name]
         directory = self.directory_of(name)
+        tried: set[str] = set()  # each table is loaded once: one the builder could not save is built afterwards
         while True:
             theirs = (self.shared.read(0) or {}).get(name) or {}
             with self._lock:
-                new = [t for t in theirs.get("held", ()) if t not in self._held[name] and t in self._wanted[name]]
+                new = [
+                    t for t in theirs.get("held", ())
+                    if t not in self._held[name] and t in self._wanted[name] and t not in tried
+                ]  # fmt: skip
             for table in new:
+                tried.add(table)
                 held = prepared.hold(advisor.rules, directory, advisor.values, [table], threads=self.threads)
                 with self._lock:
                     self._held[name].update(held)
@@ -212,8 +222,11 @@ class Preparation:
         self._publish()
         missing = [t for t in wanted if t not in self._held[name]]
         if missing and self.shared is not None and self.worker != 0:
-            return self._follow(name)
-        if not missing or not self.build:
+            self._follow(name)  # until the builder is done; what it could not save is built here after all
+            missing = [t for t in wanted if t not in self._held[name]]
+            if not missing or not self._may_build:
+                return
+        elif not missing or not self.build:
             return
         failures = []
         for i, table in enumerate(missing):  # each built, saved where it can be, and held; one failing, the next

@@ -167,7 +167,8 @@ def _move(action: str, **extra):
 async def roll(game_id: str, request: Request, state: State) -> Response:
     """Roll: the turn's first roll (`keep` empty), or keep `keep` and reroll the others. A coach game
     gives the faces rolled in `dice`."""
-    data = bodies.json_object(await bodies.read(request, bodies.ACTION_LIMIT), ("keep", "dice"), '{"keep": []}')
+    body = await bodies.read(request, bodies.ACTION_LIMIT)
+    data = bodies.json_object(body, ("keep", "dice", "version"), '{"keep": []}')
 
     def move(held) -> dict:
         game = held.game
@@ -189,14 +190,14 @@ async def roll(game_id: str, request: Request, state: State) -> Response:
             return {"player": game.player.name, "computer": False, "rolled": list(game.start_turn(rolled))}
         return game.play(Keep(tuple(keep)), held.advisor, rolled=rolled).as_dict()
 
-    return await act(state, game_id, move)
+    return await act(state, game_id, move, _version_of(data))
 
 
 @_move("score", openapi_extra=body_doc(schemas.ScoreIn, {"box": "fives"}))
 async def score(game_id: str, request: Request, state: State) -> Response:
     """Fill a box with the dice showing (`box`: its id, or its name as people type it)."""
     body = await bodies.read(request, bodies.ACTION_LIMIT)
-    data = bodies.json_object(body, ("box",), '{"box": "fives"}', ["box"])
+    data = bodies.json_object(body, ("box", "version"), '{"box": "fives"}', ["box"])
 
     def move(held) -> dict:
         game = held.game
@@ -209,7 +210,7 @@ async def score(game_id: str, request: Request, state: State) -> Response:
         person_to_act(game)
         return game.play(Score(box), held.advisor).as_dict()
 
-    return await act(state, game_id, move)
+    return await act(state, game_id, move, _version_of(data))
 
 
 @_move("auto-commit")
@@ -260,6 +261,12 @@ async def undo(game_id: str, request: Request, state: State) -> Response:
 async def _bodiless(request: Request, state: State, game_id: str, move) -> Response:
     """An action without fields (no body, or ``{}``): ``move`` played in the game, under its lock."""
     body = await bodies.read(request, bodies.ACTION_LIMIT)
-    if body.strip():
-        bodies.json_object(body, (), "{}")
-    return await act(state, game_id, move)
+    data = bodies.json_object(body, ("version",), "{}") if body.strip() else {}
+    return await act(state, game_id, move, _version_of(data))
+
+
+def _version_of(data: dict) -> int | None:
+    """A move's ``version``: the game's version in the view the client played from (optional; a game moved on
+    since refuses the move with 409, so that a move sent twice is played once)."""
+    version = data.get("version")
+    return None if version is None else bodies.whole(version, "version", 0, 2**31 - 1)

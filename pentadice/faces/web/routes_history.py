@@ -28,8 +28,8 @@ def _rules_of(name: str | None) -> str | None:
 
 
 def _player_name(name: str | None) -> str | None:
-    if name is not None and not 1 <= len(name) <= MAX_NAME:
-        raise ApiError(422, f"a player's name has 1 to {MAX_NAME} characters")
+    if name is not None and (not 1 <= len(name) <= MAX_NAME or not name.isprintable()):
+        raise ApiError(422, f"a player's name has 1 to {MAX_NAME} printable characters")
     return name
 
 

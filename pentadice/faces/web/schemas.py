@@ -213,6 +213,7 @@ class GameView(BaseModel):
     auto_commit_seconds: float | None
     can_undo: bool
     history: int = Field(description="Decisions made so far.")
+    version: int = Field(description="Moves written so far; a move may send it back to be played only on this view.")
     advice: AdviceOut | None = Field(description="The advise --json object for a person's dice showing, else null.")
     chances: list[float] | None = Field(
         None,
@@ -236,10 +237,12 @@ class ChancesOut(BaseModel):
 class RollIn(BaseModel):
     keep: list[int] = Field(default_factory=list, description="Faces kept (empty: roll them all).")
     dice: list[int] | None = Field(None, description="Coach games: the faces of the dice rolled.")
+    version: int | None = Field(None, description="The view's version: 409 if the game has moved on since.")
 
 
 class ScoreIn(BaseModel):
     box: str = Field(examples=["fives"])
+    version: int | None = Field(None, description="The view's version: 409 if the game has moved on since.")
 
 
 class PlayedOut(BaseModel):

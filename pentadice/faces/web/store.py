@@ -56,9 +56,9 @@ class GameStore:
         return lock
 
     def add(self, game, advisor) -> str:
-        """Keep a new game (a finished save posted: with its results); its id."""
-        finished = self.results(game, advisor) if game.over else ()
-        return self.records.add(game, "web", finished)
+        """Keep a new game, or a save posted to go on; its id. A save that is over already is kept without
+        results: the history counts the games that finish here, each once."""
+        return self.records.add(game, "web")
 
     def get(self, game_id: str) -> Held | None:
         """The game under ``game_id`` as the database has it (None: unknown, or removed); its advisor is None
@@ -69,10 +69,11 @@ class GameStore:
         return Held(stored, self.advisor_of(stored.game.rules.name))
 
     def commit(self, held: Held, was_over: bool) -> bool:
-        """Write a move played on ``held`` (its results too if it ended the game); False if another process
-        wrote the game first."""
-        finished = self.results(held.game, held.advisor) if held.game.over and not was_over else ()
-        return self.records.commit(held.stored, finished)
+        """Write a move played on ``held``: its results too if it ended the game, taken back if it was a coach
+        game's undo of the last box; False if another process wrote the game first."""
+        over = held.game.over
+        finished = self.results(held.game, held.advisor) if over and not was_over else ()
+        return self.records.commit(held.stored, finished, reopened=was_over and not over)
 
     def forget(self, game_id: str) -> None:
         self.records.forget(game_id)

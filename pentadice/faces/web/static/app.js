@@ -849,7 +849,9 @@
     render();
     const before = S.game;
     try {
-      const res = await api("POST", "/api/games/" + encodeURIComponent(before.id) + path, body);
+      // The view's version goes with the move: sent twice (two tabs, a retry), it is played once.
+      const sent = Object.assign({}, body || {}, { version: before.version });
+      const res = await api("POST", "/api/games/" + encodeURIComponent(before.id) + path, sent);
       if (S.game !== before) return; // the game was left meanwhile
       S.game = res.game;
       if (describe) announce(describe(res.played, before));
@@ -925,7 +927,7 @@
     S.busy = true;
     render();
     try {
-      const res = await api("POST", "/api/games/" + encodeURIComponent(g.id) + "/undo");
+      const res = await api("POST", "/api/games/" + encodeURIComponent(g.id) + "/undo", { version: g.version });
       S.game = res.game;
       S.held = new Set();
       S.pad = [];
