@@ -39,19 +39,19 @@ _EMPTY: dict = {}
 BONUS = rules.BONUS_ID
 
 
-class _Unusual(Exception):
-    """A line for the strict reader."""
+class Unusual(Exception):
+    """A line for the strict reader (here: a key given twice)."""
 
 
 def _unique(pairs: list) -> dict:
     out = dict(pairs)
     if len(out) != len(pairs):
-        raise _Unusual
+        raise Unusual
     return out
 
 
 _DECODER = json.JSONDecoder(object_pairs_hook=_unique)
-_decode = _DECODER.decode
+decode_unique = _DECODER.decode  # JSON with no key twice (Unusual otherwise); the web's fast path too
 
 
 class Record:
@@ -157,8 +157,8 @@ class Formatter:
         """A good line's record by the fast path, or None for the strict reader to judge."""
         try:
             text = line.decode("utf-8") if isinstance(line, bytes) else line
-            data = _decode(text)
-        except (_Unusual, ValueError, TypeError, KeyError, RecursionError):
+            data = decode_unique(text)
+        except (Unusual, ValueError, TypeError, KeyError, RecursionError):
             return None
         return self.read_data(data, line)
 
@@ -192,7 +192,7 @@ class Formatter:
                 if len(self.sheets) >= SHEET_CACHE:
                     self.sheets.clear()
                 self.sheets[key] = sheet_info
-        except (_Unusual, ValueError, TypeError, KeyError, RecursionError):
+        except (Unusual, ValueError, TypeError, KeyError, RecursionError):
             return None
         return Record(line, None, info[0], info[1], info[2], rolls, sheet_info)
 

@@ -36,27 +36,15 @@ if TYPE_CHECKING:
 MAX_TOP = 1_000_000  # the largest ``top`` a request may give (the web API's bound)
 
 
-class _Twice(ValueError):
-    """A key given twice in one object: the strict reader says so."""
-
-
-def _unique(pairs: list) -> dict:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        raise _Twice
-    return out
-
-
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique)
-
-
 def decode(body: bytes) -> object | None:
     """``body`` as JSON, read plainly (UTF-8, no key twice), or None: the strict reader
     (:func:`pentadice.support.inputs.loads`) then reads it and words what is wrong. What this reads may still hold
     what the strict reader refuses (NaN, numbers too long): the fast reader takes only fields it checks."""
+    from pentadice.advisor.batch_json import Unusual, decode_unique  # the batch's strict decoder, one definition
+
     try:
-        return _DECODER.decode(body.decode("utf-8"))
-    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return decode_unique(body.decode("utf-8"))
+    except (Unusual, ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return None
 
 
