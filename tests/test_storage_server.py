@@ -112,6 +112,16 @@ def version_in_file(path: Path, game_id: str) -> int:
         return conn.execute("select version from games where id = ?", (game_id,)).fetchone()[0]
 
 
+def _mirror(reference: Game, action: str, body: dict) -> None:
+    """The move the server was sent (``next_move``'s), played on the in-process ``reference`` game."""
+    if action == "score":
+        reference.play(Score(PENTA.parse_box(body["box"])))
+    elif reference.dice is None:
+        reference.start_turn()
+    else:
+        reference.play(Keep(()))
+
+
 # (a) A server started again goes on with its games.
 
 
@@ -124,12 +134,7 @@ def test_a_server_started_again_goes_on_with_its_games(penta_table_dir, tmp_path
             view = client.get(f"/api/games/{game_id}")
             action, body = next_move(view)
             out = client.move(game_id, action, body)
-            if action == "score":
-                reference.play(Score(PENTA.parse_box(body["box"])))
-            elif reference.dice is None:
-                reference.start_turn()
-            else:
-                reference.play(Keep(()))
+            _mirror(reference, action, body)
             assert out["game"]["dice"] == (list(reference.dice) if reference.dice else None)
         before, save_before = client.get(f"/api/games/{game_id}"), saved(client, game_id)
     with server(penta_table_dir, tmp_path, db) as client:
@@ -139,12 +144,7 @@ def test_a_server_started_again_goes_on_with_its_games(penta_table_dir, tmp_path
         for _ in range(4):  # the dice go on from the generator's saved state, as if never stopped
             action, body = next_move(client.get(f"/api/games/{game_id}"))
             out = client.move(game_id, action, body)
-            if action == "score":
-                reference.play(Score(PENTA.parse_box(body["box"])))
-            elif reference.dice is None:
-                reference.start_turn()
-            else:
-                reference.play(Keep(()))
+            _mirror(reference, action, body)
             assert out["game"]["dice"] == (list(reference.dice) if reference.dice else None)
             assert [p["sheet"] for p in out["game"]["players"]] == [p.sheet.as_dict(PENTA) for p in reference.players]
         assert client.get("/api/health")["games"] == 1

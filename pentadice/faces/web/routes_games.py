@@ -128,25 +128,27 @@ async def get_chances(game_id: str, state: State) -> Response:
     the reason and the progress."""
 
     def look(held) -> tuple:
+        """The game's advisor, the preparation it waits on, its sheets, and what is known of the answer: whole
+        where the chances table is held (a millisecond), else the sheets shown."""
         rs = held.advisor.rules
         waiting = state.preparation.chances_waiting(rs.name) if state.preparation is not None else None
         sheets = [p.sheet for p in held.game.players]  # sheets are replaced, never edited: a snapshot
-        shown = [s.as_dict(held.game.rules) for s in sheets]
-        found = None
-        if waiting is None and chances.table_of(rs, held.advisor.values) is not None:  # a millisecond
-            found = known_chances(held.game, held.advisor)[0]
-        return held.advisor, waiting, sheets, shown, found
+        shown = {"sheets": [s.as_dict(held.game.rules) for s in sheets]}
+        if waiting is None and chances.table_of(rs, held.advisor.values) is not None:
+            return held.advisor, None, sheets, {**shown, "chances": known_chances(held.game, held.advisor)[0],
+                                                "reason": None}  # fmt: skip
+        return held.advisor, waiting, sheets, shown
 
-    advisor, waiting, sheets, shown, found = await read(state, game_id, look)
+    advisor, waiting, sheets, shown = await read(state, game_id, look)
+    if "chances" in shown:
+        return answer(shown)
     rs, values = advisor.rules, advisor.values
-    if waiting is None and chances.table_of(rs, values) is not None:
-        return answer({"sheets": shown, "chances": found, "reason": None})
     if waiting is not None:
         pct = round(100 * waiting.get("progress", 0.0))
         reason = f"the chances table of {rs.name} is being prepared ({pct} % of what is left)"
-        return answer({"sheets": shown, "chances": None, "reason": reason, "preparing": waiting})
+        return answer({**shown, "chances": None, "reason": reason, "preparing": waiting})
     out = await run_in_threadpool(_chances_answer, rs, values, sheets)
-    return answer({"sheets": shown, **out})
+    return answer({**shown, **out})
 
 
 def _chances_answer(rs, values, sheets) -> dict:
