@@ -52,12 +52,16 @@ figures: install  ## run the notebooks; regenerates notebooks/figures/*.png (sho
 	$(BIN)/python notebooks/execute.py
 
 # The browser tests drive Debian's Chromium (tests/test_browser.py); without it they are skipped. Nothing is
-# downloaded at test time: Playwright (the Python package) drives this system browser.
-browser:  ## Debian's chromium and fonts for the browser tests (apt-get, as root or with sudo), when missing
+# downloaded at test time: Playwright (the Python package) drives this system browser. axe-core (the accessibility
+# check tests/test_browser_page.py injects into the page) is the npm package of package.json, at the version of
+# package-lock.json, installed into node_modules/ by `npm ci` when missing.
+browser:  ## Debian's chromium and fonts (apt-get, as root or with sudo), and axe-core (npm ci), when missing
 	@if [ -x /usr/bin/chromium ]; then echo "chromium: /usr/bin/chromium"; else \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core fonts-liberation; fi
+	@if [ -f node_modules/axe-core/axe.min.js ]; then echo "axe-core: node_modules/axe-core"; else \
+	  npm ci --ignore-scripts --no-audit --no-fund; fi
 
 # The database tests run against a real PostgreSQL server (tests/postgres.py): each test session makes and starts a
 # throwaway cluster of its own (as the postgres user when run as root); without the server's binaries they are skipped.
@@ -87,8 +91,8 @@ messages: install  ## extract the messages, update the Indonesian catalogue, com
 	$(BIN)/pybabel compile --domain pentadice --directory $(LOCALE) --statistics
 
 lint: install
-	$(BIN)/ruff check pentadice tests benchmarks notebooks/execute.py
-	$(BIN)/ruff format --check pentadice tests benchmarks notebooks/execute.py
+	$(BIN)/ruff check pentadice tests benchmarks tools notebooks/execute.py
+	$(BIN)/ruff format --check pentadice tests benchmarks tools notebooks/execute.py
 
 clean:  ## build leftovers and Numba caches (needed after editing pentadice/game/rules.py: see README)
 	find pentadice -name __pycache__ -type d -exec rm -rf {} +

@@ -692,10 +692,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_serve_answers_and_stops_on_ctrl_c(penta_table_dir):
+def test_serve_answers_and_stops_on_ctrl_c(penta_table_dir, tmp_path):
     exe = os.path.join(os.path.dirname(sys.executable), "pentadice")
     port = _free_port()
     args = [exe, "serve", "--port", str(port), "--rules", "penta", "--data", str(penta_table_dir), "--no-prepare"]
+    args += ["--db", str(tmp_path / "games.sqlite3")]  # a database of its own: it counts the games
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()

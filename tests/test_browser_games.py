@@ -161,6 +161,7 @@ def test_a_reload_keeps_the_game_and_it_goes_on(page):
     pg.wait_state("roll")
     assert game_id(pg) == gid and "turn 2 of 13" in p.inner_text("#status")
     p.click("#new-game")
+    p.click("#confirm-new-leave")  # the game is not finished: the page asks first
     p.wait_for_selector("#setup:not([hidden])")
     assert p.url.startswith(pg_base(pg) + "/?")
 

@@ -72,6 +72,21 @@ def test_an_optimal_game_loses_nothing(penta_advisor):
     assert len(r.decisions) >= 26
 
 
+def test_the_review_carries_scores_winners_and_strategies(penta_advisor):
+    g = game_played(penta_advisor, "Ana,cpu:win", seed=5)
+    out = review(g, penta_advisor).as_dict()
+    totals = [g.totals(p)["total"] for p in g.players]
+    assert out["over"] is True
+    assert [p["score"] for p in out["players"]] == totals
+    assert [p["winner"] for p in out["players"]] == [t == max(totals) for t in totals]
+    assert [p["strategy"] for p in out["players"]] == ["optimal", "win"]
+    unfinished = Game(PENTA, parse_players("Ana,Bo"), seed=1, auto_commit_seconds=None)
+    unfinished.roll()
+    out = review(unfinished, penta_advisor).as_dict()
+    assert out["over"] is False and [p["winner"] for p in out["players"]] == [False, False]
+    assert [p["score"] for p in out["players"]] == [0, 0]
+
+
 def test_a_finished_game_loaded_from_its_save_reviews_the_same(penta_advisor):
     g = game_played(penta_advisor, seed=4)
     loaded = Game.from_json(g.to_json(rng=False))

@@ -169,6 +169,51 @@ def test_a_schema_1_database_is_migrated_and_its_games_go_on(where, penta_adviso
         db.close()
 
 
+GAMES_2 = sa.Table(  # the games table as schema 2 made it (migrations/versions/0002_review_and_undo.py)
+    "games",
+    sa.MetaData(),
+    *(sa.Column(c.name, c.type, primary_key=c.primary_key) for c in GAMES_1.columns),
+    sa.Column("undo", sa.Text),
+)
+
+
+def test_a_schema_2_database_is_migrated_and_its_games_go_on_unshared(where, penta_advisor):
+    old = bare(where)
+    try:
+        database.upgrade(old, to="0002")
+        going = played_game(penta_advisor, players="Ana,Bo", steps=5, seed=3)
+        then = datetime.now(UTC) - timedelta(days=1)
+        with old.begin() as conn:
+            conn.execute(
+                GAMES_2.insert().values(
+                    id="going-on", rules="penta", created_at=then, updated_at=then, version=5, coach=False,
+                    source="web", save=going.to_json(), finished_at=None, undo=None,
+                )
+            )  # fmt: skip
+    finally:
+        old.close()
+
+    db = open_database(where)
+    try:
+        assert database.current_version(db) == database.head() == "0003"
+        records = GameRecords(db, Game)
+        held = records.get("going-on")
+        assert held.game.to_json() == going.to_json() and held.version == 5 and held.seats is None
+        held.game.advance(penta_advisor, now=0.0)
+        if held.game.dice is None:
+            held.game.start_turn()
+        assert records.commit(held)
+        assert records.versions(["going-on", "no-such-game"]) == {"going-on": (6, False)}
+
+        # A shared game made now keeps its seats' digests, read back by another process (a fresh cache).
+        seats = {0: "a" * 64, 1: "b" * 64}
+        shared_id = records.add(played_game(penta_advisor, players="Ana,Bo", steps=0), "web", seats=seats)
+        assert GameRecords(db, Game).get(shared_id).seats == seats
+        assert GameRecords(db, Game).get("going-on").seats is None
+    finally:
+        db.close()
+
+
 def _contents(path) -> list[str]:
     with sqlite3.connect(path) as conn:
         return list(conn.iterdump())

@@ -53,11 +53,15 @@ class Decision:
 @dataclass(frozen=True)
 class PlayerReview:
     """One player's decisions, their total and mean loss, and the worst ones (at most :data:`WORST`, each
-    with a loss above rounding, worst first)."""
+    with a loss above rounding, worst first); the player's strategy (a ``win`` computer's losses are risks it
+    takes on purpose), score (the sheet's total so far) and whether they won (a finished game's top score)."""
 
     name: str
     computer: bool
     decisions: tuple[Decision, ...]
+    strategy: str = "optimal"
+    score: int | None = None
+    winner: bool = False
 
     @property
     def total_loss(self) -> float:
@@ -93,21 +97,27 @@ class PlayerReview:
             "mean_loss": self.mean_loss,
             "expert": self.expert,
             "worst": [d.as_dict(rs) for d in self.worst],
+            "strategy": self.strategy,
+            "score": self.score,
+            "winner": self.winner,
         }
 
 
 @dataclass(frozen=True)
 class Review:
-    """The review of a game: its decisions in order and each player's summary, in seat order."""
+    """The review of a game: its decisions in order and each player's summary, in seat order; ``over``:
+    whether the game is finished (the scores then final)."""
 
     rules: str
     players: tuple[PlayerReview, ...]
     decisions: tuple[Decision, ...]
+    over: bool = False
 
     def as_dict(self) -> dict:
         rs = rules.REGISTRY.get(self.rules)  # the sheets in the game's own box order
         return {
             "rules": self.rules,
+            "over": self.over,
             "expert_mean_loss": EXPERT_MEAN_LOSS,
             "players": [p.as_dict(rs) for p in self.players],
             "decisions": [d.as_dict(rs) for d in self.decisions],
@@ -119,11 +129,19 @@ def review(game: Game, advisor) -> Review:
     if advisor.rules.name != game.rules.name:
         raise GameError(f"a {game.rules.name} game needs the {game.rules.name} advisor, not {advisor.rules.name}")
     decisions = tuple(decide(step, advisor) for step in game.history)
+    won = {id(p) for p in game.winners()} if game.over else set()
     players = tuple(
-        PlayerReview(p.name, p.computer, tuple(d for d in decisions if d.step.index == i))
+        PlayerReview(
+            p.name,
+            p.computer,
+            tuple(d for d in decisions if d.step.index == i),
+            strategy=p.strategy,
+            score=game.totals(p)["total"],
+            winner=id(p) in won,
+        )
         for i, p in enumerate(game.players)
     )
-    return Review(game.rules.name, players, decisions)
+    return Review(game.rules.name, players, decisions, over=game.over)
 
 
 def decide(step: Step, advisor) -> Decision:

@@ -74,6 +74,7 @@ class Stored:
     game: object
     version: int
     finished: bool
+    seats: dict[int, str] | None = None  # a shared game's seats: index -> SHA-256 of its secret (None: unshared)
 
 
 def _now() -> datetime:
@@ -111,9 +112,17 @@ class GameRecords:
             "a game's save (GET /api/games/{id}/save) can be posted to /api/games to go on"
         )
 
-    def add(self, game, source: str = "web", finished: Sequence[Result] = (), started: datetime | None = None) -> str:
+    def add(
+        self,
+        game,
+        source: str = "web",
+        finished: Sequence[Result] = (),
+        started: datetime | None = None,
+        seats: dict[int, str] | None = None,
+    ) -> str:
         """Keep a new game (``finished``: its results, if it is over already; ``started``: when it began, if
-        before now); its new id (128 random bits)."""
+        before now; ``seats``: a shared game's seats, index -> the SHA-256 of its secret); its new id (128
+        random bits)."""
         self.expire_now_and_then()
         game_id = secrets.token_urlsafe(16)
         now = _now()
@@ -130,10 +139,11 @@ class GameRecords:
                     source=source,
                     save=game.to_json(),
                     undo=_undo_text(game),
+                    seats=_seats_text(seats),
                 )
             )
             _insert_results(conn, game_id, game.rules.name, now, finished)
-        self._remember(Stored(game_id, game, 0, bool(finished)))
+        self._remember(Stored(game_id, game, 0, bool(finished), dict(seats) if seats is not None else None))
         return game_id
 
     def get(self, game_id: str) -> Stored | None:
@@ -151,15 +161,26 @@ class GameRecords:
                 if held is not None and held.version == version:
                     self._cache.move_to_end(game_id)
                     return held
-            row = conn.execute(
-                sa.select(games.c.save, games.c.undo, games.c.version, games.c.finished_at).where(games.c.id == game_id)
-            ).one_or_none()
+            columns = (games.c.save, games.c.undo, games.c.version, games.c.finished_at, games.c.seats)
+            row = conn.execute(sa.select(*columns).where(games.c.id == game_id)).one_or_none()
         if row is None:
             return None
         game = self.game_class.from_json(row.save)
         if row.undo:
             game.load_undo(json.loads(row.undo))
-        return self._remember(Stored(game_id, game, row.version, row.finished_at is not None))
+        seats = {int(k): v for k, v in json.loads(row.seats).items()} if row.seats else None
+        return self._remember(Stored(game_id, game, row.version, row.finished_at is not None, seats))
+
+    def versions(self, game_ids: Sequence[str]) -> dict[str, tuple[int, bool]]:
+        """The version (moves written) of each of ``game_ids`` as the database has it now, and whether the
+        game is finished: one small query, however many games (what the live updates poll). A game not there
+        (removed) is left out."""
+        wanted = [g for g in game_ids if isinstance(g, str) and GAME_ID.fullmatch(g)]
+        if not wanted:
+            return {}
+        query = sa.select(games.c.id, games.c.version, games.c.finished_at).where(games.c.id.in_(wanted))
+        with self.db.begin() as conn:
+            return {row.id: (row.version, row.finished_at is not None) for row in conn.execute(query)}
 
     def commit(self, held: Stored, finished: Sequence[Result] = (), reopened: bool = False) -> bool:
         """Write ``held``'s game (a move played on it) over the version it was read at: with ``finished``, the
@@ -238,6 +259,10 @@ class GameRecords:
                 self.expire()
             except StorageError as e:  # housekeeping: a database that cannot be written now still serves reads
                 log.warning("removing the idle games failed: %s", e.message)
+
+
+def _seats_text(seats: dict[int, str] | None) -> str | None:
+    return None if seats is None else json.dumps({str(k): v for k, v in sorted(seats.items())}, separators=(",", ":"))
 
 
 def _undo_text(game) -> str | None:

@@ -3,7 +3,8 @@ writes through these, never through SQL text).
 
 - ``games``: one row a game, its whole save (the engine's JSON, the random generator's state included) and the
   number of moves made (``version``): a move is written only over the version it was played on, so that of two
-  requests for the same move one wins and the other plays on the game as it now is.
+  requests for the same move one wins and the other plays on the game as it now is; a shared game's ``seats``
+  (each person's seat -> the SHA-256 of its secret, JSON; null: a game of one screen).
 - ``results``: one row a player of a finished game, what the history and the statistics read: the final score,
   whether they won, and the review's decisions and total loss (the proficiency measure).
 """
@@ -14,7 +15,7 @@ import sqlalchemy as sa
 
 metadata = sa.MetaData()
 
-SCHEMA_VERSION = "0002"  # the newest migration's revision (tests/test_storage_schema.py: Alembic's head)
+SCHEMA_VERSION = "0003"  # the newest migration's revision (tests/test_storage_schema.py: Alembic's head)
 
 ID_LENGTH = 32  # a game id: 22 characters of URL-safe base64 (128 random bits), room to spare
 
@@ -31,6 +32,7 @@ games = sa.Table(
     sa.Column("source", sa.String(16), nullable=False),  # "web" or "terminal"
     sa.Column("save", sa.Text, nullable=False),
     sa.Column("undo", sa.Text, nullable=True),  # a coach game's steps to take back (schema 2)
+    sa.Column("seats", sa.Text, nullable=True),  # a shared game's seats: index -> SHA-256 of its secret (schema 3)
 )
 
 results = sa.Table(

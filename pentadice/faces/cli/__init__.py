@@ -25,6 +25,7 @@ COMMANDS = {
     "verify": "verify",
     "serve": "serve",
     "history": "history",
+    "export-app": "export_app",
 }
 
 
@@ -38,7 +39,7 @@ class Commands(exits.Command):
         module = COMMANDS.get(name)
         if module is None:
             return None
-        return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name.replace("-", "_"))
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,7 +1,8 @@
-"""``pentadice serve``: the page and the JSON API over HTTP (:mod:`pentadice.faces.web`), until Ctrl-C."""
+"""``pentadice serve``: the page and the JSON API over HTTP or HTTPS (:mod:`pentadice.faces.web`), until Ctrl-C."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -21,6 +22,28 @@ def _host_names(values: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(host_name(v) for v in values)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
+
+
+def check_tls(cert: str, key: str) -> None:
+    """The certificate and private key of ``--tls`` checked before anything loads: files that can be read,
+    a PEM certificate (chain) and the private key that goes with it; a Failure in one line otherwise."""
+    import ssl
+
+    for what, path in (("certificate", cert), ("private key", key)):
+        if not os.path.isfile(path):
+            raise exits.Failure(f"cannot serve HTTPS: the {what} file {path} does not exist")
+        if not os.access(path, os.R_OK):
+            raise exits.Failure(f"cannot serve HTTPS: the {what} file {path} cannot be read (permission denied)")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(cert, key)
+    except ssl.SSLError as e:
+        reason = (e.reason or str(e)).lower().replace("_", " ")
+        raise exits.Failure(
+            f"cannot serve HTTPS: {cert} and {key} are not a PEM certificate and its private key ({reason})"
+        ) from None
+    except (OSError, ValueError) as e:
+        raise exits.Failure(f"cannot serve HTTPS with {cert} and {key}: {getattr(e, 'strerror', None) or e}") from None
 
 
 @click.command()
@@ -61,6 +84,15 @@ def _host_names(values: tuple[str, ...]) -> tuple[str, ...]:
     help="Days an unfinished game is kept without a move before it is removed (finished games are kept).",
 )
 @click.option(
+    "--tls",
+    nargs=2,
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="CERT KEY",
+    help="Serve HTTPS with the certificate CERT and its private key KEY (PEM files: mkcert's, or a self-signed "
+    "one; see docs/sharing.md). A phone needs HTTPS to install the page as an app.",
+)
+@click.option(
     "--workers",
     type=click.IntRange(1, 64),
     default=1,
@@ -78,9 +110,11 @@ def serve(
     prepare: bool,
     db: str | None,
     keep_days: float,
+    tls: tuple[str, str] | None,
     workers: int,
 ) -> None:
-    """Serve the page (play, coach, review) and the JSON API (/openapi.json) over HTTP, until Ctrl-C.
+    """Serve the page (play, coach, review) and the JSON API (/openapi.json) over HTTP (HTTPS with --tls),
+    until Ctrl-C.
 
     Every table a game reads is loaded when the server starts, and those missing are built then, in the
     background: no move of a game waits for one. Games are kept in the games database (--db): a server
@@ -88,6 +122,9 @@ def serve(
     from pentadice.faces.web import addresses
     from pentadice.tables import chunks
 
+    tls = tuple(tls) if tls else None
+    if tls is not None:
+        check_tls(*tls)  # a bad certificate is said before any table loads
     chunks.use_private_copies()  # the server answers from tables in its own memory: nothing on disk changes them
     names = _served_rules(rules_names, data)
     try:
@@ -96,7 +133,7 @@ def serve(
         raise (click.UsageError if e.usage else exits.Failure)(str(e)) from None
     with sock:
         database = open_games_database(db)  # unreachable, newer than this program: said now; migrated once, here
-        served = Served(names, data, host, allow_hosts, prepare, db, keep_days, open_browser)
+        served = Served(names, data, host, allow_hosts, prepare, db, keep_days, open_browser, tls)
         if workers == 1:
             served.run(sock, database)
             return
@@ -114,9 +151,11 @@ def serve(
 class Served:
     """What ``serve`` serves and how, run in this process or in each worker (:meth:`run`)."""
 
-    def __init__(self, names, data, host, allow_hosts, prepare, db, keep_days, open_browser) -> None:
+    def __init__(self, names, data, host, allow_hosts, prepare, db, keep_days, open_browser, tls=None) -> None:
         self.names, self.data, self.host, self.allow_hosts = names, data, host, allow_hosts
         self.prepare, self.db, self.keep_days, self.open_browser = prepare, db, keep_days, open_browser
+        self.tls = tls  # (certificate, private key): HTTPS; None: HTTP
+        self.scheme = "https" if tls else "http"
 
     def run(self, sock, database, shared=None, worker: int = 0, again: bool = False) -> None:
         """Load the tables, then serve on ``sock`` until a signal stops it (``shared``: one of several workers)."""
@@ -136,18 +175,21 @@ class Served:
             advisors, lambda name: advisors[name].table.files.directory, build=self.prepare, shared=shared,
             worker=worker,
         )  # fmt: skip
+        port = sock.getsockname()[1]
         app = create_app(
             advisors,
             allowed_hosts=addresses.allowed_hosts(self.host, self.allow_hosts),
             preparation=preparation,
             db=database,
             keep_days=self.keep_days,
+            share_base=addresses.share_base(self.host, port, self.scheme),
+            stopping=lambda: sock.fileno() < 0,  # uvicorn closes the listening socket first when it stops
         )
         preparation.start()
         if shared is None:
             sock.listen(2048)
             self.announce(sock)
-        url = addresses.url_of(self.host, sock.getsockname()[1])
+        url = addresses.url_of(self.host, port, self.scheme)
 
         def opened() -> None:
             import webbrowser
@@ -156,7 +198,8 @@ class Served:
 
         try:
             first = worker == 0 and not again  # the browser opened once, not at each start of a worker
-            server.run(app, sock, on_started=opened if self.open_browser and first else None)
+            tls = {"tls": self.tls} if self.tls else {}  # server.run's own option (pentadice/faces/web/server.py)
+            server.run(app, sock, on_started=opened if self.open_browser and first else None, **tls)
         except KeyboardInterrupt:
             if shared is not None:
                 raise
@@ -168,10 +211,10 @@ class Served:
         """Where the page is served, once."""
         from pentadice.faces.web import addresses
 
-        url = addresses.url_of(self.host, sock.getsockname()[1])
+        url = addresses.url_of(self.host, sock.getsockname()[1], self.scheme)
         click.echo(f"Serving {', '.join(self.names)} at {url}{workers} (API: {url}openapi.json). Ctrl-C stops it.")
         if not addresses.is_local(self.host):
-            there = addresses.url_of(addresses.network_address(self.host), sock.getsockname()[1])
+            there = addresses.url_of(addresses.network_address(self.host), sock.getsockname()[1], self.scheme)
             click.echo(
                 f"The page is reachable from the network: on a phone on the same Wi-Fi, open {there} "
                 "(anyone on the network can use it)."

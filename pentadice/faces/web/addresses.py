@@ -41,14 +41,23 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def url_of(host: str, port: int) -> str:
-    """``http://host:port/``, an IPv6 address in brackets."""
+def url_of(host: str, port: int, scheme: str = "http") -> str:
+    """``http://host:port/`` (``scheme``: https with TLS), an IPv6 address in brackets."""
     try:
         if ipaddress.ip_address(host).version == 6:
             host = f"[{host}]"
     except ValueError:
         pass
-    return f"http://{host}:{port}/"
+    return f"{scheme}://{host}:{port}/"
+
+
+def share_base(host: str, port: int, scheme: str = "http") -> str | None:
+    """The URL other devices reach the server at, as a shared game's seat links begin (no trailing slash):
+    the network address printed for ``host``; None when the server listens on loopback only (the page then
+    uses its own origin)."""
+    if is_local(host):
+        return None
+    return url_of(network_address(host), port, scheme).rstrip("/")
 
 
 def is_local(host: str) -> bool:

@@ -1,16 +1,18 @@
 """The HTTP API and the page: :func:`create_app` builds the ASGI application ``pentadice serve`` runs.
 
 A thin front end (see ``docs/architecture.md`` and ``docs/api.md``): the routes are in one module per resource
-(``routes_health``, ``routes_rules``, ``routes_advice``, ``routes_games``, ``routes_review`` (a game's review and
-save, a save file posted), ``routes_history`` (finished games, players' statistics), ``routes_messages``),
+(``routes_health``, ``routes_rules``, ``routes_advice``, ``routes_games``, ``routes_live`` (a game's live updates),
+``routes_review`` (a game's review and save, a save file posted), ``routes_history`` (finished games, players'
+statistics), ``routes_messages``, ``routes_qr`` (a seat link's QR code), ``routes_app`` (the offline app's tables)),
 sharing the :class:`~pentadice.faces.web.state.WebState` this module makes (the rule sets served, the games
 database, the advice cache, the clock), which a route asks for as a parameter. Each handler reads its body strictly
 (:mod:`pentadice.faces.web.bodies`), makes engine types of it, calls the engine or the advisor, and answers JSON.
 Every refusal is ``{"error": ...}`` with a 4xx status: 400 a body that is not JSON, 403 a request another
-site's page sent (but GET and HEAD), 404 an unknown game or path, 405 a wrong method, 408 a body that did not
-arrive in time, 409 a move the game's state refuses (the engine's :class:`GameError`), 413 a body too large,
-421 a ``Host`` not served (DNS rebinding), 422 a wrong field or value; 503 (or 507, a full disk) when the games
-database fails, nothing written. The HTTP layer's own refusals (:mod:`pentadice.faces.web.server`) are JSON too.
+site's page sent (but GET and HEAD) or a shared game's move without its seat's secret, 404 an unknown game or
+path, 405 a wrong method, 408 a body that did not arrive in time, 409 a move the game's state refuses (the
+engine's :class:`GameError`), 413 a body too large, 421 a ``Host`` not served (DNS rebinding), 422 a wrong field
+or value; 503 (or 507, a full disk) when the games database fails, nothing written. The HTTP layer's own
+refusals (:mod:`pentadice.faces.web.server`) are JSON too.
 Advisor work and the games database run in worker threads (a game's requests one at a time in a process), except
 a cached answer, which is sent at once. Nothing on disk is read or written because of a request, but the page's
 own files and the games database (:mod:`pentadice.storage`).
@@ -31,10 +33,13 @@ from starlette.exceptions import HTTPException
 
 from pentadice.faces.web import (
     routes_advice,
+    routes_app,
     routes_games,
     routes_health,
     routes_history,
+    routes_live,
     routes_messages,
+    routes_qr,
     routes_review,
     routes_rules,
     schemas,
@@ -42,6 +47,7 @@ from pentadice.faces.web import (
 from pentadice.faces.web.advising import AdviceCache
 from pentadice.faces.web.bodies import ApiError
 from pentadice.faces.web.guard import SecurityHeaders
+from pentadice.faces.web.live import Live
 from pentadice.faces.web.page import STATIC, HeldFiles, Pages
 from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS
 from pentadice.faces.web.preparing import Preparation
@@ -68,7 +74,17 @@ __all__ = [
 
 # The routers by resource, in the order their paths are listed in /openapi.json.
 STORAGE_RETRY_SECONDS = 5  # a request the database failed: its Retry-After
-ROUTERS = (routes_health, routes_rules, routes_advice, routes_games, routes_review, routes_history, routes_messages)
+ROUTERS = (
+    routes_health,
+    routes_rules,
+    routes_advice,
+    routes_games,
+    routes_live,
+    routes_review,
+    routes_history,
+    routes_messages,
+    routes_qr,
+)
 log = logging.getLogger("pentadice.web")
 
 
@@ -81,6 +97,8 @@ def create_app(
     keep_days: float = KEEP_DAYS,
     allowed_hosts: Iterable[str] | None = None,
     preparation: Preparation | None = None,
+    share_base: str | None = None,
+    stopping: Callable[[], bool] | None = None,
 ) -> FastAPI:
     """The application serving ``advisors`` (rule set name -> :class:`~pentadice.advisor.Advisor`, loaded
     and compiled already), the page from ``static_dir`` (None or missing: the API alone), games kept in the
@@ -90,14 +108,17 @@ def create_app(
     (:func:`pentadice.faces.web.addresses.allowed_hosts`; loopback addresses and the address the request arrived at are
     served too), others refused with 421 against DNS rebinding; None: any (a test client's). ``preparation``:
     the tables prepared in the background (:class:`~pentadice.faces.web.preparing.Preparation`; None: a game
-    builds what it needs when it needs it). The routes share
-    one :class:`~pentadice.faces.web.state.WebState`, kept as ``app.state.web``."""
+    builds what it needs when it needs it). ``share_base``: the URL a shared game's seat links begin with
+    (``GET /api/health`` says it; None: the server listens on loopback only, the page uses its own origin).
+    ``stopping()``: whether the server is stopping (the live updates' streams then end; None: never asked).
+    The routes share one :class:`~pentadice.faces.web.state.WebState`, kept as ``app.state.web``."""
     served = dict(advisors)
     rules_json = routes_rules.rules_answer(served.values())
     if db is None:
         db = _private_database()
     store = GameStore(GameRecords(db, Game, keep_days=keep_days), served.get)
-    state = WebState(served, store, AdviceCache(), clock, rules_json, preparation)
+    live = Live(store.records.versions, stopping=stopping)
+    state = WebState(served, store, AdviceCache(), clock, rules_json, preparation, live, share_base)
     app = FastAPI(
         title="pentadice",
         summary="Penta and the Yahtzee family: the optimal advisor and games, over HTTP.",
@@ -108,6 +129,7 @@ def create_app(
     app.state.web = state
     for module in ROUTERS:
         app.include_router(module.router)
+    app.include_router(routes_app.router)  # the offline app's tables
     _handle_errors(app)
     app.openapi = lambda: _openapi(app)
     # The API's routes as their routers hold them: what the guard and the page match a path against (an app's

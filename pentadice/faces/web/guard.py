@@ -11,6 +11,8 @@ from starlette.routing import Match
 
 from pentadice.faces.web.responses import NO_STORE, SECURITY_HEADERS, answer
 
+HEAD_SCOPE_KEY = "pentadice.head"  # set in the scope of a HEAD answered as its GET (a stream then sends none)
+
 
 class SecurityHeaders:
     """Every answer says: scripts, styles and images from this server only, no framing, no sniffing of
@@ -48,7 +50,7 @@ class SecurityHeaders:
             await refusal(scope, receive, send_with_headers)
             return
         if api and scope["method"] == "HEAD" and self._serves_get(scope):
-            scope = {**scope, "method": "GET"}
+            scope = {**scope, "method": "GET", HEAD_SCOPE_KEY: True}
             respond = send_with_headers
 
             async def send_with_headers(message) -> None:  # the headers of the GET, no body

@@ -18,6 +18,16 @@ STATIC = Path(__file__).parent / "static"
 # game's public address: its id, URL-safe base64, in the path; a seat's secret, when shared games have them, will
 # travel in a header or a cookie, never in a path or a query) and the history's (``/history``).
 PAGE_PATHS = re.compile(r"games/[A-Za-z0-9_-]{1,64}|history")
+WORKER = "sw.js"  # the service worker, whose cache version names the page's files it stores
+WORKER_VERSION_LINE = 'const VERSION = "dev";'
+
+
+def versioned_worker(text: str, version: str) -> str:
+    """The service worker's source with its cache version set: a new version (new page files) makes browsers
+    install the worker again and store the new files, not keep answering the old ones."""
+    if WORKER_VERSION_LINE not in text:
+        raise ValueError(f"{WORKER} has no line {WORKER_VERSION_LINE!r} to write the version into")
+    return text.replace(WORKER_VERSION_LINE, f'const VERSION = "{version}";')
 
 
 class HeldFiles:
@@ -25,17 +35,25 @@ class HeldFiles:
     file read, so that clients fetching them many times over (and not reading the answers) cost the server
     little, and nothing done to the folder afterwards changes what is served. ``/`` and a folder answer its
     ``index.html``, as do the page's own addresses (:data:`PAGE_PATHS`); no directory listing, nothing outside
-    the folder; GET and HEAD only (405); an ``ETag`` that ``If-None-Match`` can match (304)."""
+    the folder; GET and HEAD only (405); an ``ETag`` that ``If-None-Match`` can match (304). The service
+    worker is answered with its cache version set to a hash of the other files (:func:`versioned_worker`)."""
 
     LIMIT = 16 * 1024 * 1024  # bytes of page files held at most (the page is about 70 KB)
 
     def __init__(self, directory: Path) -> None:
         self.files: dict[str, tuple[bytes, list[tuple[bytes, bytes]]]] = {}
         held = 0
-        for path in sorted(directory.rglob("*")):
-            if not path.is_file() or path.is_symlink():
-                continue
-            body = path.read_bytes()
+        paths = [p for p in sorted(directory.rglob("*")) if p.is_file() and not p.is_symlink()]
+        shell = hashlib.sha256()
+        bodies = {}
+        for path in paths:
+            bodies[path] = path.read_bytes()
+            if path.name != WORKER:
+                shell.update(path.relative_to(directory).as_posix().encode() + b"\0" + bodies[path])
+        for path in paths:
+            body = bodies[path]
+            if path.relative_to(directory).as_posix() == WORKER:
+                body = versioned_worker(body.decode(), "serve-" + shell.hexdigest()[:16]).encode()
             held += len(body)
             if held > self.LIMIT:
                 raise ValueError(f"the page's files in {directory} are larger than {self.LIMIT:,} bytes")

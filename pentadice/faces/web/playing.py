@@ -1,5 +1,6 @@
 """A game over HTTP: its view (the engine's, with the advice and the chances the page shows), a move played in a
-worker thread and written to the games database, and a game made or loaded kept there."""
+worker thread and written to the games database (its watchers woken: :mod:`pentadice.faces.web.live`), and a
+game made or loaded kept there (shared, with a secret a person's seat: :mod:`pentadice.faces.web.seats`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from pentadice.advisor import chances
+from pentadice.faces.web import seats
 from pentadice.faces.web.bodies import ApiError
 from pentadice.faces.web.responses import answer
 from pentadice.faces.web.state import WebState
@@ -19,9 +21,13 @@ from pentadice.players.engine import Game
 AUTO_COMMIT_SECONDS = 3.0  # a new game's countdown before the advisor's box is filled (GET /api/rules says it)
 
 
-def view(state: WebState, game_id: str, held: Held) -> dict:
-    """The game's view with its id; the advice where a person is to move, the chances where at hand."""
+def view(state: WebState, game_id: str, held: Held, secret: str | None = None) -> dict:
+    """The game's view with its id; the advice where a person is to move, the chances where at hand. A shared
+    game's view says which seat the request's ``secret`` holds (``you``; null: a watcher), and gives the advice
+    only to the device holding the seat to move."""
     game = held.game
+    shared = held.stored.seats is not None
+    you = seats.holder(held.stored.seats, secret)
     out = {"id": game_id, **game.view()}
     out.update(
         coach=game.coach,
@@ -29,8 +35,12 @@ def view(state: WebState, game_id: str, held: Held) -> dict:
         can_undo=game.can_undo,
         history=len(game.history),
         version=held.stored.version,
+        shared=shared,
+        you=you,
     )
     person_to_move = game.dice is not None and not game.over and not game.player.computer
+    if shared and you != game.current:
+        person_to_move = False  # the advice is the player's to see, on their own device
     out["advice"] = json.loads(state.cache.get(held.advisor, game.situation())) if person_to_move else None
     waiting = state.preparation.chances_waiting(game.rules.name) if state.preparation is not None else None
     if waiting is not None:  # the chances table is being built: said, never computed the slow way meanwhile
@@ -45,13 +55,18 @@ CONFLICT_TRIES = 5  # times a move is played again on the game as another proces
 
 
 async def act(
-    state: WebState, game_id: str, move: Callable[[Held], dict | None], version: int | None = None
+    state: WebState,
+    game_id: str,
+    move: Callable[[Held], dict | None],
+    version: int | None = None,
+    secret: str | None = None,
 ) -> Response:
     """``move(held)`` on the game read from the database, written back in one transaction: ``{"played": ..,
     "game": view}``. This process's requests on a game take turns; where another process wrote the game
     first, the move is played again on the game as it now is. ``version``: the game's version the client saw
     (its view's ``version``); a game moved on since is 409, so that of two requests for the same move one
-    plays it and the other is refused, whichever process each reaches."""
+    plays it and the other is refused, whichever process each reaches. ``secret``: the seat's secret the
+    request carries (the view answered is that seat's). The game's watchers in this process are woken at once."""
     async with state.store.lock(game_id):
 
         def run() -> dict:
@@ -72,10 +87,13 @@ async def act(
                     raise
                 if written:
                     out = {"played": played} if played is not None else {}
-                    return {**out, "game": view(state, game_id, held)}
+                    return {**out, "game": view(state, game_id, held, secret)}
             raise ApiError(409, "the game keeps changing under other requests: read it again and retry")
 
-        return answer(await run_in_threadpool(run))
+        out = await run_in_threadpool(run)
+    if state.live is not None:
+        state.live.changed(game_id, out["game"]["version"], out["game"]["over"])
+    return answer(out)
 
 
 async def read(state: WebState, game_id: str, use: Callable[[Held], object]) -> object:
@@ -85,18 +103,29 @@ async def read(state: WebState, game_id: str, use: Callable[[Held], object]) -> 
         return await run_in_threadpool(lambda: use(state.held_of(game_id)))
 
 
-async def started(state: WebState, game: Game, advisor) -> Response:
+async def started(state: WebState, game: Game, advisor, shared: bool = False) -> Response:
     """A game just made or loaded, held from now on: 201 with its view and its place; 503 while the tables a
-    ``win`` computer of it reads are being prepared (:func:`check_prepared`)."""
+    ``win`` computer of it reads are being prepared (:func:`check_prepared`). ``shared``: a game played from
+    several devices, a secret a person's seat, given in this answer only (``seats``; ``you``: the first
+    person's seat, the creating device's)."""
     if game.coach and any(p.computer for p in game.players):
         raise ApiError(422, "a coach game follows real dice: its players are people, not the computer")
+    if shared and game.coach:
+        raise ApiError(422, 'a coach game ("dice": "manual") is played on one screen: it cannot be shared')
+    given = seats.new_seats(game.players) if shared else None
+    if given is not None and not given:
+        raise ApiError(422, "a shared game needs a person's seat: every player here is the computer")
     check_prepared(state, game)
 
     def run() -> tuple[str, dict]:
-        game_id = state.store.add(game, advisor)
-        return game_id, view(state, game_id, state.held_of(game_id))
+        game_id = state.store.add(game, advisor, seats.digests(given) if given is not None else None)
+        first = None if given is None else given[min(given)]
+        return game_id, view(state, game_id, state.held_of(game_id), first)
 
     game_id, out = await run_in_threadpool(run)
+    if given is not None:
+        names = [p.name for p in game.players]
+        out["seats"] = [{"seat": i, "name": names[i], "secret": secret} for i, secret in sorted(given.items())]
     return answer(out, 201, {"location": f"/api/games/{game_id}"})
 
 

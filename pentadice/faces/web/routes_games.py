@@ -1,6 +1,7 @@
-"""Games: ``POST /api/games`` (a new game, or a saved one going on), its view and chances, and the moves a
-person or the computer plays in it. Each move is one transaction of the games database
-(:func:`pentadice.faces.web.playing.act`)."""
+"""Games: ``POST /api/games`` (a new game, or a saved one going on; shared: played from several devices), its
+view and chances, and the moves a person or the computer plays in it. Each move is one transaction of the games
+database (:func:`pentadice.faces.web.playing.act`); in a shared game a move is accepted only from the device
+holding the right seat (:mod:`pentadice.faces.web.seats`: the ``X-Pentadice-Seat`` header)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from pentadice.advisor import chances
-from pentadice.faces.web import bodies, schemas
+from pentadice.faces.web import bodies, schemas, seats
 from pentadice.faces.web.apidoc import ERRORS, GAME_ERRORS, body_doc
 from pentadice.faces.web.bodies import ApiError
 from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS, act, known_chances, person_to_act, read, started, view
@@ -22,7 +23,7 @@ from pentadice.players import strategies
 from pentadice.players.engine import MAX_PLAYERS, Game, GameError, Player, check_auto_commit, parse_players
 from pentadice.support.inputs import json_kind
 
-NEW_GAME_FIELDS = ("players", "rules", "seed", "auto_commit", "dice", "save")
+NEW_GAME_FIELDS = ("players", "rules", "seed", "auto_commit", "dice", "save", "shared")
 
 router = APIRouter()
 
@@ -35,11 +36,15 @@ router = APIRouter()
     tags=["games"],
 )
 async def new_game(request: Request, state: State) -> Response:
-    """A new game, or a saved one going on (`save`); answers its view, with its id."""
+    """A new game, or a saved one going on (`save`); answers its view, with its id. `shared`: a game played
+    from several devices, whose answer (this one only) gives each person's seat its secret (`seats`)."""
     body = await bodies.read(request, bodies.LARGE_LIMIT)
     data = bodies.json_object(body, NEW_GAME_FIELDS, '{"players": "Ana,cpu", "rules": "penta"}')
+    shared = data.get("shared", False)
+    if not isinstance(shared, bool):
+        raise ApiError(422, f"shared must be true or false, not {bodies.short(shared)}")
     game, advisor = _saved_game(state, data) if "save" in data else _new_game(state, data)
-    return await started(state, game, advisor)
+    return await started(state, game, advisor, shared)
 
 
 def _new_game(state: WebState, data: dict):
@@ -113,9 +118,10 @@ def _players_of(value: object) -> list[Player]:
 
 
 @router.get("/api/games/{game_id}", responses={200: {"model": schemas.GameView}, **GAME_ERRORS}, tags=["games"])
-async def get_game(game_id: str, state: State) -> Response:
-    """The game's view."""
-    return answer(await read(state, game_id, lambda held: view(state, game_id, held)))
+async def get_game(game_id: str, request: Request, state: State) -> Response:
+    """The game's view (in a shared game, `you`: the seat the `X-Pentadice-Seat` header's secret holds)."""
+    secret = seats.secret_of(request.headers)
+    return answer(await read(state, game_id, lambda held: view(state, game_id, held, secret)))
 
 
 @router.get(
@@ -171,6 +177,7 @@ async def roll(game_id: str, request: Request, state: State) -> Response:
     gives the faces rolled in `dice`."""
     body = await bodies.read(request, bodies.ACTION_LIMIT)
     data = bodies.json_object(body, ("keep", "dice", "version"), '{"keep": []}')
+    secret = seats.secret_of(request.headers)
 
     def move(held) -> dict:
         game = held.game
@@ -180,7 +187,7 @@ async def roll(game_id: str, request: Request, state: State) -> Response:
             if not game.coach:
                 raise ApiError(422, 'dice are given in coach games ("dice": "manual") only: this one rolls')
             rolled = bodies.faces(rolled, "dice", game.rules.dice)
-        person_to_act(game)
+        person_may_move(held, secret)
         if game.dice is None and keep:
             raise ApiError(409, "there are no dice to keep before the turn's first roll")
         if game.coach and (game.dice is None or game.rolls_left > 0) and len(keep) < game.rules.dice:
@@ -192,7 +199,7 @@ async def roll(game_id: str, request: Request, state: State) -> Response:
             return {"player": game.player.name, "computer": False, "rolled": list(game.start_turn(rolled))}
         return game.play(Keep(tuple(keep)), held.advisor, rolled=rolled).as_dict()
 
-    return await act(state, game_id, move, _version_of(data))
+    return await act(state, game_id, move, _version_of(data), secret)
 
 
 @_move("score", openapi_extra=body_doc(schemas.ScoreIn, {"box": "fives"}))
@@ -200,6 +207,7 @@ async def score(game_id: str, request: Request, state: State) -> Response:
     """Fill a box with the dice showing (`box`: its id, or its name as people type it)."""
     body = await bodies.read(request, bodies.ACTION_LIMIT)
     data = bodies.json_object(body, ("box", "version"), '{"box": "fives"}', ["box"])
+    secret = seats.secret_of(request.headers)
 
     def move(held) -> dict:
         game = held.game
@@ -209,32 +217,37 @@ async def score(game_id: str, request: Request, state: State) -> Response:
             box = game.rules.parse_box(data["box"])
         except ValueError as e:
             raise ApiError(422, str(e)) from None
-        person_to_act(game)
+        person_may_move(held, secret)
         return game.play(Score(box), held.advisor).as_dict()
 
-    return await act(state, game_id, move, _version_of(data))
+    return await act(state, game_id, move, _version_of(data), secret)
 
 
 @_move("auto-commit")
 async def auto_commit(game_id: str, request: Request, state: State) -> Response:
     """The countdown ran out: fill the advisor's box (the computer's choice). Only after a person's last roll."""
 
+    secret = seats.secret_of(request.headers)
+
     def move(held) -> dict:
         game = held.game
-        person_to_act(game)
+        person_may_move(held, secret)
         if game.auto_commit_seconds is None:
             raise ApiError(409, "the auto-commit is off in this game")
         return game.auto_commit_played(held.advisor).as_dict()
 
-    return await _bodiless(request, state, game_id, move)
+    return await _bodiless(request, state, game_id, move, secret)
 
 
 @_move("computer")
 async def computer(game_id: str, request: Request, state: State) -> Response:
-    """One step of the computer player whose turn it is: its first roll, a keep or a box."""
+    """One step of the computer player whose turn it is: its first roll, a keep or a box. In a shared game,
+    from a device holding any seat of it."""
+    secret = seats.secret_of(request.headers)
 
     def move(held) -> dict:
         game = held.game
+        seats.check_any_seat(held.stored.seats, seats.holder(held.stored.seats, secret))
         if game.over:
             raise ApiError(409, "the game is over")
         if not game.player.computer:
@@ -247,24 +260,37 @@ async def computer(game_id: str, request: Request, state: State) -> Response:
             return {"player": step[1], "computer": True, "rolled": list(step[2])}
         return step.as_dict()
 
-    return await _bodiless(request, state, game_id, move)
+    return await _bodiless(request, state, game_id, move, secret)
 
 
 @router.post("/api/games/{game_id}/undo", responses={200: {"model": schemas.GameOut}, **GAME_ERRORS}, tags=["games"])
 async def undo(game_id: str, request: Request, state: State) -> Response:
     """Coach games: take back the last step (a box, a keep with its roll, or a turn's first roll)."""
+    secret = seats.secret_of(request.headers)
 
     def move(held) -> None:
+        if held.stored.seats is not None:  # a shared game is never a coach game: refused by the engine after this
+            person_may_move(held, secret)
         held.game.undo()
 
-    return await _bodiless(request, state, game_id, move)
+    return await _bodiless(request, state, game_id, move, secret)
 
 
-async def _bodiless(request: Request, state: State, game_id: str, move) -> Response:
+async def _bodiless(request: Request, state: State, game_id: str, move, secret: str | None) -> Response:
     """An action without fields (no body, or ``{}``): ``move`` played in the game, under its lock."""
     body = await bodies.read(request, bodies.ACTION_LIMIT)
     data = bodies.json_object(body, ("version",), "{}") if body.strip() else {}
-    return await act(state, game_id, move, _version_of(data))
+    return await act(state, game_id, move, _version_of(data), secret)
+
+
+def person_may_move(held, secret: str | None) -> None:
+    """409 unless a person is to move in the game; in a shared game, 403 unless ``secret`` is the secret of
+    that person's seat."""
+    stored = held.stored.seats
+    if stored is not None and seats.holder(stored, secret) is None:
+        raise ApiError(403, seats.NEED_SECRET)  # said first: a watcher is told what moving takes
+    person_to_act(held.game)
+    seats.check_mover(stored, seats.holder(stored, secret), held.game)
 
 
 def _version_of(data: dict) -> int | None:

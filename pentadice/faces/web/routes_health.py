@@ -17,7 +17,8 @@ router = APIRouter()
 @router.get("/api/health", responses={200: {"model": schemas.Health}}, tags=["server"])
 async def health(state: State) -> Response:
     """The server is up: the rule sets it serves, how many games it holds, and how far the tables its games
-    read are prepared (each rule set's: ready, the win player and the chances, the table being built)."""
+    read are prepared (each rule set's: ready, the win player and the chances, the table being built), and
+    the base of a shared game's seat links (`share_base`: the network URL; null on loopback only)."""
     store = state.store
     counts = store.counted()
     if counts is None:  # counted at most once in COUNT_SECONDS: health is polled, and must answer under load
@@ -33,5 +34,6 @@ async def health(state: State) -> Response:
             "database": store.records.db.kind,
             "preparing": prep.preparing() if prep is not None else False,
             "tables": {name: prep.status(name) for name in state.advisors} if prep is not None else None,
+            "share_base": state.share_base,
         }
     )

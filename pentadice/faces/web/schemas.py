@@ -52,6 +52,10 @@ class Health(BaseModel):
     database: Literal["sqlite", "postgresql"] = Field(description="The kind of database the games are kept in.")
     preparing: bool = Field(description="Tables are still being loaded or built in the background.")
     tables: dict[str, TablesOut] | None = Field(description="Each rule set's tables; null: none are prepared here.")
+    share_base: str | None = Field(
+        description="The URL a shared game's seat links begin with (http://192.168.1.5:8000, https:// with "
+        "--tls); null: the server listens on loopback only (the page's own origin)."
+    )
 
 
 class BoxOut(BaseModel):
@@ -182,6 +186,11 @@ class NewGameIn(BaseModel):
     save: dict[str, Any] | None = Field(
         None, description="A saved game (from GET /api/games/{id}/save or `pentadice play --save`): go on with it."
     )
+    shared: bool = Field(
+        False,
+        description="Played from several devices: each person's seat gets a secret (in this answer only), and a "
+        "move is accepted only with the X-Pentadice-Seat header of the seat to move. Not with dice: manual.",
+    )
 
 
 class PlayerView(BaseModel):
@@ -191,6 +200,12 @@ class PlayerView(BaseModel):
     turns: int
     sheet: dict[str, int]
     totals: dict[str, int]
+
+
+class SeatOut(BaseModel):
+    seat: int = Field(description="The seat's index into players.")
+    name: str
+    secret: str = Field(description="Sent back in the X-Pentadice-Seat header; kept in localStorage, never a URL.")
 
 
 class GameView(BaseModel):
@@ -214,7 +229,17 @@ class GameView(BaseModel):
     can_undo: bool
     history: int = Field(description="Decisions made so far.")
     version: int = Field(description="Moves written so far; a move may send it back to be played only on this view.")
-    advice: AdviceOut | None = Field(description="The advise --json object for a person's dice showing, else null.")
+    advice: AdviceOut | None = Field(
+        description="The advise --json object for a person's dice showing, else null (in a shared game: given "
+        "only to the device holding the seat to move)."
+    )
+    shared: bool = Field(False, description="Played from several devices, each seat's moves from its own.")
+    you: int | None = Field(
+        None, description="The seat the request's X-Pentadice-Seat secret holds; null: none (a watcher)."
+    )
+    seats: list[SeatOut] | None = Field(
+        None, description="A shared game's creating answer only: each person's seat with its secret."
+    )
     chances: list[float] | None = Field(
         None,
         description="Each player's probability of finishing first from the sheets as they stand and the dice "
@@ -275,9 +300,13 @@ class ReviewPlayer(BaseModel):
     total_loss: float
     mean_loss: float | None
     worst: list[dict[str, Any]]
+    strategy: str | None = None
+    score: int | None = Field(None, description="The player's total so far (final once the game is over).")
+    winner: bool | None = Field(None, description="Whether the player has the top score of a finished game.")
 
 
 class ReviewOut(BaseModel):
+    over: bool | None = Field(None, description="Whether the game is finished.")
     players: list[ReviewPlayer]
     decisions: list[dict[str, Any]]
 

@@ -38,9 +38,12 @@ SEND_BUFFER = 64 * 1024  # bytes the kernel holds unsent per connection (not meg
 log = logging.getLogger("pentadice.web")
 
 
-def run(app, sock: socket.socket, on_started: Callable[[], None] | None = None) -> None:
+def run(
+    app, sock: socket.socket, on_started: Callable[[], None] | None = None, tls: tuple[str, str] | None = None
+) -> None:
     """Serve ``app`` on ``sock`` until a signal stops it (uvicorn then raises that signal again: Ctrl-C
-    becomes KeyboardInterrupt here). ``on_started`` is called from a thread once requests are answered."""
+    becomes KeyboardInterrupt here). ``on_started`` is called from a thread once requests are answered.
+    ``tls``: (certificate, private key), PEM files: HTTPS (``serve --tls``)."""
     import uvicorn
 
     config = uvicorn.Config(
@@ -55,6 +58,8 @@ def run(app, sock: socket.socket, on_started: Callable[[], None] | None = None) 
         timeout_graceful_shutdown=5,
         limit_concurrency=None,  # Protocol limits the requests processed at once, not uvicorn (connections)
         timeout_keep_alive=int(KEEP_ALIVE_SECONDS),
+        ssl_certfile=tls[0] if tls else None,
+        ssl_keyfile=tls[1] if tls else None,
     )
     server = uvicorn.Server(config)
     gc.collect()

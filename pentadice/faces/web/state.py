@@ -14,6 +14,7 @@ from fastapi import Depends, Request
 from pentadice.faces.web import bodies
 from pentadice.faces.web.advising import AdviceCache
 from pentadice.faces.web.bodies import ApiError
+from pentadice.faces.web.live import Live
 from pentadice.faces.web.preparing import Preparation
 from pentadice.faces.web.store import GameStore, Held
 from pentadice.game import rules
@@ -25,7 +26,9 @@ class WebState:
     database), the
     advice given so far, the clock the games' idle time and the computer's moves are measured by, and the answer
     of ``GET /api/rules`` (made once: the rule sets do not change), and the preparation of the tables its games
-    read (:mod:`pentadice.faces.web.preparing`)."""
+    read (:mod:`pentadice.faces.web.preparing`), the live updates of the games watched
+    (:mod:`pentadice.faces.web.live`) and the base of a shared game's seat links (``share_base``: the network
+    URL the server is reached at, None when it listens on loopback only)."""
 
     advisors: dict[str, object]
     store: GameStore
@@ -33,6 +36,8 @@ class WebState:
     clock: Callable[[], float]
     rules_answer: bytes = b""
     preparation: Preparation | None = None  # the tables prepared in the background (None: games build their own)
+    live: Live | None = None  # the live updates (create_app makes them)
+    share_base: str | None = None  # e.g. http://192.168.1.5:8000; None: loopback only (the page's own origin)
     default_rules: str = field(init=False)  # a request naming no rule set: Penta where served, else the first
 
     def __post_init__(self) -> None:

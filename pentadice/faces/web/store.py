@@ -55,10 +55,11 @@ class GameStore:
             self._locks[game_id] = lock
         return lock
 
-    def add(self, game, advisor) -> str:
+    def add(self, game, advisor, seats: dict[int, str] | None = None) -> str:
         """Keep a new game, or a save posted to go on; its id. A save that is over already is kept without
-        results: the history counts the games that finish here, each once."""
-        return self.records.add(game, "web")
+        results: the history counts the games that finish here, each once. ``seats``: a shared game's, index ->
+        the SHA-256 of the seat's secret."""
+        return self.records.add(game, "web", seats=seats)
 
     def get(self, game_id: str) -> Held | None:
         """The game under ``game_id`` as the database has it (None: unknown, or removed); its advisor is None

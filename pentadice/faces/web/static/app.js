@@ -58,7 +58,107 @@
     reviewRules: null, // the rule set of the review shown (a game of the history may be of another)
     gone: null, // the game asked for by its address that could not be opened: {status, message}
     hist: null, // the history view: {games, total, players, player, loading}
+    live: null, // a shared game's EventSource: {id, source}
+    liveVersion: null, // the latest version its events announced
   };
+
+  // ---------- seats of shared games ----------
+  // A shared game has a secret per human seat. This device keeps those it holds in localStorage, under
+  // "pentadice.seats.<game id>" = {"you": i, "secrets": {"<i>": "<secret>"}}, and proves a seat with the request
+  // header X-Pentadice-Seat only: never in a URL's path or query, never in a Referer. A seat's link carries the
+  // secret in its fragment (#seat=...), which no request sends; it is read, kept and removed from the address
+  // here, before the page fetches anything.
+  const SEATS_KEY = "pentadice.seats.";
+  const GAME_API = /^\/api\/games\/([A-Za-z0-9_-]{1,64})(?:[/?]|$)/;
+
+  function seatsOf(id) {
+    try {
+      const kept = JSON.parse(localStorage.getItem(SEATS_KEY + id) || "null");
+      if (kept && typeof kept === "object" && kept.secrets && typeof kept.secrets === "object") return kept;
+    } catch (e) {
+      // storage off or spoilt: no seat
+    }
+    return null;
+  }
+
+  function keepSeats(id, seats) {
+    try {
+      localStorage.setItem(SEATS_KEY + id, JSON.stringify(seats));
+    } catch (e) {
+      // storage off: the seat holds for this page only (S.seatMemory)
+    }
+    S.seatMemory = { id, seats };
+  }
+
+  /** The secret this device sends for the game of an API path: its own seat's ("you"), or the one a link gave
+   * before the server said which seat it is (``pending``); null for another path or a game it holds no seat of. */
+  function seatSecretFor(path) {
+    const m = GAME_API.exec(path);
+    if (!m) return null;
+    const seats = seatsOf(m[1]) || (S.seatMemory && S.seatMemory.id === m[1] ? S.seatMemory.seats : null);
+    if (!seats) return null;
+    const own = seats.you !== null && seats.you !== undefined ? seats.secrets[String(seats.you)] : null;
+    return typeof own === "string" ? own : typeof seats.pending === "string" ? seats.pending : null;
+  }
+
+  /** A seat's link opened (/games/<id>#seat=<secret>): the secret kept for that game, the fragment removed. */
+  function takeSeatLink() {
+    const m = /^\/games\/([A-Za-z0-9_-]{1,64})$/.exec(location.pathname);
+    const found = /^#seat=([A-Za-z0-9_-]{1,128})$/.exec(location.hash);
+    if (location.hash.startsWith("#seat=")) history.replaceState(history.state, "", location.pathname + location.search);
+    if (!m || !found) return;
+    const seats = seatsOf(m[1]) || { you: null, secrets: {} };
+    seats.pending = found[1];
+    seats.you = null; // the server says which seat the link holds (the view's "you")
+    keepSeats(m[1], seats);
+  }
+  takeSeatLink();
+
+  // ---------- colours ----------
+  // Light or dark from the system (prefers-color-scheme), unless the switch in the header says which; the choice
+  // is kept in localStorage ("pentadice.theme": auto, light or dark). style.css holds the two schemes' colours.
+
+  function keptTheme() {
+    try {
+      const kept = localStorage.getItem("pentadice.theme");
+      if (kept === "light" || kept === "dark") return kept;
+    } catch (e) {
+      // storage may be off
+    }
+    return "auto";
+  }
+
+  function applyTheme(theme) {
+    if (theme === "light" || theme === "dark") document.documentElement.dataset.theme = theme;
+    else delete document.documentElement.dataset.theme;
+  }
+  applyTheme(keptTheme());
+
+  function chooseTheme(theme) {
+    applyTheme(theme);
+    try {
+      if (theme === "light" || theme === "dark") localStorage.setItem("pentadice.theme", theme);
+      else localStorage.removeItem("pentadice.theme");
+    } catch (e) {
+      // storage may be off: the choice holds for this page
+    }
+  }
+
+  /** A view of a shared game: the seat it says this device holds is kept as "you" (a link's secret moved to it). */
+  function noteSeat(view) {
+    if (!view || !view.shared || !view.id) return;
+    const seats = seatsOf(view.id) || (S.seatMemory && S.seatMemory.id === view.id ? S.seatMemory.seats : null);
+    if (!seats) return;
+    if (view.you !== null && view.you !== undefined && typeof seats.pending === "string") {
+      seats.secrets[String(view.you)] = seats.pending;
+      delete seats.pending;
+      seats.you = view.you;
+      keepSeats(view.id, seats);
+    } else if (view.you !== null && view.you !== undefined && seats.you !== view.you) {
+      seats.you = view.you;
+      keepSeats(view.id, seats);
+    }
+  }
 
   // ---------- text ----------
 
@@ -136,6 +236,24 @@
     return faces.join(" ");
   }
 
+  /** Whether a player's name is the page's default "You" (in either language): the page then speaks to them
+   * in the second person ("Your turn", "You roll"), never "You's turn" or "You rolls". */
+  function isYou(name) {
+    const n = String(name || "").trim().toLowerCase();
+    return n === "you" || n === t("You").toLowerCase() || n === "anda";
+  }
+
+  /** A player's name as shown: the default "You" in the page's language (a game started in English and shown in
+   * Indonesian says "Anda"); any other name as it is. */
+  function shownName(name) {
+    return isYou(name) ? t("You") : String(name);
+  }
+
+  /** A sentence about a player: ``youMsg`` (second person) for the default "You", else ``nameMsg`` with {name}. */
+  function about(name, youMsg, nameMsg, values) {
+    return isYou(name) ? t(youMsg, values) : t(nameMsg, Object.assign({ name }, values));
+  }
+
   /** An option of the advisor (or of a review) in words. */
   function optionText(o) {
     if (!o) return "";
@@ -172,6 +290,15 @@
     for (const node of document.querySelectorAll("[data-t-aria]")) node.setAttribute("aria-label", t(node.dataset.tAria));
     for (const option of $("rules").options) if (option.dataset.title) option.textContent = t(option.dataset.title);
     document.title = t("pentadice: Penta in the browser");
+    renderFoot();
+    renderSound();
+  }
+
+  /** The footer names the rule set of the game shown (or chosen at set-up): Yatzy's game is not Penta's. */
+  function renderFoot() {
+    const rs = currentRules();
+    const text = rs ? t("pentadice: exact optimal strategy for {rules}", { rules: t(rs.title || rs.name) }) : t("pentadice: exact optimal strategy");
+    if ($("foot-text").textContent !== text) $("foot-text").textContent = text;
   }
 
   async function loadMessages(lang) {
@@ -192,10 +319,11 @@
     }
     $("lang").value = lang;
     applyTexts();
+    renameDefaults();
     renderPlayers();
     renderPrep();
     if (S.game) render();
-    if (S.lastReview) renderReview(S.lastReview, S.reviewRules);
+    if (S.lastReview) renderReview(S.lastReview, S.reviewRules, S.reviewFinal);
     if (S.gone) renderGone();
     if (S.hist) renderHistory();
   }
@@ -238,7 +366,11 @@
   }
 
   async function api(method, path, body) {
+    // The offline app (offline.js) answers what it can without a server: its answer is api()'s.
+    if (window.PentaOffline && window.PentaOffline.handles(method, path)) return window.PentaOffline.api(method, path, body);
     const opts = { method, headers: { Accept: "application/json" } };
+    const secret = seatSecretFor(path);
+    if (secret) opts.headers["X-Pentadice-Seat"] = secret;
     if (body !== undefined) {
       opts.headers["Content-Type"] = "application/json";
       opts.body = body instanceof RawJson ? body.text : JSON.stringify(body);
@@ -326,9 +458,16 @@
     return g.players[g.current];
   }
 
+  /** Whether this screen moves now: a human player's turn, and in a shared game the seat this device holds. */
   function humanTurn() {
     const p = me();
-    return !!p && !p.computer;
+    return !!p && !p.computer && (!S.game.shared || S.game.you === S.game.current);
+  }
+
+  /** A shared game's turn of a human seat another device holds (this screen watches it). */
+  function othersTurn() {
+    const p = me();
+    return !!p && !p.computer && !!S.game.shared && S.game.you !== S.game.current;
   }
 
   function turnKey() {
@@ -372,6 +511,7 @@
     const g = S.game;
     if (!g) return;
     renderStatus();
+    renderSeat();
     renderThinking();
     renderChances();
     renderDice();
@@ -381,6 +521,8 @@
     renderAdvice();
     renderSheet();
     renderWinner();
+    renderFoot();
+    renderShare();
     $("game").classList.toggle("over", !!g.over);
     document.querySelector("#game .table-top").hidden = !!g.over;
     document.body.dataset.state = gameState();
@@ -392,6 +534,7 @@
     if (!g) return "setup";
     if (g.over) return "over";
     if (S.busy) return "busy";
+    if (othersTurn()) return "waiting";
     if (!humanTurn()) return "computer";
     if (!g.dice) return "roll";
     return g.rolls_left > 0 ? "choose" : "last";
@@ -404,7 +547,7 @@
     let text;
     if (g.over) text = t("Game over");
     else if (p.computer) text = t("{name}'s turn {turn} of {turns} (computer)", { name: p.name, turn: g.turn, turns: rs.boxes.length });
-    else text = t("{name}'s turn {turn} of {turns}", { name: p.name, turn: g.turn, turns: rs.boxes.length });
+    else text = about(p.name, N_("Your turn {turn} of {turns}"), N_("{name}'s turn {turn} of {turns}"), { turn: g.turn, turns: rs.boxes.length });
     $("status").textContent = text;
   }
 
@@ -473,7 +616,7 @@
     }
     g.players.forEach((p, i) => {
       if (i) box.append(", ");
-      box.append(el("span", { cls: "chance", dataset: { player: String(i) }, text: p.name + " " + percentText(known.values[i]) }));
+      box.append(el("span", { cls: "chance", dataset: { player: String(i) }, text: shownName(p.name) + " " + percentText(known.values[i]) }));
     });
   }
 
@@ -540,6 +683,18 @@
     const adv = hintsOn() && humanTurn() ? advice() : null;
     const keep = adv && adv.best && adv.best.action === "keep" ? indicesOf(g.dice || [], adv.best.keep) : new Set();
     const canHold = humanTurn() && g.dice && g.rolls_left > 0 && !S.busy;
+    // A coach game shows two rows of dice: these (the dice rolled, to hold) and the faces to tap; each says which.
+    const rowLabel = $("dice-label");
+    rowLabel.hidden = !g.coach || !g.dice;
+    rowLabel.textContent = g.coach && g.dice ? (g.rolls_left > 0 && humanTurn() ? t("Your dice: tap the ones you keep") : t("Your dice")) : "";
+    // A new roll of this game (not a redraw): the dice rolled tumble (never under prefers-reduced-motion) and,
+    // with the sound on, rattle.
+    const rollKey = g.dice ? [g.id, g.current, g.turn, g.rolls_left].join(":") : null;
+    const fresh = !!rollKey && S.diceKey !== rollKey && S.diceGame === g.id;
+    S.diceKey = rollKey;
+    S.diceGame = g.id;
+    const tumble = fresh && !reducedMotion();
+    if (fresh) playSound("roll");
     dice.forEach((face, i) => {
       const held = S.held.has(i);
       let label;
@@ -549,7 +704,7 @@
       if (keep.has(i)) label += ", " + t("the advisor keeps it");
       const b = el("button", {
         type: "button",
-        cls: "die" + (held ? " held" : "") + (keep.has(i) ? " advised" : "") + (face ? "" : " blank"),
+        cls: "die" + (held ? " held" : "") + (keep.has(i) ? " advised" : "") + (face ? "" : " blank") + (tumble && !held ? " rolling" : ""),
         "aria-label": label,
         "aria-pressed": face ? String(held) : null,
         "aria-keyshortcuts": String(i + 1),
@@ -570,7 +725,14 @@
     pad.hidden = !need;
     if (!need) return;
     const rollNo = rollNumber();
-    $("pad-prompt").textContent = t("Roll {n}: tap the faces of the {k} dice rolled", { n: rollNo, k: need });
+    // Right after a roll nothing is held yet: the prompt says to hold the dice kept first; once some are held,
+    // it asks for the faces of the dice rolled again only (the held ones are kept).
+    let prompt;
+    if (!g.dice) prompt = t("Roll {n}: tap the faces of the {k} dice rolled", { n: rollNo, k: need });
+    else if (!S.held.size)
+      prompt = t("Roll {n}: first tap the dice you keep (above), then the faces of the dice you roll again", { n: rollNo });
+    else prompt = t("Roll {n}: {kept} kept; tap the faces of the {k} dice rolled again", { n: rollNo, kept: diceText(heldFaces()), k: need });
+    $("pad-prompt").textContent = prompt;
     const faces = $("pad-faces");
     if (!faces.childElementCount) {
       for (let f = 1; f <= 6; f++) {
@@ -596,6 +758,7 @@
     );
     $("pad-clear").disabled = !S.pad.length || S.busy;
     $("pad-enter").disabled = S.pad.length !== need || S.busy;
+    $("undo").disabled = (!g.can_undo && !S.pad.length) || S.busy;
   }
 
   /** How many faces a coach roll needs now (0 when no roll is to be entered). */
@@ -716,10 +879,10 @@
     w.hidden = false;
     w.textContent =
       winners.length > 1
-        ? t("A tie: {names} with {total} points", { names: winners.join(", "), total: top })
+        ? t("A tie: {names} with {total} points", { names: winners.map(shownName).join(", "), total: top })
         : g.players.length === 1
           ? t("Game over: {total} points", { total: top })
-          : t("{name} wins with {total} points", { name: winners[0], total: top });
+          : about(winners[0], N_("You win with {total} points"), N_("{name} wins with {total} points"), { total: top });
   }
 
   function renderSheet() {
@@ -739,7 +902,7 @@
     const hr = el("tr", null, el("th", { scope: "col", text: t("Box") }));
     g.players.forEach((p, i) => {
       const th = el("th", { scope: "col", cls: "player" + (i === g.current ? " current" : "") });
-      th.append(el("span", { cls: "name", text: p.name }));
+      th.append(el("span", { cls: "name", text: shownName(p.name) }));
       if (p.computer) th.append(el("span", { cls: "tag", text: p.strategy === "win" ? t("computer, plays to win") : t("computer") }));
       hr.append(th);
     });
@@ -748,7 +911,17 @@
 
     const sumRow = (label, key, cls) => {
       const tr = el("tr", { cls: "sum " + (cls || "") }, el("th", { scope: "row", text: label }));
-      g.players.forEach((p, i) => tr.append(el("td", { cls: "num" + (i === g.current ? " current" : ""), text: String(p.totals[key]) })));
+      g.players.forEach((p, i) => {
+        const td = el("td", { cls: "num" + (i === g.current ? " current" : ""), text: String(p.totals[key]) });
+        const need = key === "upper_bonus" ? bonusNeed(rs, p) : 0;
+        if (need > 0) {
+          // The upper bonus not yet reached, with upper boxes still open: the points it still needs.
+          td.replaceChildren(el("span", { cls: "bonus-need", text: t("{n} to go", { n: need }) }));
+          td.title = t("{n} more points in the upper section for the bonus", { n: need });
+          td.dataset.need = String(need);
+        }
+        tr.append(td);
+      });
       if (showHints) tr.append(el("td", { cls: "hint" }));
       body.append(tr);
     };
@@ -764,14 +937,16 @@
         const td = el("td", { cls: "num" + (i === g.current ? " current" : "") });
         const filled = p.sheet[box.id];
         const addable = filled !== undefined && i === g.current && g.dice && g.legal && g.legal[box.id] !== undefined;
-        if (filled !== undefined && !(addable && !p.computer)) {
+        // What a box would score shows only to the player who moves, on the screen they move from: a computer's
+        // column (or another device's) never looks filled while its dice are out.
+        if (filled !== undefined && !(addable && human)) {
           td.textContent = String(filled);
           td.classList.add("filled");
-        } else if (i === g.current && g.dice && g.legal) {
+        } else if (i === g.current && g.dice && g.legal && human) {
           const pts = g.legal[box.id];
           if (pts === undefined) {
             td.append(el("span", { cls: "closed", text: "–", title: t("not allowed now") }));
-          } else if (!p.computer) {
+          } else {
             let label =
               pts === 1
                 ? t("{box}: score {points} point", { box: name, points: pts })
@@ -798,10 +973,9 @@
               text: addable ? "+" + pts : String(pts),
             });
             td.append(b);
-          } else {
-            td.append(el("span", { cls: "would", text: String(pts) }));
+            if (cd && cd.box === box.id) td.append(el("span", { id: "box-countdown", cls: "cd-badge", "aria-hidden": "true" }));
           }
-        }
+        } else td.classList.add("empty");
         tr.append(td);
       });
       if (showHints) {
@@ -827,6 +1001,254 @@
     sumRow(t("TOTAL"), "total", "total");
   }
 
+  // ---------- shared games ----------
+
+  /** The line of a shared game under the status: the seat this device holds, or that it watches. */
+  function renderSeat() {
+    const g = S.game;
+    const line = $("seat-line");
+    line.hidden = !g.shared;
+    if (!g.shared) return;
+    const mine = g.you !== null && g.you !== undefined ? g.players[g.you] : null;
+    let text = mine ? t("This device holds {name}'s seat", { name: mine.name }) : t("This device watches the game");
+    if (!g.over && othersTurn()) text += " · " + t("{name} moves on their own device", { name: me().name });
+    line.textContent = text;
+    line.dataset.you = mine ? String(g.you) : "";
+  }
+
+  /** The host's panel of a shared game: each other human seat's link (its secret in the fragment) and QR code. */
+  function renderShare() {
+    const g = S.game;
+    const seats = g.shared ? seatsOf(g.id) : null;
+    const others = seats
+      ? Object.keys(seats.secrets)
+          .map(Number)
+          .filter((i) => i !== seats.you && g.players[i])
+      : [];
+    const panel = $("share");
+    panel.hidden = !others.length || !!g.over;
+    if (panel.hidden) return;
+    const list = $("share-seats");
+    const key = g.id + ":" + others.join(",") + ":" + S.lang + ":" + shareBase();
+    if (list.dataset.key === key) return;
+    list.dataset.key = key;
+    list.replaceChildren();
+    for (const i of others) {
+      const link = shareBase() + "/games/" + encodeURIComponent(g.id) + "#seat=" + seats.secrets[String(i)];
+      const name = g.players[i].name;
+      const field = el("input", { type: "text", readonly: true, cls: "share-link", "aria-label": t("{name}'s link", { name }) });
+      field.value = link;
+      const copy = el("button", {
+        type: "button",
+        cls: "small",
+        text: t("Copy"),
+        "aria-label": t("Copy {name}'s link", { name }),
+        on: { click: () => copyLink(field, name) },
+      });
+      const qr = el("div", { cls: "qr", role: "img", "aria-label": t("QR code of {name}'s link", { name }) });
+      list.append(el("li", { dataset: { seat: String(i) } }, el("strong", { text: name }), el("div", { cls: "share-row" }, field, copy), qr));
+      drawQr(qr, link);
+    }
+  }
+
+  /** The address other devices reach this server at: GET /api/health's "share_base" (the network address the
+   * server listens on), else this page's origin. */
+  function shareBase() {
+    const base = S.health && typeof S.health.share_base === "string" ? S.health.share_base : "";
+    return /^https?:\/\/[^/\s]+$/.test(base) ? base : location.origin;
+  }
+
+  async function copyLink(field, name) {
+    try {
+      await navigator.clipboard.writeText(field.value);
+    } catch (e) {
+      field.select(); // no clipboard (not a secure context): selected, to copy by hand
+      return;
+    }
+    announce(t("{name}'s link is copied", { name }));
+  }
+
+  /** A link's QR code (POST /api/qr: the link, its secret included, in the body only), drawn as SVG elements
+   * built here from the server's SVG: only its shapes and their geometry are taken, never markup. */
+  async function drawQr(box, link) {
+    let text;
+    try {
+      const res = await fetch("/api/qr", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ text: link }) });
+      if (!res.ok) return;
+      text = await res.text();
+    } catch (e) {
+      return; // no code: the link is there to copy
+    }
+    const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+    const root = doc.documentElement;
+    if (!root || root.localName !== "svg") return;
+    const box0 = root.getAttribute("viewBox") || `0 0 ${root.getAttribute("width")} ${root.getAttribute("height")}`;
+    const svg = svgEl("svg", { viewBox: box0, "aria-hidden": "true", focusable: "false" });
+    const SAFE = ["d", "x", "y", "width", "height", "transform", "fill", "stroke", "stroke-width", "class"];
+    const copy = (from, to) => {
+      for (const node of from.children) {
+        if (!["g", "path", "rect"].includes(node.localName)) continue;
+        const shape = document.createElementNS(SVG, node.localName);
+        for (const a of SAFE) if (node.hasAttribute(a)) shape.setAttribute(a, node.getAttribute(a));
+        to.append(shape);
+        if (node.localName === "g") copy(node, shape);
+      }
+    };
+    copy(root, svg);
+    box.replaceChildren(svg);
+  }
+
+  /** A shared game's live updates: GET /api/games/<id>/events (Server-Sent Events) says each new version; the
+   * view is then asked for again (with this device's seat) and shown. EventSource reconnects by itself. */
+  function followLive() {
+    const g = S.game;
+    const want = g && g.shared ? g.id : null;
+    if (S.live && S.live.id === want) return;
+    stopLive();
+    if (!want || typeof EventSource !== "function") return;
+    const source = new EventSource("/api/games/" + encodeURIComponent(want) + "/events");
+    S.live = { id: want, source };
+    source.addEventListener("game", (ev) => {
+      let data;
+      try {
+        data = JSON.parse(ev.data);
+      } catch (e) {
+        return;
+      }
+      if (!S.live || S.live.source !== source || !data || !isNumber(data.version)) return;
+      S.liveVersion = data.version;
+      catchUp();
+    });
+  }
+
+  function stopLive() {
+    if (S.live) S.live.source.close();
+    S.live = null;
+    S.liveVersion = null;
+  }
+
+  /** The view asked for again when the events said a version other than the one shown (not while a move of
+   * this page is in flight: its answer brings the view, and the events are looked at again after it). */
+  async function catchUp() {
+    const g = S.game;
+    if (!g || !S.live || S.live.id !== g.id || S.busy || S.catchingUp) return;
+    if (S.liveVersion === null || S.liveVersion <= g.version) return;
+    S.catchingUp = true;
+    let again = false;
+    try {
+      const view = await api("GET", "/api/games/" + encodeURIComponent(g.id));
+      if (S.game !== g || S.busy) return;
+      S.game = view;
+      noteSeat(view);
+      clearTimeout(S.cpuTimer);
+      afterView(sameTurn(g, view));
+      again = S.liveVersion > view.version;
+    } catch (e) {
+      // the next event tries again
+    } finally {
+      S.catchingUp = false;
+    }
+    if (again) setTimeout(catchUp, 0);
+  }
+
+  /** Whether two views are of the same turn and roll of one player (the holds made meanwhile stay). */
+  function sameTurn(a, b) {
+    return a.current === b.current && a.turn === b.turn && a.rolls_left === b.rolls_left && JSON.stringify(a.dice) === JSON.stringify(b.dice);
+  }
+
+  /** The points a player's upper section still needs for its bonus (0 once reached, or with no upper box open). */
+  function bonusNeed(rs, p) {
+    const open = rs.boxes.some((b) => b.section === "upper" && p.sheet[b.id] === undefined);
+    if (!open || p.totals.upper_bonus > 0 || !isNumber(rs.upper_threshold)) return 0;
+    return Math.max(0, rs.upper_threshold - p.totals.upper);
+  }
+
+  // ---------- motion and sound ----------
+
+  /** The sound setting (off unless the player turned it on; kept in localStorage). */
+  function soundOn() {
+    try {
+      return localStorage.getItem("pentadice.sound") === "on";
+    } catch (e) {
+      return false;
+    }
+  }
+
+  function renderSound() {
+    const b = $("sound-button");
+    const on = soundOn();
+    b.setAttribute("aria-pressed", String(on));
+    b.textContent = on ? t("Sound on") : t("Sound off");
+  }
+
+  function toggleSound() {
+    const on = !soundOn();
+    try {
+      localStorage.setItem("pentadice.sound", on ? "on" : "off");
+    } catch (e) {
+      // storage may be off: the setting lasts until the page is left
+    }
+    renderSound();
+    if (on) playSound("score"); // what it sounds like (and the audio unlocked by this tap)
+  }
+
+  /** A short click made with WebAudio (no audio file): a rattle of clicks for a roll, one tick for a box. Only
+   * with the sound on. */
+  function playSound(kind) {
+    if (!soundOn()) return;
+    try {
+      const Ctx = window.AudioContext || window.webkitAudioContext;
+      if (!Ctx) return;
+      S.audio = S.audio || new Ctx();
+      const ctx = S.audio;
+      if (ctx.state === "suspended") ctx.resume();
+      const clicks = kind === "roll" ? 4 : 1;
+      for (let k = 0; k < clicks; k++) {
+        const at = ctx.currentTime + k * 0.06;
+        const osc = ctx.createOscillator();
+        const gain = ctx.createGain();
+        osc.type = "square";
+        osc.frequency.value = kind === "roll" ? 180 + 90 * k : 880;
+        gain.gain.setValueAtTime(0.0001, at);
+        gain.gain.exponentialRampToValueAtTime(0.08, at + 0.004);
+        gain.gain.exponentialRampToValueAtTime(0.0001, at + 0.045);
+        osc.connect(gain).connect(ctx.destination);
+        osc.start(at);
+        osc.stop(at + 0.05);
+      }
+    } catch (e) {
+      // no sound: the game goes on
+    }
+  }
+
+  // ---------- leaving a game not finished ----------
+
+  /** "New game": straight to the set-up when the game is over; an unfinished one asks first (its countdown
+   * and the computer wait meanwhile). */
+  function askNewGame() {
+    const g = S.game;
+    const dialog = $("confirm-new");
+    if (!g || g.over || !dialog || typeof dialog.showModal !== "function") {
+      leaveGame();
+      return;
+    }
+    clearTimeout(S.cpuTimer);
+    cancelCountdown();
+    dialog.showModal();
+    $("confirm-new-keep").focus();
+  }
+
+  function answerNewGame(leave) {
+    const dialog = $("confirm-new");
+    if (dialog.open) dialog.close();
+    if (leave) {
+      leaveGame();
+      return;
+    }
+    if (S.game && !$("game").hidden) afterView(true); // the countdown and the computer go on
+    $("new-game").focus();
+  }
+
   // ---------- moves ----------
 
   function toggleHold(i) {
@@ -844,6 +1266,8 @@
   async function send(path, body, describe) {
     if (S.busy || !S.game) return;
     S.busy = true;
+    if (path !== "/computer") S.moved = true; // this screen's move: the focus is kept on the dice or Roll
+    if (path === "/score" || path === "/auto-commit") S.scoredHere = true;
     cancelCountdown();
     showError("");
     render();
@@ -855,6 +1279,7 @@
       if (S.game !== before) return; // the game was left meanwhile
       S.game = res.game;
       if (describe) announce(describe(res.played, before));
+      if (res.played && res.played.box) playSound("score");
     } catch (e) {
       if (S.game !== before) return;
       if (e.status === 404) {
@@ -862,7 +1287,8 @@
         showGone(e);
         return;
       }
-      showError(t(e.message));
+      // A shared game's computer step another device made first (409: moved on) says nothing.
+      if (!(before.shared && e.status === 409 && path === "/computer")) showError(t(e.message));
       try {
         S.game = await api("GET", "/api/games/" + encodeURIComponent(before.id));
       } catch (e2) {
@@ -872,6 +1298,7 @@
       S.busy = false;
     }
     afterView();
+    catchUp(); // a version the events announced meanwhile
   }
 
   function roll() {
@@ -891,7 +1318,16 @@
     const dice = S.pad.slice();
     S.keepAfterRoll = keep;
     S.pad = [];
-    send("/roll", { keep, dice }, (played, before) => describePlayed(played, before));
+    send("/roll", { keep, dice }, (played, before) => {
+      noteEntry(before.id, keep);
+      return describePlayed(played, before);
+    });
+  }
+
+  /** A coach game's steps, as undo takes them back: each roll entry with the dice kept for it (a box: null). */
+  function noteEntry(id, keep) {
+    S.entries = (S.entries || []).filter((e) => e.game === id).slice(-60);
+    S.entries.push({ game: id, keep });
   }
 
   function padAdd(face) {
@@ -907,7 +1343,10 @@
       announce(t("{box} cannot take these dice now", { box: boxName(box) }));
       return;
     }
-    send("/score", { box }, (played, before) => describePlayed(played, before));
+    send("/score", { box }, (played, before) => {
+      if (before.coach) noteEntry(before.id, null);
+      return describePlayed(played, before);
+    });
   }
 
   function playBest() {
@@ -924,12 +1363,23 @@
   async function undo() {
     const g = S.game;
     if (!g || !g.coach || S.busy) return;
+    if (S.pad.length) {
+      // A roll being entered is taken back whole (never one die at a time).
+      S.pad = [];
+      renderPad();
+      announce(t("The faces entered are taken back"));
+      return;
+    }
     S.busy = true;
     render();
     try {
       const res = await api("POST", "/api/games/" + encodeURIComponent(g.id) + "/undo", { version: g.version });
       S.game = res.game;
-      S.held = new Set();
+      // A whole roll entry is taken back: the dice before it show again, the dice kept for it held, and the
+      // faces of the dice rolled are asked again.
+      const back = (S.entries || []).pop();
+      const d = res.game.dice;
+      S.held = back && back.keep && d && res.game.rolls_left > 0 && back.game === g.id ? indicesOf(d, back.keep) : new Set();
       S.pad = [];
       announce(t("Undone"));
       showError("");
@@ -945,14 +1395,14 @@
   function describePlayed(played, before) {
     if (!played) return "";
     const who = played.player || (before.players[before.current] || {}).name || "";
-    if (Array.isArray(played.rolled)) return t("{name} rolls {dice}", { name: who, dice: diceText(played.rolled) });
+    if (Array.isArray(played.rolled)) return about(who, N_("You roll {dice}"), N_("{name} rolls {dice}"), { dice: diceText(played.rolled) });
     let text;
     if (played.box) {
-      const scored = { name: who, box: boxName(played.box), points: played.points };
+      const scored = { box: boxName(played.box), points: played.points };
       text =
         played.points === 1
-          ? t("{name} scores {box}: {points} point", scored)
-          : t("{name} scores {box}: {points} points", scored);
+          ? about(who, N_("You score {box}: {points} point"), N_("{name} scores {box}: {points} point"), scored)
+          : about(who, N_("You score {box}: {points} points"), N_("{name} scores {box}: {points} points"), scored);
       if (played.penta_bonus) text += " " + pentaBonusText(played.penta_bonus);
       if (played.upper_bonus) text += " " + t("+{n} upper bonus", { n: played.upper_bonus });
       if (played.auto) text += " " + t("(filled for you: time was up)");
@@ -960,8 +1410,8 @@
       const move = String(played.move || "");
       const kept = move.startsWith("keep ") ? move.slice(5) : "";
       text = kept
-        ? t("{name} keeps {kept} and rolls: {dice}", { name: who, kept, dice: diceText(played.dice || []) })
-        : t("{name} rolls all the dice: {dice}", { name: who, dice: diceText(played.dice || []) });
+        ? about(who, N_("You keep {kept} and roll: {dice}"), N_("{name} keeps {kept} and rolls: {dice}"), { kept, dice: diceText(played.dice || []) })
+        : about(who, N_("You roll all the dice: {dice}"), N_("{name} rolls all the dice: {dice}"), { dice: diceText(played.dice || []) });
     }
     if (typeof played.loss === "number" && !played.computer && hintsOn()) {
       text += ". " + (played.loss > 5e-4 ? t("That cost {loss} points.", { loss: fmtLoss(played.loss) }) : t("Best choice."));
@@ -975,6 +1425,7 @@
   function afterView(keepHolds) {
     const g = S.game;
     if (!g) return;
+    followLive();
     if (!keepHolds) {
       const kept = S.keepAfterRoll;
       S.held = g.dice && kept && kept.length && humanTurn() && g.rolls_left > 0 ? indicesOf(g.dice, kept) : new Set();
@@ -983,6 +1434,8 @@
     S.keepAfterRoll = null;
     if (!g.dice) S.held = new Set();
     render();
+    turnFlow();
+    keepFocus();
     clearTimeout(S.cpuTimer);
     if (g.over) {
       const w = $("winner").textContent;
@@ -992,12 +1445,67 @@
     }
     const p = me();
     if (p.computer) {
-      S.cpuTimer = setTimeout(computerStep, CPU_PAUSE_MS);
+      // A shared game's computers are moved by the devices holding seats: the first human seat's at once, the
+      // others only when it has not (it left), a while later; a watcher moves nothing.
+      const lead = !g.shared || g.you === g.players.findIndex((q) => !q.computer);
+      if (!g.shared || (g.you !== null && g.you !== undefined)) S.cpuTimer = setTimeout(computerStep, lead ? CPU_PAUSE_MS : CPU_PAUSE_MS + 4000);
       return;
     }
+    if (!humanTurn()) return; // another device's seat: it counts down there
     if (!g.coach && g.dice && g.rolls_left === 0 && g.auto_commit_seconds !== null && g.auto_commit_seconds !== undefined) {
       if (S.stoppedKey !== turnKey()) startCountdown(g.auto_commit_seconds);
     }
+  }
+
+  const reducedMotion = () => window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+
+  /** Whether an element is whole on the screen. */
+  function onScreen(node) {
+    const r = node.getBoundingClientRect();
+    return r.height > 0 && r.top >= 0 && r.bottom <= (window.innerHeight || document.documentElement.clientHeight);
+  }
+
+  /** The phone flow: when a turn of this screen's player starts, the dice and Roll are brought into view with a
+   * "Your turn" cue; when a box was just scored here, the page goes back up to the dice (the next turn's). */
+  function turnFlow() {
+    const g = S.game;
+    const key = g.id + ":" + turnKey();
+    const newTurn = S.flowKey !== key;
+    S.flowKey = key;
+    const mine = !g.over && humanTurn() && !g.dice;
+    const cue = $("turn-cue");
+    cue.hidden = !mine;
+    if (mine) cue.textContent = g.coach ? t("Your turn: enter your roll") : t("Your turn: roll the dice");
+    if (!newTurn || $("game").hidden || g.over) return;
+    if (mine || S.scoredHere) {
+      S.scoredHere = false;
+      const target = $("roll").hidden ? $("dice-bar") : $("roll");
+      if (!onScreen(target) || !onScreen($("dice"))) {
+        $("game").scrollIntoView({ block: "start", behavior: reducedMotion() ? "auto" : "smooth" });
+      }
+    }
+  }
+
+  /** At the last roll, the box the countdown will fill is brought into view (beside the pinned dice): its
+   * countdown starts once both show. */
+  function showCountdownBox() {
+    const cd = S.countdown;
+    const button = cd && cd.box ? document.querySelector('#sheet button.score[data-box="' + cd.box + '"]') : null;
+    if (button && !countdownInView()) button.scrollIntoView({ block: "nearest", behavior: "auto" });
+  }
+
+  /** Focus stays on the dice or Roll after a move (the button pressed was redrawn or disabled). */
+  function keepFocus() {
+    const active = document.activeElement;
+    const parked = active === $("dice"); // where the focus waits while nothing can be pressed
+    if (!parked && active && active !== document.body && active !== document.documentElement && active.isConnected && !active.disabled) return;
+    if ((!S.moved && !parked) || $("game").hidden) return;
+    S.moved = false;
+    const roll = $("roll");
+    const die = [...$("dice").querySelectorAll("button.die")].find((b) => !b.disabled);
+    const face = $("pad").hidden ? null : [...$("pad-faces").querySelectorAll("button")].find((b) => !b.disabled);
+    const target = (!roll.hidden && !roll.disabled && roll) || face || die || $("dice");
+    target.focus({ preventScroll: true });
   }
 
   async function computerStep() {
@@ -1018,6 +1526,9 @@
     }
   }
 
+  /** The auto-commit's countdown: it waits until the dice and the box it will fill are both in view (a phone
+   * scrolled elsewhere loses no turn to a box it cannot see), runs from its full time, and starts again in full
+   * when either leaves the view. It shows beside the dice (the countdown line, the pinned dice bar) and the box. */
   function startCountdown(seconds) {
     cancelCountdown();
     const adv = advice();
@@ -1029,32 +1540,108 @@
       return;
     }
     S.countdownHidden = null;
-    S.countdown = { box: bb ? bb.box : null, left: Math.max(0, Math.ceil(seconds)), key, end: Date.now() + seconds * 1000 };
-    const tick = () => {
-      const cd = S.countdown;
-      if (!cd || cd.key !== turnKey()) return;
-      const left = Math.max(0, Math.ceil((cd.end - Date.now()) / 1000));
-      cd.left = left;
-      $("countdown").hidden = false;
-      $("countdown-text").textContent = cd.box
-        ? t("{box} is filled for you in {n} s", { box: boxName(cd.box), n: left })
-        : t("The advisor's box is filled for you in {n} s", { n: left });
-      if (Date.now() >= cd.end) {
-        S.countdown = null;
-        $("countdown").hidden = true;
-        send("/auto-commit", undefined, (played, before) => describePlayed(played, before));
-        return;
-      }
-      cd.timer = setTimeout(tick, Math.min(250, Math.max(10, cd.end - Date.now())));
-    };
+    S.countdown = { box: bb ? bb.box : null, left: Math.max(0, Math.ceil(seconds)), key, seconds, end: null };
     renderSheet();
-    tick();
+    $("countdown").hidden = false; // its line takes its place before the box is brought into view
+    showCountdownBox();
+    requestAnimationFrame(showCountdownBox); // again once the page is laid out (the note, the hints)
+    watchCountdown();
+    countdownShown();
     // Screen readers hear it once (the live region), after what the roll said.
     if (S.countdownSaid && S.countdownSaid.key === key) $("live").textContent = S.countdownSaid.before;
     else S.countdownSaid = { key, before: $("live").textContent };
     const said = S.countdownSaid.before.replace(/[.]$/, "");
     const text = $("countdown-text").textContent;
     announce(said ? t("{said}. {winner}", { said, winner: text }) : text);
+  }
+
+  /** Whether the dice and the countdown's box are both on the screen (the box not under the pinned dice). */
+  function countdownInView() {
+    const cd = S.countdown;
+    if (!cd || $("game").hidden) return false;
+    const vh = window.innerHeight || document.documentElement.clientHeight;
+    const shown = (r) => r.width > 0 && r.height > 0 && r.top >= -1 && r.bottom <= vh + 1;
+    const dice = $("dice").getBoundingClientRect();
+    if (!shown(dice)) return false;
+    const button = cd.box ? document.querySelector('#sheet button.score[data-box="' + cd.box + '"]') : null;
+    if (!button) return true;
+    const r = button.getBoundingClientRect();
+    const apart = r.top >= dice.bottom - 1 || r.bottom <= dice.top + 1 || r.left >= dice.right || r.right <= dice.left;
+    return shown(r) && apart;
+  }
+
+  /** Watches the dice and the sheet come into and out of view (IntersectionObserver, and the scrolling that
+   * moves a box under the pinned dice) while a countdown is on. */
+  function watchCountdown() {
+    unwatchCountdown();
+    const check = () => {
+      if (S.countdownFrame) return;
+      S.countdownFrame = requestAnimationFrame(() => {
+        S.countdownFrame = null;
+        countdownShown();
+      });
+    };
+    const steps = Array.from({ length: 21 }, (_, i) => i / 20);
+    const observer = typeof IntersectionObserver === "function" ? new IntersectionObserver(check, { threshold: steps }) : null;
+    if (observer) for (const node of [$("dice"), $("sheet")]) observer.observe(node);
+    window.addEventListener("scroll", check, { passive: true });
+    window.addEventListener("resize", check);
+    S.countdownWatch = { observer, check };
+  }
+
+  function unwatchCountdown() {
+    const w = S.countdownWatch;
+    if (!w) return;
+    if (w.observer) w.observer.disconnect();
+    window.removeEventListener("scroll", w.check);
+    window.removeEventListener("resize", w.check);
+    S.countdownWatch = null;
+  }
+
+  /** The countdown as it stands: started when in view, back to waiting (its full time) when not; its words. */
+  function countdownShown() {
+    const cd = S.countdown;
+    if (!cd || cd.key !== turnKey()) return;
+    const inView = countdownInView();
+    if (inView && cd.end === null) {
+      cd.end = Date.now() + cd.seconds * 1000;
+      clearTimeout(cd.timer);
+      cd.timer = setTimeout(countdownTick, 0);
+    } else if (!inView && cd.end !== null) {
+      clearTimeout(cd.timer);
+      cd.end = null;
+    }
+    cd.left = cd.end === null ? Math.max(0, Math.ceil(cd.seconds)) : Math.max(0, Math.ceil((cd.end - Date.now()) / 1000));
+    const where = cd.box ? boxName(cd.box) : t("The advisor's box");
+    $("countdown").hidden = false;
+    $("countdown").dataset.state = cd.end === null ? "waiting" : "running";
+    $("countdown-text").textContent =
+      cd.end === null
+        ? t("{box} is filled for you in {n} s, once it shows with the dice", { box: where, n: cd.left })
+        : cd.box
+          ? t("{box} is filled for you in {n} s", { box: where, n: cd.left })
+          : t("The advisor's box is filled for you in {n} s", { n: cd.left });
+    const badge = cd.end === null ? "…" + cd.left + " s" : cd.left + " s";
+    for (const id of ["box-countdown", "dice-countdown"]) {
+      const node = $(id);
+      if (!node) continue;
+      node.hidden = false;
+      node.textContent = badge;
+      node.dataset.state = cd.end === null ? "waiting" : "running";
+    }
+  }
+
+  function countdownTick() {
+    const cd = S.countdown;
+    if (!cd || cd.key !== turnKey() || cd.end === null) return;
+    countdownShown();
+    if (cd.end === null) return; // out of view meanwhile
+    if (Date.now() >= cd.end) {
+      cancelCountdown();
+      send("/auto-commit", undefined, (played, before) => describePlayed(played, before));
+      return;
+    }
+    cd.timer = setTimeout(countdownTick, Math.min(250, Math.max(10, cd.end - Date.now())));
   }
 
   /** A hidden page (another tab, a locked phone) stops the countdown; it starts again, in full, when the page
@@ -1079,7 +1666,11 @@
   function cancelCountdown() {
     if (S.countdown) clearTimeout(S.countdown.timer);
     S.countdown = null;
+    unwatchCountdown();
     $("countdown").hidden = true;
+    $("countdown").removeAttribute("data-state");
+    const badge = $("dice-countdown");
+    if (badge) badge.hidden = true;
   }
 
   function stopCountdown() {
@@ -1094,11 +1685,20 @@
 
   function defaultPlayers(mode) {
     return mode === "coach"
-      ? [{ name: t("You"), computer: false, strategy: "optimal" }]
+      ? [{ name: t("You"), computer: false, strategy: "optimal", auto: "you" }]
       : [
-          { name: t("You"), computer: false, strategy: "optimal" },
+          { name: t("You"), computer: false, strategy: "optimal", auto: "you" },
           { name: "cpu", computer: true, strategy: "optimal" },
         ];
+  }
+
+  /** The players' default names (``auto``: "You", "Player 3", never typed over) said again in the page's
+   * language, after it changed. */
+  function renameDefaults() {
+    for (const p of S.players || []) {
+      if (p.auto === "you") p.name = t("You");
+      else if (typeof p.auto === "number") p.name = t("Player {n}", { n: p.auto });
+    }
   }
 
   function readPlayers() {
@@ -1126,7 +1726,11 @@
         "aria-label": t("Name of player {n}", { n: i + 1 }),
       });
       nameInput.value = p.name;
-      nameInput.addEventListener("input", () => (S.players[i].name = nameInput.value));
+      nameInput.addEventListener("input", () => {
+        S.players[i].name = nameInput.value;
+        delete S.players[i].auto; // typed: the player's own name, kept in every language
+        renderSheetEntry();
+      });
       const cpu = el("input", { type: "checkbox" });
       cpu.checked = !!p.computer;
       const strategy = el(
@@ -1161,6 +1765,74 @@
     });
     $("add-player").disabled = players.length >= 6;
     updateWinOptions();
+    renderSheetEntry();
+  }
+
+  // ---------- a coach game from a sheet in progress ----------
+
+  /** The coach's set-up table of a sheet in progress: a number field for each box (rows) and player (columns),
+   * typed in at once instead of replaying the turns; the values typed are kept while the table is redrawn. */
+  function renderSheetEntry() {
+    const table = $("sheet-entry-table");
+    if (!table) return;
+    const rs = currentRulesByName($("rules").value);
+    const players = S.players || [];
+    S.entrySheet = S.entrySheet || {};
+    const head = el("tr", null, el("th", { scope: "col", text: t("Box") }));
+    players.forEach((p, i) => head.append(el("th", { scope: "col", text: p.name || t("Player {n}", { n: i + 1 }) })));
+    table.tHead.replaceChildren(head);
+    const body = table.tBodies[0];
+    body.replaceChildren();
+    const rows = (rs.boxes || []).map((b) => ({ id: b.id, name: t(b.name) }));
+    if (rs.penta_bonus > 0) rows.push({ id: "penta_bonus", name: pentaBonusName() });
+    for (const row of rows) {
+      const tr = el("tr", null, el("th", { scope: "row", text: row.name }));
+      players.forEach((p, i) => {
+        const key = i + ":" + row.id;
+        const input = el("input", {
+          type: "text",
+          inputmode: "numeric",
+          maxlength: "4",
+          size: "4",
+          autocomplete: "off",
+          cls: "points",
+          "aria-label": t("{box} of {name}", { box: row.name, name: p.name || t("Player {n}", { n: i + 1 }) }),
+          dataset: { box: row.id, player: String(i) },
+        });
+        input.value = S.entrySheet[key] || "";
+        input.addEventListener("input", () => (S.entrySheet[key] = input.value.trim()));
+        tr.append(el("td", null, input));
+      });
+      body.append(tr);
+    }
+  }
+
+  /** The sheets typed in the coach's set-up, as a saved game to start from (POST /api/games {"save": ...}), or
+   * null when nothing is typed; an Error saying what is wrong with a value that is not a whole number. */
+  function enteredSave(players) {
+    const rs = currentRulesByName($("rules").value);
+    const typed = S.entrySheet || {};
+    if (!Object.values(typed).some((v) => v)) return null;
+    const saved = players.map((p, i) => {
+      const sheet = {};
+      for (const id of [...(rs.boxes || []).map((b) => b.id), "penta_bonus"]) {
+        const v = typed[i + ":" + id];
+        if (!v) continue;
+        if (!/^[0-9]{1,4}$/.test(v)) {
+          const name = id === "penta_bonus" ? pentaBonusName() : t((rs.boxes.find((b) => b.id === id) || {}).name || id);
+          throw new Error(t("{box} of {name}: the points are a whole number", { box: name, name: p.name }));
+        }
+        sheet[id] = Number(v);
+      }
+      const filled = Object.keys(sheet).filter((k) => k !== "penta_bonus").length;
+      // Kiriki: each five of a kind added to the filled Kiriki box was a turn of its own.
+      const penta = rs.penta_repeat && sheet.penta > 0 ? Math.max(0, Math.floor(sheet.penta / rs.penta_points) - 1) : 0;
+      return { name: p.name, computer: false, turns: filled + penta, sheet };
+    });
+    const open = saved.filter((p) => Object.keys(p.sheet).filter((k) => k !== "penta_bonus").length < rs.boxes.length);
+    const least = open.length ? Math.min(...open.map((p) => p.turns)) : 0;
+    const current = Math.max(0, saved.findIndex((p) => open.includes(p) && p.turns === least));
+    return { format: "pentadice-game", rules: rs.name, players: saved, current, dice: null, rolls_made: 0, auto_commit_seconds: null, coach: true };
   }
 
   // ---------- the tables the server prepares ----------
@@ -1327,9 +1999,26 @@
       }
       body.seed = Number(seed);
     }
+    if (S.mode === "play" && $("shared").checked) body.shared = true; // each human seat on its own device
+    let save = null;
+    if (S.mode === "coach") {
+      try {
+        save = enteredSave(players);
+      } catch (e) {
+        showError(e.message);
+        return;
+      }
+    }
     $("start").disabled = true;
     try {
-      const game = await api("POST", "/api/games", body);
+      const game = await api("POST", "/api/games", save ? { save } : body);
+      if (game.shared && Array.isArray(game.seats)) {
+        // The only answer that carries the seats' secrets: kept here, this device holds the first human seat.
+        const secrets = {};
+        for (const seat of game.seats) if (seat && typeof seat.secret === "string") secrets[String(seat.seat)] = seat.secret;
+        keepSeats(game.id, { you: game.you, secrets });
+        delete game.seats;
+      }
       announce(t("A new game: {names}", { names: game.players.map((p) => p.name).join(", ") }));
       showGame(game, false);
       focusMain();
@@ -1355,6 +2044,8 @@
   function showSection(which) {
     const wasSetup = !$("setup").hidden;
     for (const id of ["setup", "game", "review", "history", "gone"]) $(id).hidden = which !== id;
+    if (which !== "game") stopLive(); // a shared game's live updates, while it shows only
+    renderFoot();
     if (which !== "game") document.body.dataset.state = which;
     if (which !== "gone") S.gone = null;
     if (which === "setup" && !wasSetup && S.health && S.health.preparing) refreshHealth(); // polls again
@@ -1408,6 +2099,7 @@
   function showGame(game, keepHolds) {
     clearTimeout(S.cpuTimer);
     cancelCountdown();
+    noteSeat(game);
     S.game = game;
     S.held = new Set();
     S.pad = [];
@@ -1427,6 +2119,7 @@
   function showGone(e) {
     clearTimeout(S.cpuTimer);
     cancelCountdown();
+    stopLive();
     S.game = null;
     showSection("gone");
     S.gone = { status: e.status, text: errorText(e) };
@@ -1445,6 +2138,7 @@
   function leaveGame() {
     clearTimeout(S.cpuTimer);
     cancelCountdown();
+    stopLive();
     S.game = null;
     setMode(S.mode === "coach" ? "coach" : "play");
   }
@@ -1504,7 +2198,7 @@
     try {
       const review = await api("GET", "/api/games/" + encodeURIComponent(g.id) + "/review");
       setMode("review");
-      renderReview(review);
+      renderReview(review, g.rules, finalOf(g));
       $("review-title").focus();
     } catch (e) {
       showError(t(e.message));
@@ -1569,33 +2263,133 @@
     if (!file) return;
     try {
       const review = await api("POST", "/api/review", new RawJson(file.bytes));
-      renderReview(review, savedRules(file.bytes));
+      renderReview(review, savedRules(file.bytes), savedFinal(file.bytes));
     } catch (e) {
       showError(t(e.message));
     }
   }
 
-  function renderReview(review, rulesName) {
+  /** The players' scores and the winners of a game view (null without one): {over, players: [{name, computer,
+   * strategy, score, winner}]}. */
+  function finalOf(view) {
+    if (!view || !Array.isArray(view.players)) return null;
+    const winners = view.winners || [];
+    return {
+      over: !!view.over,
+      players: view.players.map((p) => ({
+        name: p.name,
+        computer: !!p.computer,
+        strategy: p.strategy || null,
+        score: p.totals && isNumber(p.totals.total) ? p.totals.total : null,
+        winner: !!view.over && winners.includes(p.name),
+      })),
+    };
+  }
+
+  /** The scores and winners of a finished game of the history list (null when it is not listed there). */
+  function historyFinal(id) {
+    const g = S.hist && S.hist.games.find((x) => x.id === id);
+    if (!g) return null;
+    return { over: true, players: (g.players || []).map((p) => ({ name: p.name, computer: !!p.computer, strategy: p.strategy || null, score: p.score, winner: !!p.winner })) };
+  }
+
+  /** What a save file says of its players (the strategies; the scores are the server's to add up: not here). */
+  function savedFinal(bytes) {
+    try {
+      const save = JSON.parse(new TextDecoder("utf-8").decode(bytes));
+      const players = Array.isArray(save.players) ? save.players : [];
+      return { over: false, players: players.map((p) => ({ name: String(p.name), computer: !!p.computer, strategy: p.strategy || null, score: null, winner: false })) };
+    } catch (e) {
+      return null;
+    }
+  }
+
+  /** The scores and winners a review carries itself, where the server gives them (``score``, ``winner`` and
+   * ``strategy`` of each player; ``over``), or null. */
+  function finalOfReview(review) {
+    const players = review.players || [];
+    if (!players.length || !players.every((p) => isNumber(p.score))) return null;
+    return {
+      over: review.over !== false,
+      players: players.map((p) => ({ name: p.name, computer: !!p.computer, strategy: p.strategy || null, score: p.score, winner: !!p.winner })),
+    };
+  }
+
+  /** The final scores and the winner above the review (the scores so far for a game not finished). */
+  function renderFinal(final) {
+    const rows = final ? final.players.filter((p) => isNumber(p.score)) : [];
+    if (!rows.length) return null;
+    const box = el("section", { cls: "final-scores", "aria-labelledby": "final-title" });
+    box.append(el("h3", { id: "final-title", text: final.over ? t("Final scores") : t("Scores so far") }));
+    const ol = el("ol", { cls: "final-list" });
+    const sorted = rows.slice().sort((a, b) => b.score - a.score);
+    for (const p of sorted) {
+      const name = p.computer ? t("{name} (computer)", { name: shownName(p.name) }) : shownName(p.name);
+      const li = el("li", { cls: p.winner ? "won" : "" }, el("span", { cls: "who-name", text: name }), " ", el("span", { cls: "num", text: String(p.score) }));
+      if (p.winner) li.append(" ", el("span", { cls: "badge winner-badge", text: t("winner") }));
+      ol.append(li);
+    }
+    box.append(ol);
+    const winners = rows.filter((p) => p.winner);
+    if (final.over && winners.length) {
+      const top = winners[0].score;
+      box.append(
+        el("p", {
+          cls: "final-winner",
+          text:
+            winners.length > 1
+              ? t("A tie: {names} with {total} points", { names: winners.map((p) => shownName(p.name)).join(", "), total: top })
+              : about(winners[0].name, N_("You win with {total} points"), N_("{name} wins with {total} points"), { total: top }),
+        }),
+      );
+    }
+    return box;
+  }
+
+  /** Whether the review's player ``i`` is a computer that plays to win (its losses are risks taken on purpose). */
+  function playsToWin(review, final, i) {
+    const p = (review.players || [])[i] || {};
+    if (p.strategy) return p.strategy === "win";
+    const f = final && final.players[i];
+    return !!(f && f.computer && f.strategy === "win" && f.name === p.name);
+  }
+
+  function renderReview(review, rulesName, final) {
     S.lastReview = review;
+    S.reviewFinal = final || null;
     S.reviewRules = rulesName && S.rules.some((r) => r.name === rulesName) ? rulesName : null;
     const out = $("review-out");
     out.replaceChildren();
     if (rulesName && S.rules.some((r) => r.name === rulesName) && !S.game) $("rules").value = rulesName;
-    for (const p of review.players || []) {
+    const finalBox = renderFinal(final && final.players.some((p) => isNumber(p.score)) ? final : finalOfReview(review) || final);
+    if (finalBox) out.append(finalBox);
+    (review.players || []).forEach((p, i) => {
       const expert = p.decisions > 0 && p.mean_loss < EXPERT;
-      const card = el("section", { cls: "player-review" });
-      card.append(el("h3", { text: p.computer ? t("{name} (computer)", { name: p.name }) : p.name }));
+      const risky = playsToWin(review, final, i);
+      const card = el("section", { cls: "player-review" + (risky ? " plays-to-win" : "") });
+      const title = risky ? t("{name} (computer, plays to win)", { name: p.name }) : p.computer ? t("{name} (computer)", { name: p.name }) : shownName(p.name);
+      card.append(el("h3", { text: title }));
+      if (risky) {
+        card.append(
+          el("p", {
+            cls: "note",
+            text: t("This computer plays to win, not for the most points: it gives up expected points where that raises its chance of winning. Its losses below are risks taken on purpose, not mistakes."),
+          }),
+        );
+      }
       const dl = el("dl", { cls: "stats" });
       dl.append(el("dt", { text: t("Decisions") }), el("dd", { text: String(p.decisions) }));
-      dl.append(el("dt", { text: t("Total loss") }), el("dd", { text: fmt(p.total_loss) }));
+      dl.append(el("dt", { text: risky ? t("Expected points given up for the win") : t("Total loss") }), el("dd", { text: fmt(p.total_loss) }));
       dl.append(
         el("dt", { text: t("Mean loss per decision") }),
-        el("dd", null, el("span", { text: fmt(p.mean_loss, 3) + " " }), el("span", { cls: expert ? "expert" : "not-expert", text: expert ? t("expert play (below 0.2)") : t("below 0.2 is expert play") })),
+        risky
+          ? el("dd", { text: fmt(p.mean_loss, 3) })
+          : el("dd", null, el("span", { text: fmt(p.mean_loss, 3) + " " }), el("span", { cls: expert ? "expert" : "not-expert", text: expert ? t("expert play (below 0.2)") : t("below 0.2 is expert play") })),
       );
       card.append(dl);
       const worst = (p.worst || []).filter((d) => d.loss > 5e-4);
       if (worst.length) {
-        card.append(el("h4", { text: t("The worst decisions") }));
+        card.append(el("h4", { text: risky ? t("The largest risks taken to win") : t("The worst decisions") }));
         const ol = el("ol", { cls: "worst" });
         for (const d of worst) ol.append(el("li", { text: decisionText(d) }));
         card.append(ol);
@@ -1603,7 +2397,7 @@
         card.append(el("p", { cls: "good", text: t("Every decision was the best one.") }));
       }
       out.append(card);
-    }
+    });
     const decisions = review.decisions || [];
     if (decisions.length) {
       const details = el("details", { cls: "decisions" }, el("summary", { text: t("Every decision ({n})", { n: decisions.length }) }));
@@ -1622,16 +2416,17 @@
       );
       const body = el("tbody");
       for (const d of decisions) {
+        const risk = d.loss > 5e-4 && playsToWin(review, final, d.index);
         body.append(
           el(
             "tr",
-            { cls: d.loss > 5e-4 ? "lost" : "" },
-            el("td", { text: String(d.player) }),
+            { cls: risk ? "risk" : d.loss > 5e-4 ? "lost" : "" },
+            el("td", { text: shownName(d.player) }),
             el("td", { cls: "num", text: String(d.turn) }),
             el("td", { text: diceText(d.dice || []) + " · " + rollWords(d.rolls_left) }),
             el("td", { text: optionText(d.chosen) }),
             el("td", { text: optionText(d.best) }),
-            el("td", { cls: "num", text: fmtLoss(d.loss) }),
+            el("td", { cls: "num", text: risk ? t("{loss} (a risk for the win)", { loss: fmtLoss(d.loss) }) : fmtLoss(d.loss) }),
           ),
         );
       }
@@ -1748,7 +2543,7 @@
       const date = dateText(g.finished);
       const who = el("td", { cls: "who" });
       for (const p of g.players || []) {
-        const name = p.computer ? t("{name} (computer)", { name: p.name }) : p.name;
+        const name = p.computer ? t("{name} (computer)", { name: p.name }) : shownName(p.name);
         who.append(
           el(
             "span",
@@ -1761,7 +2556,7 @@
         );
       }
       const winners = g.winners || [];
-      const winner = winners.length > 1 ? t("A tie: {names}", { names: winners.join(", ") }) : winners.join(", ");
+      const winner = winners.length > 1 ? t("A tie: {names}", { names: winners.map(shownName).join(", ") }) : winners.map(shownName).join(", ");
       body.append(
         el(
           "tr",
@@ -1935,10 +2730,13 @@
   async function openReview(id, rules) {
     showError("");
     try {
-      const review = await api("GET", "/api/games/" + encodeURIComponent(id) + "/review");
+      const [review, view] = await Promise.all([
+        api("GET", "/api/games/" + encodeURIComponent(id) + "/review"),
+        api("GET", "/api/games/" + encodeURIComponent(id)).catch(() => null), // its scores and winner, where kept
+      ]);
       setMode("review");
       $("review-back").hidden = false;
-      renderReview(review, rules);
+      renderReview(review, rules, finalOf(view) || historyFinal(id));
       $("review-title").focus();
     } catch (e) {
       showError(errorText(e));
@@ -1949,6 +2747,7 @@
 
   function onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if ($("confirm-new").open) return; // the question first (Esc answers it: keep playing)
     const tag = (ev.target && ev.target.tagName) || "";
     if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA") return;
     const k = ev.key;
@@ -1964,7 +2763,7 @@
     }
     const g = S.game;
     if (!g || $("game").hidden || g.over) return;
-    if (k === "Enter" && (ev.target === document.body || ev.target === document.documentElement)) {
+    if (k === "Enter" && (ev.target === document.body || ev.target === document.documentElement || ev.target === $("dice"))) {
       // Nothing in focus: Enter rolls, or fills the box the countdown shows.
       if (S.countdown && S.countdown.box) scoreBox(S.countdown.box);
       else if (!g.coach) roll();
@@ -2003,11 +2802,23 @@
     for (const b of document.querySelectorAll(".mode")) b.addEventListener("click", () => setMode(b.dataset.mode));
     $("lang").addEventListener("change", () => loadMessages($("lang").value));
     $("help-button").addEventListener("click", () => toggleHelp());
+    $("theme").value = keptTheme();
+    $("theme").addEventListener("change", () => chooseTheme($("theme").value));
+    $("skip").addEventListener("click", (ev) => {
+      // The skip link: to Start on the set-up, to Roll (or the dice) in a game, else to the view's heading.
+      ev.preventDefault();
+      const shown = ["setup", "game", "review", "history", "gone"].find((id) => !$(id).hidden);
+      let target = shown === "setup" ? $("start") : null;
+      if (shown === "game") target = [$("roll"), ...$("pad-faces").querySelectorAll("button"), ...$("dice").querySelectorAll("button")].find((b) => b.offsetParent && !b.disabled) || $("dice");
+      if (!target) target = $(shown).querySelector("h2");
+      if (target && target.tagName === "H2" && !target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+      if (target) target.focus();
+    });
     $("setup-form").addEventListener("submit", startGame);
     $("add-player").addEventListener("click", () => {
       if (S.players.length >= 6) return;
       const n = S.players.length + 1;
-      S.players.push({ name: t("Player {n}", { n }), computer: false, strategy: "optimal" });
+      S.players.push({ name: t("Player {n}", { n }), computer: false, strategy: "optimal", auto: n });
       renderPlayers(S.players);
       $("player-list").lastElementChild.querySelector("input").focus();
     });
@@ -2022,7 +2833,14 @@
     $("countdown-stop").addEventListener("click", stopCountdown);
     $("save").addEventListener("click", saveGame);
     $("review-game").addEventListener("click", reviewGame);
-    $("new-game").addEventListener("click", leaveGame);
+    $("new-game").addEventListener("click", askNewGame);
+    $("confirm-new-keep").addEventListener("click", () => answerNewGame(false));
+    $("confirm-new-leave").addEventListener("click", () => answerNewGame(true));
+    $("confirm-new").addEventListener("cancel", (ev) => {
+      ev.preventDefault(); // Esc: keep playing
+      answerNewGame(false);
+    });
+    $("sound-button").addEventListener("click", toggleSound);
     $("gone-new").addEventListener("click", leaveGame);
     $("gone-retry").addEventListener("click", route);
     $("gone-history").addEventListener("click", () => setMode("history"));
@@ -2037,6 +2855,8 @@
     $("resume-file").addEventListener("change", resumeFile);
     $("hints").addEventListener("change", () => S.game && render());
     $("rules").addEventListener("change", () => {
+      renderFoot();
+      renderSheetEntry();
       updateWinOptions();
       renderPrep();
     });

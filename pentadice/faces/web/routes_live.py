@@ -1,0 +1,56 @@
+"""``GET /api/games/{id}/events``: a game's live updates, as Server-Sent Events (:mod:`pentadice.faces.web.live`).
+Open to anyone who knows the game's id, like its view: the events carry its version, never the view nor a
+secret; a screen reads the view (``GET /api/games/{id}``, with its seat's header) when the version changes."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+
+from pentadice.faces.web import schemas
+from pentadice.faces.web.apidoc import GAME_ERRORS
+from pentadice.faces.web.bodies import ApiError
+from pentadice.faces.web.guard import HEAD_SCOPE_KEY
+from pentadice.faces.web.playing import read
+from pentadice.faces.web.state import State
+
+EVENT_STREAM = "text/event-stream"
+BUSY_RETRY_SECONDS = 5  # a stream refused because too many are open: its Retry-After
+STREAM_HEADERS = {"x-accel-buffering": "no"}  # a proxy (nginx) passes each event on at once
+
+router = APIRouter()
+
+
+@router.get(
+    "/api/games/{game_id}/events",
+    responses={
+        200: {"content": {EVENT_STREAM: {"schema": {"type": "string"}}}, "description": "The event stream."},
+        **{k: v for k, v in GAME_ERRORS.items() if k in (404, 422, 503)},
+        403: {"model": schemas.ErrorOut, "description": "Not refused for a secret: a watcher may listen."},
+    },
+    tags=["games"],
+)
+async def events(game_id: str, request: Request, state: State) -> Response:
+    """The game's changes as Server-Sent Events: on connecting and at each move written (by any server process),
+    `event: game` with `data: {"version": N, "over": false}`; a `: ping` comment every 15 seconds of quiet.
+    503 with a Retry-After when too many streams are open in this process."""
+    live = state.live
+    version, over = await read(state, game_id, lambda held: (held.stored.version, held.game.over))
+    if live.full:
+        raise ApiError(
+            503,
+            f"too many live streams are open on this server ({live.open}): try again",
+            headers={"retry-after": str(BUSY_RETRY_SECONDS)},
+        )
+    if request.scope.get(HEAD_SCOPE_KEY):  # HEAD: the headers of the stream, no stream
+        return Response(b"", media_type=EVENT_STREAM, headers=STREAM_HEADERS)
+
+    async def stream():
+        watcher = live.watch(game_id, version, over)  # here, not before: a stream never started holds no place
+        try:
+            async for chunk in live.stream(watcher):
+                yield chunk
+        finally:
+            live.leave(game_id, watcher)
+
+    return StreamingResponse(stream(), media_type=EVENT_STREAM, headers=STREAM_HEADERS)

@@ -1,0 +1,372 @@
+"""The page as players use it, in a real headless Chromium (issue 26): axe-core finds no violation in the set-up,
+a game, a coach game, a review and the history, at 390x844 and 1280x800, in the light and the dark scheme; reduced
+motion runs no animation; the focus stays on the dice or Roll after Enter on Roll or on a box, and Start is two
+Tabs away; every button is at least 44x44 px; in Indonesian no English message is left on any screen; "New game"
+asks before it leaves an unfinished game; on a phone the dice are in view when the player's turn starts, and the
+auto-commit's countdown does not run while the box it will fill is out of view.
+
+axe-core is the npm package of the repository's package.json (``make browser`` installs it into node_modules/);
+it is injected into the page through the DevTools protocol (the page's Content-Security-Policy stays on). One
+server and one browser serve the whole module; a finished game is played through the API (computers only).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from pathlib import Path
+
+import pytest
+import serving
+from browser_axe import AXE, axe
+from test_browser import DESKTOP, PHONE, Page, browser  # noqa: F401 (the module's browser)
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "pentadice" / "support" / "locale" / "id" / "LC_MESSAGES" / "pentadice.po"
+
+if not AXE.is_file():
+    pytest.skip("no axe-core: make browser (npm ci)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def server(penta_table_dir, tmp_path_factory):
+    """``pentadice serve`` on the session's Penta table with a games database of this module's; its base URL."""
+    folder = tmp_path_factory.mktemp("page-serve")
+    port = serving.free_port()
+    args = serving.quiet_serve(port, penta_table_dir, "--db", str(folder / "games.sqlite3"))
+    with serving.started(args, port, folder / "serve.log"):
+        yield f"http://127.0.0.1:{port}"
+
+
+def call(server: str, method: str, path: str, body: dict | None = None) -> dict:
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"} if data is not None else {}
+    request = urllib.request.Request(server + path, data=data, method=method, headers=headers)
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        return json.loads(answer.read())
+
+
+@pytest.fixture(scope="module")
+def finished(server) -> str:
+    """The id of a game played to its end through the API (two computers, one of each strategy... both for
+    points: the win player's tables are not held here)."""
+    players = [{"name": "Ana", "computer": True}, {"name": "cpu", "computer": True}]
+    game = call(server, "POST", "/api/games", {"players": players, "rules": "penta", "seed": 5})
+    while not game["over"]:
+        game = call(server, "POST", f"/api/games/{game['id']}/computer", {})["game"]
+    return game["id"]
+
+
+def open_page(chromium, server: str, *, size=PHONE, scheme="light", lang="en", motion="no-preference", path="/"):
+    """A page in a context of its own (size, colour scheme, language, reduced motion), loaded whole; its
+    problems (script errors, dialogs, failed requests) recorded as test_browser's pages record them."""
+    pg = Page.__new__(Page)
+    pg.context = chromium.new_context(
+        viewport=size, locale="id-ID" if lang == "id" else "en-US", color_scheme=scheme, reduced_motion=motion
+    )
+    pg.page = pg.context.new_page()
+    pg.problems = []
+    pg.page.on("pageerror", lambda e: pg.problems.append(f"page error: {e}"))
+    pg.page.on("console", lambda m: pg.problems.append(f"console: {m.text}") if m.type == "error" else None)
+    pg.page.set_default_timeout(20_000)
+    sep = "&" if "?" in path else "?"
+    pg.page.goto(f"{server}{path}{sep}fast=1&lang={lang}")
+    pg.page.wait_for_selector("body[data-ready='1']")
+    return pg
+
+
+def start(pg: Page, players: list[tuple[str, bool]], *, seed=3, hints=False, auto_commit=False) -> None:
+    Page.start(pg, players, seed=seed, hints=hints, auto_commit=auto_commit)
+
+
+def in_view(pg: Page, selector: str) -> bool:
+    return pg.page.evaluate(
+        """sel => { const r = document.querySelector(sel).getBoundingClientRect();
+            return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight; }""",
+        selector,
+    )
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_axe_finds_nothing_in_any_view(browser, server, finished, size, scheme):  # noqa: F811
+    """Set-up, a game (hints on, after a roll and a hold), a coach game after a roll entered, the review of a
+    finished game, the history: no axe-core violation, in either colour scheme, at either size."""
+    pg = open_page(browser, server, size=size, scheme=scheme)
+    p = pg.page
+    assert p.evaluate("getComputedStyle(document.documentElement).colorScheme") == scheme
+    axe(pg, "set-up")
+    start(pg, [("Ana", False), ("cpu", True)], hints=True)
+    pg.wait_state("roll")
+    p.click("#roll")
+    pg.wait_state("choose")
+    p.locator("#dice .die").first.click()
+    axe(pg, "game")
+    p.click("#mode-coach")
+    pg.wait_state("setup")
+    start(pg, [("Budi", False)])
+    pg.wait_state("roll")
+    for face in (2, 2, 3, 5, 6):
+        p.click(f"#pad-faces button[data-face='{face}']")
+    p.click("#pad-enter")
+    pg.wait_state("choose")
+    axe(pg, "coach")
+    p.goto(f"{server}/games/{finished}?fast=1")
+    p.wait_for_selector("body[data-ready='1']")
+    pg.wait_state("over")
+    axe(pg, "a finished game")
+    p.click("#review-game")
+    p.wait_for_selector("#review:not([hidden]) .player-review")
+    axe(pg, "review")
+    p.click("#mode-history")
+    p.wait_for_selector("#games-table tbody tr")
+    axe(pg, "history")
+    assert pg.problems == [], pg.problems
+    pg.context.close()
+
+
+def test_the_colour_switch_is_kept(browser, server):  # noqa: F811
+    """The switch in the header: dark over the system's light, kept for the next visit; auto follows the system."""
+    pg = open_page(browser, server, scheme="light")
+    p = pg.page
+    background = "getComputedStyle(document.body).backgroundColor"
+    light = p.evaluate(background)
+    p.select_option("#theme", "dark")
+    assert p.evaluate("getComputedStyle(document.documentElement).colorScheme") == "dark"
+    dark = p.evaluate(background)
+    assert dark != light
+    p.reload()
+    p.wait_for_selector("body[data-ready='1']")
+    assert p.input_value("#theme") == "dark" and p.evaluate(background) == dark
+    p.select_option("#theme", "auto")
+    assert p.evaluate(background) == light
+    pg.context.close()
+
+
+def test_reduced_motion_runs_no_animation(browser, server):  # noqa: F811
+    """With prefers-reduced-motion, a roll, a hold and a computer's turn run no CSS or Web animation."""
+    pg = open_page(browser, server, motion="reduce")
+    p = pg.page
+    start(pg, [("Ana", False), ("cpu", True)])
+    pg.wait_state("roll")
+    running = "document.getAnimations().filter(a => a.playState === 'running').length"
+    p.click("#roll")
+    assert p.evaluate(running) == 0
+    pg.wait_state("choose")
+    assert p.evaluate(running) == 0
+    p.locator("#dice .die").first.click()
+    assert p.evaluate(running) == 0
+    p.locator("#sheet button.score").first.click()
+    pg.wait_state("computer", "busy")
+    assert p.evaluate(running) == 0
+    pg.wait_state("roll")
+    assert p.evaluate(running) == 0
+    assert pg.problems == [], pg.problems
+    pg.context.close()
+
+
+def focused(pg: Page) -> str:
+    return pg.page.evaluate(
+        """() => { const a = document.activeElement;
+            return a.id ? "#" + a.id : a.classList.contains("die") ? "die" : a.tagName; }"""
+    )
+
+
+def test_focus_stays_on_the_dice_or_roll_and_start_is_near(browser, server):  # noqa: F811
+    """Two Tabs and Enter reach Start (the skip link); Enter on Roll keeps the focus on Roll or the dice; Enter on
+    a box too (through the computer's turn, back on Roll)."""
+    pg = open_page(browser, server, size=DESKTOP)
+    p = pg.page
+    p.keyboard.press("Tab")
+    assert focused(pg) == "#skip"
+    p.keyboard.press("Enter")
+    assert focused(pg) == "#start"
+    p.keyboard.press("Enter")
+    pg.wait_state("roll")
+    p.focus("#roll")
+    p.keyboard.press("Enter")
+    pg.wait_state("choose")
+    assert focused(pg) in ("#roll", "die")
+    p.keyboard.press("Enter")
+    pg.wait_state("choose", "last")
+    assert focused(pg) in ("#roll", "die", "#dice")
+    p.locator("#sheet button.score").first.focus()
+    p.keyboard.press("Enter")
+    pg.wait_state("computer", "roll")
+    assert focused(pg) in ("#roll", "die", "#dice")
+    pg.wait_state("roll")
+    p.wait_for_function("() => document.activeElement === document.getElementById('roll')")
+    assert pg.problems == [], pg.problems
+    pg.context.close()
+
+
+def small_targets(pg: Page) -> list[str]:
+    """The visible buttons, selects and text fields smaller than 44x44 px."""
+    return pg.page.evaluate(
+        """() => [...document.querySelectorAll("button, select, input[type=text], .mode")]
+            .filter(b => b.offsetParent !== null && !b.closest("#dice, #pad-faces, .history-table"))
+            .map(b => [b, b.getBoundingClientRect()])
+            .filter(([b, r]) => r.width < 43.5 || r.height < 43.5)
+            .map(([b, r]) => `${b.id || b.className || b.tagName} ${Math.round(r.width)}x${Math.round(r.height)}`)"""
+    )
+
+
+def test_targets_are_a_finger_wide(browser, server):  # noqa: F811
+    """Score buttons, secondary buttons, the modes and the fields: at least 44x44 px on a phone."""
+    pg = open_page(browser, server)
+    p = pg.page
+    assert small_targets(pg) == []
+    start(pg, [("Ana", False), ("cpu", True)])
+    pg.wait_state("roll")
+    p.click("#roll")
+    pg.wait_state("choose")
+    assert p.locator("#sheet button.score").count() > 5
+    assert small_targets(pg) == []
+    pg.context.close()
+
+
+def english_messages() -> set[str]:
+    """The catalogue's English messages whose Indonesian differs (those the same in both, as names, are not
+    English left over), without the placeholders' messages (their filled text is another)."""
+    text = CATALOGUE.read_text(encoding="utf-8")
+    pairs = re.findall(r'^msgid "(.*)"\nmsgstr "(.*)"$', text, flags=re.M)
+    return {i for i, s in pairs if i and s and i != s and "{" not in i and len(i) > 2}
+
+
+VISIBLE_TEXTS = """() => {
+    const out = [];
+    const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    while (walk.nextNode()) {
+        const node = walk.currentNode, box = node.parentElement;
+        if (!box || !node.textContent.trim() || box.closest("[hidden], script, style, .sr-only")) continue;
+        if (box.getClientRects().length === 0) continue;
+        out.push(node.textContent.trim());
+    }
+    for (const f of document.querySelectorAll("input[type=text]")) if (f.offsetParent && f.value) out.push(f.value);
+    return out;
+}"""
+
+
+def test_indonesian_leaves_no_english(browser, server, finished):  # noqa: F811
+    """In Indonesian, no text on the set-up, a game, the coach, the review and the history is one of the
+    catalogue's English messages (the default player's name included)."""
+    english = english_messages()
+    assert len(english) > 100
+    pg = open_page(browser, server, lang="id")
+    p = pg.page
+
+    def check(where: str) -> None:
+        left = sorted({s for s in p.evaluate(VISIBLE_TEXTS) if s in english})
+        assert left == [], f"{where}: {left}"
+
+    check("set-up")
+    p.click("#start")
+    pg.wait_state("roll")
+    p.click("#roll")
+    pg.wait_state("choose")
+    check("game")
+    p.click("#mode-coach")
+    check("coach set-up")
+    p.click("#start")
+    pg.wait_state("roll")
+    check("coach")
+    p.goto(f"{server}/games/{finished}?fast=1&lang=id")
+    p.wait_for_selector("body[data-ready='1']")
+    pg.wait_state("over")
+    p.click("#review-game")
+    p.wait_for_selector("#review:not([hidden]) .player-review")
+    check("review")
+    p.click("#mode-history")
+    p.wait_for_selector("#games-table tbody tr")
+    check("history")
+    pg.context.close()
+
+
+def test_new_game_asks_before_leaving_an_unfinished_game(browser, server):  # noqa: F811
+    """ "New game" in an unfinished game asks first: keep playing stays in the game, leave goes to the set-up."""
+    pg = open_page(browser, server)
+    p = pg.page
+    start(pg, [("Ana", False), ("cpu", True)])
+    pg.wait_state("roll")
+    p.click("#new-game")
+    assert p.locator("#confirm-new").is_visible()
+    p.click("#confirm-new-keep")
+    assert not p.locator("#confirm-new").is_visible()
+    assert pg.state() == "roll" and p.locator("#game").is_visible()
+    p.click("#new-game")
+    p.click("#confirm-new-leave")
+    p.wait_for_selector("#setup:not([hidden])")
+    assert pg.problems == [], pg.problems
+    pg.context.close()
+
+
+def test_phone_flow_dice_in_view_and_the_countdown_waits_for_its_box(browser, server):  # noqa: F811
+    """At 390x844: the dice and "Your turn" in view when the turn starts, after scoring a box at the bottom of the
+    sheet too; the auto-commit's countdown waits while its box is out of view, and runs once it shows."""
+    pg = open_page(browser, server)
+    p = pg.page
+    start(pg, [("Ana", False), ("cpu", True)], auto_commit=True, seed=11)
+    pg.wait_state("roll")
+    assert in_view(pg, "#dice") and in_view(pg, "#roll") and p.locator("#turn-cue").is_visible()
+    p.click("#roll")
+    pg.wait_state("choose")
+    assert not p.locator("#turn-cue").is_visible()
+    # The box at the bottom of the sheet, scrolled to and scored: the page comes back to the dice for the next turn.
+    chance = p.locator("#sheet button.score[data-box='chance']")
+    chance.scroll_into_view_if_needed()
+    assert not in_view(pg, "#roll")
+    chance.click()
+    pg.wait_state("roll", timeout=30_000)
+    p.wait_for_function("() => { const r = document.getElementById('roll').getBoundingClientRect();"
+                        " return r.top >= 0 && r.bottom <= innerHeight; }")  # fmt: skip
+    assert in_view(pg, "#dice") and p.locator("#turn-cue").is_visible()
+    # The last roll: the countdown's box comes into view beside the pinned dice, and it runs.
+    for _ in range(3):
+        p.click("#roll")
+        pg.wait_state("choose", "last")
+    assert pg.state() == "last"
+    p.wait_for_selector("#countdown[data-state='running']")
+    box = p.locator("#sheet button.score.pending").get_attribute("data-box")
+    # Scrolled away from its box (the dice pinned stay in view): the countdown waits, in full.
+    p.evaluate("window.scrollTo(0, 0)")
+    if in_view(pg, f"#sheet button.score[data-box='{box}']"):
+        p.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    if not in_view(pg, f"#sheet button.score[data-box='{box}']"):
+        p.wait_for_selector("#countdown[data-state='waiting']")
+        assert "3 s" in p.inner_text("#countdown-text")
+        assert pg.state() == "last"
+        p.locator(f"#sheet button.score[data-box='{box}']").scroll_into_view_if_needed()
+        p.wait_for_selector("#countdown[data-state='running']")
+    assert in_view(pg, "#dice")
+    pg.wait_state("computer", "busy", "roll", timeout=10_000)
+    assert p.locator(f"#sheet tr[data-box='{box}'] td").first.inner_text().strip() != ""
+    assert pg.problems == [], pg.problems
+    pg.context.close()
+
+
+def test_a_computer_column_never_looks_filled(browser, server):  # noqa: F811
+    """Through the computer's turn (each view it shows, recorded as drawn) its column holds only the boxes it
+    filled: no would-be scores while its dice are out, and an empty box stays empty."""
+    pg = open_page(browser, server)
+    p = pg.page
+    start(pg, [("Ana", False), ("cpu", True)])
+    pg.wait_state("roll")
+    p.click("#roll")
+    pg.wait_state("choose")
+    p.evaluate(
+        """() => { window.__cpuCells = [];
+            const count = () => [...document.querySelectorAll("#sheet tr.box td:nth-child(3)")]
+                .filter(td => td.textContent.trim()).length;
+            new MutationObserver(() => window.__cpuCells.push([document.body.dataset.state, count()]))
+                .observe(document.getElementById("sheet"), {childList: true, subtree: true}); }"""
+    )
+    p.locator("#sheet button.score").first.click()
+    pg.wait_state("computer")
+    pg.wait_state("roll")
+    seen = p.evaluate("window.__cpuCells")
+    assert any(state == "computer" for state, _ in seen)
+    assert max(n for _, n in seen) <= 1, seen  # nothing but the box it scored at the end of its turn
+    assert p.locator("#sheet tr.box td:nth-child(3).filled").count() == 1
+    assert p.locator("#sheet .would").count() == 0
+    pg.context.close()

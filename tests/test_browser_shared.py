@@ -1,0 +1,140 @@
+"""A shared game played from two devices, in a real headless Chromium (issue 26): two browser contexts (two
+phones, each its own storage) play one game from two seats. The host starts it with "Play together" and its
+Share panel gives the other seat's link (its secret in the fragment) and QR code; the guest opens the link (the
+fragment kept in localStorage and removed from the address); a move on one screen appears on the other through
+the game's events; a screen cannot move for the other seat (its buttons are off, and the API answers 403 to the
+wrong seat's secret and to none); a device that reloads goes on; no request of either page carries a secret in
+its request line or its ``Referer``.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+import serving
+from browser_axe import AXE, axe
+from test_browser import PHONE, Page, _faces, browser  # noqa: F401 (the module's browser)
+
+
+@pytest.fixture(scope="module")
+def server(penta_table_dir, tmp_path_factory):
+    """``pentadice serve`` on the session's Penta table with a games database of this module's; its base URL."""
+    folder = tmp_path_factory.mktemp("shared-serve")
+    port = serving.free_port()
+    args = serving.quiet_serve(port, penta_table_dir, "--db", str(folder / "games.sqlite3"))
+    with serving.started(args, port, folder / "serve.log"):
+        yield f"http://127.0.0.1:{port}"
+
+
+class Device(Page):
+    """A phone of its own (a browser context: its own storage), recording every request it makes: the URL and
+    the Referer, to look for secrets in them afterwards."""
+
+    def __init__(self, browser, server: str, path: str) -> None:  # noqa: F811
+        self.context = browser.new_context(viewport=PHONE, locale="en-US")
+        self.page = self.context.new_page()
+        self.problems: list[str] = []
+        self.requests: list[tuple[str, str]] = []
+        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        self.page.on("console", lambda m: self.problems.append(f"console: {m.text}") if m.type == "error" else None)
+        self.page.on("request", lambda r: self.requests.append((r.url, r.headers.get("referer") or "")))
+        self.page.set_default_timeout(20_000)
+        self.page.goto(server + path)
+        self.page.wait_for_selector("body[data-ready='1']")
+
+    def seats(self, game: str) -> dict:
+        return self.page.evaluate("id => JSON.parse(localStorage.getItem('pentadice.seats.' + id))", game)
+
+
+def move(server: str, game: str, path: str, body: dict, secret: str | None) -> int:
+    """The HTTP status of a move sent with ``secret`` in X-Pentadice-Seat (None: no header)."""
+    headers = {"Content-Type": "application/json"}
+    if secret is not None:
+        headers["X-Pentadice-Seat"] = secret
+    request = urllib.request.Request(
+        f"{server}/api/games/{game}{path}", data=json.dumps(body).encode(), method="POST", headers=headers
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_two_devices_play_one_game(browser, server):  # noqa: F811
+    host = Device(browser, server, "/?fast=1")
+    h = host.page
+    h.check("#shared")
+    Page.start(host, [("Ana", False), ("Budi", False), ("cpu", True)], seed=9, auto_commit=False)
+    host.wait_state("roll")
+    game = h.url.split("/games/")[1].split("?")[0].split("#")[0]
+    held = host.seats(game)
+    assert held["you"] == 0 and set(held["secrets"]) == {"0", "1"}
+    ana, budi = held["secrets"]["0"], held["secrets"]["1"]
+    assert "holds Ana" in h.inner_text("#seat-line")
+    # The Share panel: Budi's link, with its secret in the fragment only, and its QR code.
+    link = h.input_value("#share-seats li[data-seat='1'] .share-link")
+    assert link == f"{server}/games/{game}#seat={budi}"
+    h.wait_for_selector("#share-seats li[data-seat='1'] .qr svg path, #share-seats li[data-seat='1'] .qr svg rect")
+    if AXE.is_file():
+        axe(host, "the host's screen with its Share panel")
+
+    guest = Device(browser, server, f"/games/{game}?fast=1#seat={budi}")
+    g = guest.page
+    assert "#" not in g.url  # the fragment is removed at once
+    assert guest.seats(game) == {"you": 1, "secrets": {"1": budi}}
+    assert "holds Budi" in g.inner_text("#seat-line")
+    assert guest.wait_state("waiting") == "waiting"  # Ana's turn: Budi's phone watches
+    assert g.locator("#roll").is_disabled() and g.locator("#sheet button.score").count() == 0
+    if AXE.is_file():
+        axe(guest, "a seat's screen while another moves")
+
+    # Ana rolls on her phone: Budi's shows the same dice, through the events.
+    h.click("#roll")
+    host.wait_state("choose")
+    g.wait_for_function(
+        "want => JSON.stringify([...document.querySelectorAll('#dice .die')].map(d => Number(d.dataset.face)))"
+        " === JSON.stringify(want)",
+        arg=_faces(host),
+    )
+    # Budi's secret cannot move for Ana; no secret cannot move at all (the API without the page).
+    assert move(server, game, "/score", {"box": "chance"}, budi) == 403
+    assert move(server, game, "/score", {"box": "chance"}, None) == 403
+    assert move(server, game, "/roll", {"keep": []}, "not-a-seat") == 403
+    # Ana scores: Budi's phone shows her box, then it is Budi's turn there (and Ana's phone watches).
+    h.locator("#sheet button.score[data-box='chance']").click()
+    host.wait_state("waiting")
+    guest.wait_state("roll")
+    assert g.locator("#sheet tr[data-box='chance'] td").nth(0).inner_text().strip() != ""
+    assert g.locator("#turn-cue").is_visible()
+    assert move(server, game, "/roll", {"keep": []}, ana) == 403
+    g.click("#roll")
+    guest.wait_state("choose")
+    h.wait_for_function(
+        "want => JSON.stringify([...document.querySelectorAll('#dice .die')].map(d => Number(d.dataset.face)))"
+        " === JSON.stringify(want)",
+        arg=_faces(guest),
+    )
+    # Budi's phone drops (a reload) and comes back: it holds its seat and goes on.
+    g.reload()
+    g.wait_for_selector("body[data-ready='1']")
+    assert guest.wait_state("choose") == "choose"
+    g.locator("#sheet button.score[data-box='chance']").click()
+    # The computer's turn (moved by the host's device), then Ana's again on her phone.
+    host.wait_state("roll", timeout=30_000)
+    guest.wait_state("waiting")
+    assert h.locator("#sheet tr[data-box='chance'] td").nth(1).inner_text().strip() != ""
+    assert h.locator("#sheet tr.box td:nth-child(4).filled").count() == 1  # the computer's box
+
+    # No secret in any request line or Referer of either device.
+    for device in (host, guest):
+        for url, referer in device.requests:
+            for secret in (ana, budi):
+                assert secret not in url and secret not in referer, (url, referer)
+        assert device.problems == [], device.problems
+    assert any("/events" in url for url, _ in guest.requests)
+    host.close()
+    guest.close()
