@@ -373,7 +373,7 @@ def test_a_start_refused_while_tables_are_prepared_says_so_and_can_start_again(p
     p.click("#start")
     p.wait_for_selector("#error:not([hidden])")
     error = p.inner_text("#error")
-    assert error.startswith("the win player's tables of penta are being prepared")
+    assert error.startswith("The win player's tables of penta are being prepared")  # the API's words, capitalised
     assert error.endswith("Preparing the win player's end-game table: 42 %. Start again when it is ready."), error
     assert p.is_visible("#setup") and p.is_enabled("#start")
     _forgive_503(pg)

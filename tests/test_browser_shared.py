@@ -4,7 +4,8 @@ Share panel gives the other seat's link (its secret in the fragment) and QR code
 fragment kept in localStorage and removed from the address); a move on one screen appears on the other through
 the game's events; a screen cannot move for the other seat (its buttons are off, and the API answers 403 to the
 wrong seat's secret and to none); a device that reloads goes on; no request of either page carries a secret in
-its request line or its ``Referer``.
+its request line or its ``Referer``; a device that loses the network a while, or whose stream is refused,
+catches up by itself.
 """
 
 from __future__ import annotations
@@ -33,9 +34,20 @@ class Device(Page):
     """A phone of its own (a browser context: its own storage), recording every request it makes: the URL and
     the Referer, to look for secrets in them afterwards."""
 
-    def __init__(self, browser, server: str, path: str) -> None:  # noqa: F811
+    def __init__(self, browser, server: str, path: str, events_refused: int = 0) -> None:  # noqa: F811
         self.context = browser.new_context(viewport=PHONE, locale="en-US")
         self.page = self.context.new_page()
+        self.refused: list[str] = []
+        if events_refused:  # the first streams answered 503 (a server busy or restarting): not a stream
+
+            def refuse(route) -> None:
+                if len(self.refused) < events_refused:
+                    self.refused.append(route.request.url)
+                    route.fulfill(status=503, json={"error": "busy"}, headers={"Retry-After": "1"})
+                else:
+                    route.continue_()
+
+            self.page.route("**/events", refuse)
         self.problems: list[str] = []
         self.requests: list[tuple[str, str]] = []
         self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
@@ -82,7 +94,7 @@ def test_two_devices_play_one_game(browser, server):  # noqa: F811
     if AXE.is_file():
         axe(host, "the host's screen with its Share panel")
 
-    guest = Device(browser, server, f"/games/{game}?fast=1#seat={budi}")
+    guest = Device(browser, server, f"/games/{game}?fast=1#seat={budi}", events_refused=2)
     g = guest.page
     assert "#" not in g.url  # the fragment is removed at once
     assert guest.seats(game) == {"you": 1, "secrets": {"1": budi}}
@@ -91,6 +103,12 @@ def test_two_devices_play_one_game(browser, server):  # noqa: F811
     assert g.locator("#roll").is_disabled() and g.locator("#sheet button.score").count() == 0
     if AXE.is_file():
         axe(guest, "a seat's screen while another moves")
+
+    # Its first two streams were refused (closed for good, as EventSource does on a 503): the page opened a
+    # third by itself, and the seat line, which said it was reconnecting, no longer does.
+    g.wait_for_selector("#seat-line[data-live='up']", timeout=30_000)
+    assert len(guest.refused) == 2 and "Reconnecting" not in g.inner_text("#seat-line")
+    guest.problems = [p for p in guest.problems if "503" not in p]  # the refused streams
 
     # Ana rolls on her phone: Budi's shows the same dice, through the events.
     h.click("#roll")
@@ -128,6 +146,21 @@ def test_two_devices_play_one_game(browser, server):  # noqa: F811
     guest.wait_state("waiting")
     assert h.locator("#sheet tr[data-box='chance'] td").nth(1).inner_text().strip() != ""
     assert h.locator("#sheet tr.box td:nth-child(4).filled").count() == 1  # the computer's box
+
+    # Budi's phone loses the network while Ana plays her turn: back online, it catches up by itself (no reload)
+    # and it is Budi's turn there.
+    g.context.set_offline(True)
+    h.click("#roll")
+    host.wait_state("choose")
+    h.locator("#sheet button.score").first.click()
+    host.wait_state("waiting")
+    g.wait_for_timeout(1500)  # the events said so meanwhile; the view could not be read
+    g.context.set_offline(False)
+    guest.wait_state("roll")
+    assert g.locator("#turn-cue").is_visible()
+    g.click("#roll")
+    guest.wait_state("choose")
+    guest.problems = [p for p in guest.problems if "Failed to load resource" not in p]  # while offline
 
     # No secret in any request line or Referer of either device.
     for device in (host, guest):

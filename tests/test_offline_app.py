@@ -195,6 +195,29 @@ def solo_offline(app: App) -> dict:
     return view
 
 
+def start_with_the_server_gone(app: App) -> None:
+    """The server stopped while the page is online (it last saw the server): the first Start makes a game on
+    this device, and the page says it is offline and what needs the server."""
+    p = app.page
+    app.start([("Ana", False), ("cpu", True)])
+    app.wait_state("roll")
+    assert p.evaluate("location.pathname").startswith("/games/off-")
+    assert p.is_visible("#offline-note") and "need the server" in p.inner_text("#offline-note")
+    assert p.is_hidden("#error")
+
+
+def start_with_the_server_back(app: App) -> None:
+    """The network and the server back: the next new game is the server's again, and the note goes."""
+    p = app.page
+    p.click("#new-game")
+    if p.locator("#confirm-new").is_visible():
+        p.click("#confirm-new-leave")
+    app.start([("Ana", False), ("cpu", True)])
+    app.wait_state("roll")
+    assert not p.evaluate("location.pathname").startswith("/games/off-")
+    assert p.is_hidden("#offline-note")
+
+
 def test_installable_and_offline_after_serve(playwright, penta_table_dir, tmp_path):
     port = serving.free_port()
     args = serving.quiet_serve(port, penta_table_dir, "--db", str(tmp_path / "games.sqlite3"))
@@ -203,9 +226,13 @@ def test_installable_and_offline_after_serve(playwright, penta_table_dir, tmp_pa
         with serving.started(args, port, tmp_path / "serve.log"):
             first_visit(app)
             assert app.page.evaluate("PentaOffline.ready()") == "server"
-        go_offline(app)  # the server stopped too
+        start_with_the_server_gone(app)  # the server stopped, the network on
+        go_offline(app)  # the network off too
         coach_offline(app)
         solo_offline(app)
+        app.context.set_offline(False)
+        with serving.started(args, port, tmp_path / "serve-again.log"):
+            start_with_the_server_back(app)
         assert app.problems == []
     finally:
         app.close()

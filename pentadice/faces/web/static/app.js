@@ -280,7 +280,8 @@
 
   function showError(text) {
     const e = $("error");
-    e.textContent = text;
+    text = text ? String(text) : "";
+    e.textContent = text.charAt(0).toUpperCase() + text.slice(1);
     e.hidden = !text;
   }
 
@@ -292,6 +293,7 @@
     document.title = t("pentadice: Penta in the browser");
     renderFoot();
     renderSound();
+    renderOffline();
   }
 
   /** The footer names the rule set of the game shown (or chosen at set-up): Yatzy's game is not Penta's. */
@@ -375,10 +377,20 @@
       opts.headers["Content-Type"] = "application/json";
       opts.body = body instanceof RawJson ? body.text : JSON.stringify(body);
     }
-    let response;
+    let response = null;
     try {
       response = await fetch(path, opts);
     } catch (e) {
+      response = null;
+    }
+    if (!response || response.headers.get("x-pentadice-offline")) {
+      // No server (the network is off, or the service worker says the server is gone): offline.js answers what
+      // it can at once (a new solo or coach game), not after its next look at the server.
+      const off = window.PentaOffline;
+      if (off && typeof off.wentOffline === "function") {
+        off.wentOffline();
+        if (off.handles(method, path)) return off.api(method, path, body);
+      }
       throw new ApiError(t("The server cannot be reached"), 0);
     }
     let data = null;
@@ -731,6 +743,7 @@
     if (!g.dice) prompt = t("Roll {n}: tap the faces of the {k} dice rolled", { n: rollNo, k: need });
     else if (!S.held.size)
       prompt = t("Roll {n}: first tap the dice you keep (above), then the faces of the dice you roll again", { n: rollNo });
+    else if (need === 1) prompt = t("Roll {n}: {kept} kept; tap the face of the die rolled again", { n: rollNo, kept: diceText(heldFaces()) });
     else prompt = t("Roll {n}: {kept} kept; tap the faces of the {k} dice rolled again", { n: rollNo, kept: diceText(heldFaces()), k: need });
     $("pad-prompt").textContent = prompt;
     const faces = $("pad-faces");
@@ -1012,19 +1025,43 @@
     const mine = g.you !== null && g.you !== undefined ? g.players[g.you] : null;
     let text = mine ? t("This device holds {name}'s seat", { name: mine.name }) : t("This device watches the game");
     if (!g.over && othersTurn()) text += " · " + t("{name} moves on their own device", { name: me().name });
-    line.textContent = text;
+    if (S.liveDown && !g.over) text += " · " + t("Reconnecting to the game…");
+    line.replaceChildren(text);
     line.dataset.you = mine ? String(g.you) : "";
+    line.dataset.live = S.liveDown ? "down" : "up";
+    if (shareSeats(g).length && !g.over) {
+      const invite = el("button", {
+        type: "button",
+        cls: "small",
+        id: "to-share",
+        text: t("Invite the others: their links and QR codes"),
+        on: {
+          click: () => {
+            $("share").scrollIntoView({ block: "start", behavior: reducedMotion() ? "auto" : "smooth" });
+            const first = document.querySelector("#share-seats button");
+            if (first) first.focus({ preventScroll: true });
+          },
+        },
+      });
+      line.append(" ", invite);
+    }
+  }
+
+  /** The other human seats of a shared game whose secrets this device holds (the host's: it shares them). */
+  function shareSeats(g) {
+    const seats = g && g.shared ? seatsOf(g.id) : null;
+    return seats
+      ? Object.keys(seats.secrets)
+          .map(Number)
+          .filter((i) => i !== seats.you && g.players[i])
+      : [];
   }
 
   /** The host's panel of a shared game: each other human seat's link (its secret in the fragment) and QR code. */
   function renderShare() {
     const g = S.game;
     const seats = g.shared ? seatsOf(g.id) : null;
-    const others = seats
-      ? Object.keys(seats.secrets)
-          .map(Number)
-          .filter((i) => i !== seats.you && g.players[i])
-      : [];
+    const others = shareSeats(g);
     const panel = $("share");
     panel.hidden = !others.length || !!g.over;
     if (panel.hidden) return;
@@ -1099,15 +1136,36 @@
   }
 
   /** A shared game's live updates: GET /api/games/<id>/events (Server-Sent Events) says each new version; the
-   * view is then asked for again (with this device's seat) and shown. EventSource reconnects by itself. */
-  function followLive() {
+   * view is then asked for again (with this device's seat) and shown. EventSource reconnects by itself after a
+   * network error; a stream closed for good (an answer that is not a stream: a 503, a server restarting behind a
+   * proxy) is opened again here, 1 s later, then 2, 4, 8, at most 15 s apart. Meanwhile the seat line says
+   * it is reconnecting. ``again``: open a new stream even for the game followed now. */
+  function followLive(again) {
     const g = S.game;
     const want = g && g.shared ? g.id : null;
-    if (S.live && S.live.id === want) return;
+    if (!again && S.live && S.live.id === want) return;
+    const tries = again && S.live && S.live.id === want ? S.live.tries : 0;
+    const down = again && S.liveDown;
     stopLive();
+    S.liveDown = down; // still down while the new stream connects
     if (!want || typeof EventSource !== "function") return;
     const source = new EventSource("/api/games/" + encodeURIComponent(want) + "/events");
-    S.live = { id: want, source };
+    const live = { id: want, source, tries, timer: null };
+    S.live = live;
+    source.addEventListener("open", () => {
+      if (S.live !== live) return;
+      live.tries = 0;
+      setLiveDown(false);
+    });
+    source.addEventListener("error", () => {
+      if (S.live !== live) return;
+      setLiveDown(true);
+      if (source.readyState === 2 && !live.timer) {
+        live.tries += 1;
+        const wait = Math.min(15000, 1000 * 2 ** Math.min(live.tries - 1, 4));
+        live.timer = setTimeout(() => S.live === live && followLive(true), wait);
+      }
+    });
     source.addEventListener("game", (ev) => {
       let data;
       try {
@@ -1122,9 +1180,26 @@
   }
 
   function stopLive() {
-    if (S.live) S.live.source.close();
+    if (S.live) {
+      S.live.source.close();
+      clearTimeout(S.live.timer);
+    }
     S.live = null;
     S.liveVersion = null;
+    S.liveDown = false;
+  }
+
+  function setLiveDown(down) {
+    if (S.liveDown === down) return;
+    S.liveDown = down;
+    if (S.game && !$("game").hidden) renderSeat();
+  }
+
+  /** The network is back (or the page shown again): a closed stream opened again at once, the view caught up. */
+  function liveAgain() {
+    if (!S.live) return;
+    if (S.live.source.readyState === 2) followLive(true);
+    catchUp();
   }
 
   /** The view asked for again when the events said a version other than the one shown (not while a move of
@@ -1135,6 +1210,7 @@
     if (S.liveVersion === null || S.liveVersion <= g.version) return;
     S.catchingUp = true;
     let again = false;
+    let failed = false;
     try {
       const view = await api("GET", "/api/games/" + encodeURIComponent(g.id));
       if (S.game !== g || S.busy) return;
@@ -1142,13 +1218,38 @@
       noteSeat(view);
       clearTimeout(S.cpuTimer);
       afterView(sameTurn(g, view));
+      const said = watchedMove(g, view);
+      if (said) announce(said);
       again = S.liveVersion > view.version;
     } catch (e) {
-      // the next event tries again
+      failed = true; // the network or the server is gone a moment: asked again in 2 s (the next move may be ours)
     } finally {
       S.catchingUp = false;
     }
     if (again) setTimeout(catchUp, 0);
+    else if (failed) setTimeout(catchUp, 2000);
+  }
+
+  /** What another device's move did, in words, for the screen reader of a screen that watched it: a roll, a
+   * box filled; and "Your turn" when the turn comes to this device. */
+  function watchedMove(before, after) {
+    const parts = [];
+    const who = before.players[before.current];
+    const sheetBefore = (who && who.sheet) || {};
+    const sheetAfter = (after.players[before.current] || {}).sheet || {};
+    const box = Object.keys(sheetAfter).find((b) => b !== "penta_bonus" && sheetAfter[b] !== sheetBefore[b]);
+    if (box && who) {
+      const scored = { box: boxName(box), points: sheetAfter[box] - (sheetBefore[box] || 0) };
+      parts.push(
+        scored.points === 1
+          ? about(who.name, N_("You score {box}: {points} point"), N_("{name} scores {box}: {points} point"), scored)
+          : about(who.name, N_("You score {box}: {points} points"), N_("{name} scores {box}: {points} points"), scored),
+      );
+    } else if (after.dice && after.current === before.current && JSON.stringify(after.dice) !== JSON.stringify(before.dice) && who) {
+      parts.push(about(who.name, N_("You roll {dice}"), N_("{name} rolls {dice}"), { dice: diceText(after.dice) }));
+    }
+    if (!after.over && humanTurn() && !after.dice && (after.current !== before.current || before.dice)) parts.push(t("Your turn: roll the dice"));
+    return parts.join(". ");
   }
 
   /** Whether two views are of the same turn and roll of one player (the holds made meanwhile stay). */
@@ -1853,6 +1954,7 @@
     const rs = currentRulesByName(name);
     const tb = tablesOf(name);
     const refused = (why) => ({ state: "refused", label: t("plays to win (not available)"), why });
+    if (offlineNow()) return refused(t("offline, the computer plays for points: playing to win needs the server"));
     const refusal = rs.win_refusal || (tb && tb.win_refusal);
     if (refusal) return refused(t(String(refusal)));
     if (!tb || tb.win === "ready" || tb.win === undefined) return { state: "ready", label: t("plays to win"), why: "" };
@@ -1939,6 +2041,29 @@
       $("prep-bar").value = Math.max(0, Math.min(1, progress));
       $("prep-percent").textContent = progressText(progress);
     }
+  }
+
+  /** Whether the page runs without a server now (offline.js answers its games). */
+  function offlineNow() {
+    return !!(window.PentaOffline && window.PentaOffline.mode === "offline");
+  }
+
+  /** Offline (no server, or the exported app): a note says what works and what needs the server, and the
+   * set-up offers only what works: no shared game, no seed, no computer that plays to win. Online again (the
+   * server found once more), everything comes back and the old "cannot be reached" goes. */
+  function renderOffline() {
+    const off = offlineNow();
+    const note = $("offline-note");
+    note.hidden = !off;
+    note.textContent = off
+      ? t("Offline: coach and solo games against the computer play on this device. Shared games, playing to win, chances, reviews and the history need the server.")
+      : "";
+    $("shared").disabled = off;
+    if (off) $("shared").checked = false;
+    $("seed").disabled = off;
+    if (!off && S.wasOffline && $("error").textContent === t("The server cannot be reached")) showError("");
+    S.wasOffline = off;
+    if (S.rules.length) updateWinOptions();
   }
 
   /** Asks the server how its tables stand, shows it, and asks again about every second while something is
@@ -2168,7 +2293,11 @@
     if (S.game && !S.game.over && !!S.game.coach === (mode === "coach")) {
       showSection("game");
       afterView(true); // the computer and the countdown go on
-    } else showSection("setup");
+    } else {
+      $("shared").checked = false; // as the names: a new game starts on one screen unless asked again
+      announce("");
+      showSection("setup");
+    }
   }
 
   // ---------- save and review ----------
@@ -2488,7 +2617,8 @@
       hist.total = games.total || 0;
       hist.players = players.players || [];
     } catch (e) {
-      if (S.hist === hist) showError(t(e.message));
+      hist.failed = true;
+      if (S.hist === hist) showError(offlineNow() ? t("The history is kept by the server: it shows when the server can be reached") : t(e.message));
     }
     hist.loading = false;
     if (S.hist === hist) renderHistory();
@@ -2530,7 +2660,7 @@
 
   function renderHistory() {
     const hist = S.hist;
-    const empty = !hist.loading && hist.total === 0 && !hist.games.length;
+    const empty = !hist.loading && !hist.failed && hist.total === 0 && !hist.games.length;
     $("history-empty").hidden = !empty;
     $("history-games").hidden = empty;
     $("history-players").hidden = empty || !hist.players.length;
@@ -2799,6 +2929,9 @@
   async function init() {
     document.addEventListener("keydown", onKey);
     document.addEventListener("visibilitychange", onVisibility);
+    document.addEventListener("visibilitychange", () => document.hidden || liveAgain());
+    window.addEventListener("online", liveAgain);
+    window.addEventListener("pentadice-offline-mode", renderOffline); // offline.js found the server gone or back
     for (const b of document.querySelectorAll(".mode")) b.addEventListener("click", () => setMode(b.dataset.mode));
     $("lang").addEventListener("change", () => loadMessages($("lang").value));
     $("help-button").addEventListener("click", () => toggleHelp());
@@ -2872,6 +3005,7 @@
     for (const r of S.rules) select.append(el("option", { value: r.name, text: t(r.title || r.name), dataset: { title: r.title || r.name } }));
     await refreshHealth();
     await loadMessages(initialLang());
+    renderOffline();
     if (GAME_PATH.test(location.pathname) || location.pathname === HISTORY_PATH) {
       markMode("play");
       await route();

@@ -59,6 +59,14 @@
 
   // ---------- is there a server? ----------
 
+  /** The mode set; a change is told to the page (the event "pentadice-offline-mode"), which shows what works. */
+  function setMode(mode) {
+    const was = S.mode;
+    S.mode = mode;
+    if (was !== mode) window.dispatchEvent(new CustomEvent("pentadice-offline-mode", { detail: mode }));
+    return mode;
+  }
+
   function probe() {
     S.probed = Date.now();
     S.probe = (async () => {
@@ -68,17 +76,24 @@
       } catch (e) {
         S.config = S.config || null;
       }
-      if (S.config && S.config.server === false) return (S.mode = "offline");
-      if (navigator.onLine === false) return (S.mode = "offline");
+      if (S.config && S.config.server === false) return setMode("offline");
+      if (navigator.onLine === false) return setMode("offline");
       try {
         const res = await fetch("/api/health", { cache: "no-store", headers: { Accept: "application/json" } });
-        S.mode = res.ok && !res.headers.get("x-pentadice-offline") ? "server" : "offline";
+        return setMode(res.ok && !res.headers.get("x-pentadice-offline") ? "server" : "offline");
       } catch (e) {
-        S.mode = "offline";
+        return setMode("offline");
       }
-      return S.mode;
     })();
     return S.probe;
+  }
+
+  /** The page's call found no server (the network is off, or the service worker answered for a server gone):
+   * offline from now on, until the next look finds the server again. */
+  function wentOffline() {
+    if (S.mode === "offline") return;
+    S.probed = Date.now();
+    setMode("offline");
   }
 
   function exported() {
@@ -111,7 +126,14 @@
   async function api(method, path, body) {
     const route = routeOf(method, path);
     if (!route) refuse(404, "no such path: " + path);
-    if (!localGame(route) && S.mode === "unknown") await S.probe;
+    if (!localGame(route) && !exported()) {
+      // Not a game of this device: the server's answer when it is back. Before a new game (where the game will
+      // live is decided), or when the last look is older than 3 s, the server is looked for again first (it may
+      // have come back since); a look under way is waited for.
+      const stale = route.name === "newGame" || Date.now() - S.probed > 3000;
+      if (S.mode !== "server" && navigator.onLine !== false && stale) probe();
+      if (S.probe) await S.probe;
+    }
     if (!localGame(route) && S.mode === "server") return forward(method, path, body);
     return HANDLERS[route.name](body, ...route.args, path);
   }
@@ -130,8 +152,8 @@
       res = null;
     }
     if (!res || res.headers.get("x-pentadice-offline")) {
-      S.mode = "offline"; // gone since: answered here
-      return api(method, path, body);
+      wentOffline(); // gone since: answered here
+      return HANDLERS[routeOf(method, path).name](body, ...routeOf(method, path).args, path);
     }
     const data = await res.json().catch(() => null);
     if (!res.ok) refuse(res.status, data && typeof data.error === "string" ? data.error : "HTTP " + res.status);
@@ -643,15 +665,16 @@
     if (globalThis.PentaAdvisor && ruleNames().includes(name)) tablesOf(name).catch(() => null);
   }
 
-  window.addEventListener("offline", () => (S.mode = "offline"));
+  window.addEventListener("offline", () => setMode("offline"));
   window.addEventListener("online", () => probe());
-  if (navigator.onLine === false) S.mode = "offline";
+  if (navigator.onLine === false) setMode("offline");
   probe().then((mode) => mode === "offline" && preload());
   register();
 
   globalThis.PentaOffline = {
     handles,
     api,
+    wentOffline,
     keep,
     get mode() {
       return S.mode;

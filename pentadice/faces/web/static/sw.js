@@ -5,6 +5,7 @@
  *   files as VERSION); an old version's caches are removed when a new worker takes over.
  * - The API (/api/...): the network first; with no network, GET /api/rules and /api/messages from their last
  *   answer, anything else a 503 {"error": ...} marked x-pentadice-offline (offline.js then answers the page).
+ *   A game's live stream (/api/games/ID/events) is left to the browser.
  * - The tables (app-tables/...): the description from the network first (then the stored copy), the values from
  *   the store (their address carries their SHA-256, so a new table is a new address).
  * - The page (a navigation): the network first, else the stored index.html, so that /games/ID opens offline.
@@ -164,6 +165,9 @@ self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin) return;
+  // A shared game's live stream goes straight to the network: an EventSource reconnects by itself after a
+  // network error, but stops for good on an answer that is not a stream (the worker's 503 would be one).
+  if (/^\/api\/games\/[^/]+\/events$/.test(url.pathname)) return;
   if (url.pathname.startsWith("/api/")) event.respondWith(api(request, url));
   else if (request.method !== "GET") return;
   else if (url.href.startsWith(SCOPE + "app-tables/")) event.respondWith(tables(request, url));
