@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from pentadice.faces.cli import main
 from pentadice.faces.review_text import review_lines
 from pentadice.game import rules
-from pentadice.game.moves import Keep
+from pentadice.game.moves import Keep, Score
 from pentadice.game.situation import Situation
 from pentadice.players.engine import Game, GameError, Player, parse_players
 from pentadice.players.review import EXPERT_MEAN_LOSS, review
@@ -73,18 +73,19 @@ def test_an_optimal_game_loses_nothing(penta_advisor):
 
 
 def test_the_review_carries_scores_winners_and_strategies(penta_advisor):
-    g = game_played(penta_advisor, "Ana,cpu:win", seed=5)
+    g = game_played(penta_advisor, "Ana,cpu", seed=5)
     out = review(g, penta_advisor).as_dict()
     totals = [g.totals(p)["total"] for p in g.players]
     assert out["over"] is True
     assert [p["score"] for p in out["players"]] == totals
     assert [p["winner"] for p in out["players"]] == [t == max(totals) for t in totals]
-    assert [p["strategy"] for p in out["players"]] == ["optimal", "win"]
-    unfinished = Game(PENTA, parse_players("Ana,Bo"), seed=1, auto_commit_seconds=None)
-    unfinished.roll()
+    unfinished = Game(PENTA, parse_players("Ana,cpu:win"), seed=1, auto_commit_seconds=None)
+    dice = unfinished.roll()
+    unfinished.play(Score("chance"))  # a box filled: a score so far, no winner yet
     out = review(unfinished, penta_advisor).as_dict()
     assert out["over"] is False and [p["winner"] for p in out["players"]] == [False, False]
-    assert [p["score"] for p in out["players"]] == [0, 0]
+    assert [p["score"] for p in out["players"]] == [sum(dice), 0]
+    assert [p["strategy"] for p in out["players"]] == ["optimal", "win"]  # a win player's risks are labelled so
 
 
 def test_a_finished_game_loaded_from_its_save_reviews_the_same(penta_advisor):
