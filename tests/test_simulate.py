@@ -76,6 +76,29 @@ def test_simulated_games_make_the_advisors_moves(penta_advisor, games):
         assert bonus[g] == player.penta_bonus
 
 
+@pytest.mark.parametrize("strategy", ["optimal", "greedy"])
+def test_a_groups_turn_one_lane_at_a_time_or_every_lane_gives_the_same_games(penta_advisor, strategy):
+    """A small group of games computes its turn for its own subtotals only, a large one for every lane at once:
+    the same bits, so the same games, whichever way each group goes (always wide, always narrow, the default),
+    whatever the chunk."""
+    tbl = penta_advisor.table
+
+    def games(**kw) -> tuple:
+        parts = list(sim.play_chunks(tbl, 600, seed=5, strategy=strategy, **kw))
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    wide = games(wide_from=1)
+    for kw in ({}, {"wide_from": 10**9}, {"wide_from": 3, "chunk": 77}):
+        scores, bonus = games(**kw)
+        assert np.array_equal(scores, wide[0]) and np.array_equal(bonus, wide[1]), kw
+
+
+def test_the_games_read_the_table_itself_not_a_copy(penta_advisor):
+    tbl = penta_advisor.table
+    assert np.shares_memory(sim.strategy_values("optimal", tbl), tbl.values)
+    assert sim.strategy_values("greedy", tbl).shape == PENTA.table_shape
+
+
 def test_simulate_command_json_and_parquet(penta_table_dir, tmp_path):
     out = tmp_path / "games.parquet"
     result = CliRunner().invoke(

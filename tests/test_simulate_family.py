@@ -57,6 +57,16 @@ def test_simulated_games_make_the_advisors_moves(yatzy_advisor, six_advisor, whi
         assert {b: int(scores[g, rs.box_index[b]]) for b in rs.box_ids} == player.boxes
 
 
+@pytest.mark.parametrize("which", ["yatzy", "six"])
+def test_one_lane_or_every_lane_gives_the_same_games(yatzy_advisor, six_advisor, which):
+    """80 lanes (six) and 64 (Yatzy): a group's turn for its games' subtotals only, or for every lane, gives the
+    same games bit for bit (see tests/test_simulate.py for Penta)."""
+    tbl = (yatzy_advisor if which == "yatzy" else six_advisor).table
+    runs = [next(sim.play_chunks(tbl, 300, seed=4, wide_from=w)) for w in (1, 10**9, 6)]
+    for scores, bonus in runs[1:]:
+        assert np.array_equal(scores, runs[0][0]) and np.array_equal(bonus, runs[0][1])
+
+
 @pytest.mark.slow
 def test_yatzy_mean_agrees_with_the_published_expectation(yatzy_advisor):
     st = sim.simulate(yatzy_advisor.table, 200_000, seed=2026).stats

@@ -52,23 +52,22 @@ class Simulation:
 
 
 def strategy_values(strategy: str, tbl: table.Table) -> np.ndarray:
-    """The value table a strategy plays by, as the compiled games read it: a writable C array of float64 with
-    the rule set's lanes (``RuleSet.lanes``: the table's subtotals 0..threshold, then copies of the last one in
-    the lanes past it, which the turn code computes and nobody reads)."""
+    """The value table a strategy plays by, as the compiled games read it: the table itself (never a copy: the
+    games read only capped subtotals, so the solver's padded lanes are not needed), or for ``greedy`` a table
+    of zeros of its shape (pages the system gives on first touch). A writable C array of float64, as the solver
+    writes: a read-only one (a table memory-mapped as it is) is copied once, since it would compile the games
+    a second time."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; strategies: {', '.join(STRATEGIES)}")
     rs = tbl.rules
-    shape = (rs.n_flags, 1 << rs.n_boxes, rs.lanes)
     if strategy == "greedy":
-        return np.zeros(shape)
+        return np.zeros(rs.table_shape)
     values = np.asarray(tbl.values)
     if values.shape != rs.table_shape:
         raise ValueError(f"a table of {rs.name} is shaped {rs.table_shape}, not {values.shape}")
-    V = np.empty(shape)
-    top = rs.upper_threshold + 1
-    V[:, :, :top] = values
-    V[:, :, top:] = values[:, :, top - 1 : top]
-    return V
+    if values.dtype != np.float64 or not values.flags.c_contiguous or not values.flags.writeable:
+        values = np.array(values, dtype=np.float64, order="C")
+    return values
 
 
 def fresh_seed() -> int:
@@ -104,12 +103,19 @@ def _mix64(z: np.ndarray) -> np.ndarray:
 
 
 def play_chunks(
-    tbl: table.Table, games: int, seed: int, strategy: str = "optimal", chunk: int | None = None
+    tbl: table.Table,
+    games: int,
+    seed: int,
+    strategy: str = "optimal",
+    chunk: int | None = None,
+    wide_from: int | None = None,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """``(scores, penta_bonus)`` of each run of at most ``chunk`` games (default :data:`CHUNK`), in order: memory
     bounded by the chunk, whatever the number of games. A game's dice depend on the seed and its number only,
     so the games are the same whatever the chunk size and the threads. Each turn of a chunk is played by the
-    threads at once, each a share of the turn's groups of games (the compiled games release the GIL)."""
+    threads at once, each a share of the turn's groups of games (the compiled games release the GIL).
+    ``wide_from``: the games of one state from which their turn is computed for every subtotal at once
+    (default ``games.wide_from(rules)``; 1: always, a number above the chunk: never); the games are the same."""
     from pentadice.solver import games as kernel
 
     if games < 1:
@@ -120,6 +126,7 @@ def play_chunks(
     # code, not a second compilation for a read-only table.
     V = strategy_values(strategy, tbl)
     play_turn = kernel.play_turn_for(rs.lanes)
+    wide = kernel.wide_from(rs) if wide_from is None else max(1, int(wide_from))
     args = turn_inputs(rs).games()
     key = seed_key(seed)
     parts = threads()
@@ -135,14 +142,15 @@ def play_chunks(
             order = np.empty(n, dtype=np.int64)
             starts = np.empty(kernel.n_keys(rs) + 1, dtype=np.int64)
             state = (masks, penta_scored, subtotals, order, starts)
+            wide_n = min(wide, n + 1)  # above the chunk: never reached (and no larger scratch)
             for t in range(kernel.MAX_TURNS):
                 if kernel.group_games(masks, penta_scored, rs.n_flags, order, starts) == 0:
                     break
                 if pool is None:
-                    play_turn(V, *args, key, lo, t, *state, 0, 1, scores, bonus)
+                    play_turn(V, *args, key, lo, t, *state, 0, 1, scores, bonus, wide_n)
                 else:  # each thread a share of the turn's groups; the next turn waits for them all
                     shares = [
-                        pool.submit(play_turn, V, *args, key, lo, t, *state, part, parts, scores, bonus)
+                        pool.submit(play_turn, V, *args, key, lo, t, *state, part, parts, scores, bonus, wide_n)
                         for part in range(parts)
                     ]
                     for share in shares:
@@ -194,9 +202,9 @@ def compile_seconds(rs: rules.RuleSet = rules.PENTA_RULES) -> float:
     state = (no_games, no_games, no_games, no_games, starts)
     kernel.group_games(no_games, no_games, rs.n_flags, no_games, starts)
     scores = np.empty((0, rs.n_boxes), np.int16)
-    V = np.zeros((rs.n_flags, 1 << min(rs.n_boxes, 1), rs.lanes))  # the lanes matter, not the size
+    V = np.zeros((rs.n_flags, 1 << min(rs.n_boxes, 1), rs.upper_threshold + 1))  # the type matters, not the size
     play_turn = kernel.play_turn_for(rs.lanes)
-    play_turn(V, *turn_inputs(rs).games(), seed_key(0), 0, 0, *state, 0, 1, scores, no_games)
+    play_turn(V, *turn_inputs(rs).games(), seed_key(0), 0, 0, *state, 0, 1, scores, no_games, kernel.wide_from(rs))
     return time.perf_counter() - start
 
 
