@@ -95,7 +95,8 @@ def test_axe_finds_nothing_in_any_view(browser, server, finished, size, scheme):
     finished game, the history: no axe-core violation, in either colour scheme, at either size."""
     pg = open_page(browser, server, size=size, scheme=scheme)
     p = pg.page
-    assert p.evaluate("getComputedStyle(document.documentElement).colorScheme") == scheme
+    background = {"light": "rgb(245, 243, 238)", "dark": "rgb(18, 22, 27)"}[scheme]  # --bg of the scheme
+    assert p.evaluate("getComputedStyle(document.body).backgroundColor") == background
     axe(pg, "set-up")
     start(pg, [("Ana", False), ("cpu", True)], hints=True)
     pg.wait_state("roll")

@@ -34,6 +34,7 @@ if not CHROMIUM:
     pytest.skip("no chromium: install the browser: make browser", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="no playwright: make install")
 pytest.importorskip("fastapi", reason="no fastapi: make install (the [web] extra)")
+from test_browser import Page  # noqa: E402 (the page's driver: start, state; after the skips)
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
         "--disable-sync", "--disable-component-update", "--ignore-certificate-errors"]  # fmt: skip
@@ -52,7 +53,7 @@ def playwright():
         yield pw
 
 
-class App:
+class App(Page):
     """A browser with a profile of its own (Chromium installs no app from an incognito context, which a plain
     Playwright context is) on the app at ``url``, recording script errors."""
 
@@ -71,29 +72,8 @@ class App:
         self.page.goto(self.url + "/?fast=1")
         self.page.wait_for_selector("body[data-ready='1']")
 
-    def state(self) -> str:
-        return self.page.evaluate("document.body.dataset.state")
-
-    def wait_state(self, *states: str) -> str:
-        self.page.wait_for_function("s => s.includes(document.body.dataset.state)", arg=list(states))
-        return self.state()
-
     def start(self, players: list[tuple[str, bool]]) -> None:
-        p = self.page
-        while p.locator("#player-list li").count() < len(players):
-            p.click("#add-player")
-        while p.locator("#player-list li").count() > len(players):
-            p.locator("#player-list li").last.locator("button").click()
-        for i, (name, computer) in enumerate(players):
-            row = p.locator("#player-list li").nth(i)
-            row.locator("input[type=text]").fill(name)
-            box = row.locator("input[type=checkbox]")
-            if box.is_visible():
-                box.set_checked(computer)
-        if p.locator("#autocommit").is_visible():
-            p.locator("#autocommit").set_checked(False)
-        p.click("#start")
-        p.wait_for_selector("#game:not([hidden])")
+        Page.start(self, players, auto_commit=False)
 
     def installable(self) -> list:
         """Chromium's reasons the page cannot be installed (none: it can), through the DevTools protocol."""
