@@ -115,7 +115,8 @@ def play_chunks(
     so the games are the same whatever the chunk size and the threads. Each turn of a chunk is played by the
     threads at once, each a share of the turn's groups of games (the compiled games release the GIL).
     ``wide_from``: the games of one state from which their turn is computed for every subtotal at once
-    (default ``games.wide_from(rules)``; 1: always, a number above the chunk: never); the games are the same."""
+    (default ``games.wide_from(rules)``; 1: always; above the chunk, never but in groups the threads split:
+    ``games.SHARED_GROUP``); the games are the same."""
     from pentadice.solver import games as kernel
 
     if games < 1:
@@ -142,7 +143,9 @@ def play_chunks(
             order = np.empty(n, dtype=np.int64)
             starts = np.empty(kernel.n_keys(rs) + 1, dtype=np.int64)
             state = (masks, penta_scored, subtotals, order, starts)
-            wide_n = min(wide, n + 1)  # above the chunk: never reached (and no larger scratch)
+            # A group of the chunk's games or of SHARED_GROUP (which the threads split) is the largest: above it,
+            # the threshold is never reached; the scratch of the small groups' games stays small.
+            wide_n = min(wide, n + 1, kernel.SHARED_GROUP)
             for t in range(kernel.MAX_TURNS):
                 if kernel.group_games(masks, penta_scored, rs.n_flags, order, starts) == 0:
                     break

@@ -1217,9 +1217,9 @@
       S.game = view;
       noteSeat(view);
       clearTimeout(S.cpuTimer);
-      afterView(sameTurn(g, view));
       const said = watchedMove(g, view);
-      if (said) announce(said);
+      if (said) announce(said); // before the view: at the end, the winner is said after it
+      afterView(sameTurn(g, view));
       again = S.liveVersion > view.version;
     } catch (e) {
       failed = true; // the network or the server is gone a moment: asked again in 2 s (the next move may be ours)
