@@ -2,8 +2,9 @@
 an empty Numba cache (a fresh ``NUMBA_CACHE_DIR``), medians of several runs, and the reference yatzy-solver
 measured in the same run. Prints one summary table at the end (Markdown, for the README); asserts nothing.
 
-Run with ``make bench`` (about nine minutes on two cores, the million-line batch and the Maxi Yatzy solve
-included; ``--batch-lines N`` for a smaller batch, ``--no-maxi``, ``--no-targets`` and ``--win-games 0`` to skip
+Run with ``make bench`` (about twenty minutes on two cores, the million-line batch and Maxi Yatzy's solve, second
+moments and a chunk of each of its other tables included; ``--batch-lines N`` for a smaller batch, ``--no-maxi``,
+``--no-maxi-moments``, ``--no-targets`` and ``--win-games 0`` to skip
 the long rows, ``--family-only`` for the Yatzy family's rows alone). Then the rows of the one traversal (issue 22,
 ``benchmarks/bench_passes.py``): this checkout against the commit before it, interleaved (``--no-passes`` skips
 them, ``--passes-before COMMIT`` picks another), and those of the layer folders (issue 23,
@@ -231,6 +232,25 @@ def family(args: argparse.Namespace, work: Path, ys) -> None:
         f"(the value table {values / 1e9:.2f} GB), mean {games['mean']:.2f}",
         ">= 20,000 games/s; peak within the table plus a little",
     )
+    if args.maxi_moments:  # the second moments' own pass (about ten minutes on two cores)
+        wall, peak, out_ = run_to_file(["solve", "--rules", "maxi-yatzy", "--only", "values,moments", "--moments",
+                                        "--json", *d])  # fmt: skip
+        summary = json.loads(out_)
+        row(
+            "`pentadice solve --rules maxi-yatzy --moments` (one run)",
+            f"values and second moments in one pass {summary['seconds']:.1f} s, whole process {wall:.1f} s, "
+            f"peak {peak / 1024**2:.2f} GB, SD at the start {summary['sd']:.4f}",
+            "587 s before the one traversal",
+        )
+    # Each table beyond the values, one chunk of it (benchmarks/bench_outofcore.py: docs/scale.md).
+    chunk_rows = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("bench_outofcore.py")), "--runs", "3"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    for line in chunk_rows.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 2 and not cells[0].startswith(("---", "Maxi Yatzy table")):
+            row(f"Maxi Yatzy {cells[0]} (one chunk, median of 3)", cells[1], "docs/scale.md")
 
 
 def peer():
@@ -403,6 +423,9 @@ def main() -> None:
     parser.add_argument("--win-games", type=int, default=1_000_000, help="head-to-head games of win (0: none)")
     parser.add_argument("--no-family", dest="family", action="store_false", help="skip Yatzy and Maxi Yatzy")
     parser.add_argument("--no-maxi", dest="maxi", action="store_false", help="skip the Maxi Yatzy solve (1-2 min)")
+    parser.add_argument(
+        "--no-maxi-moments", dest="maxi_moments", action="store_false", help="skip Maxi Yatzy's moments (10 min)"
+    )
     parser.add_argument("--family-only", action="store_true", help="only the Yatzy family's rows (issue 15)")
     parser.add_argument(
         "--passes-before", default=None, help="the commit bench_passes compares with ('' for none; default its own)"

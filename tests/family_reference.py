@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 from collections.abc import Callable
 
 from pentadice.game import rules
@@ -37,11 +38,30 @@ def holds_penta(rs: rules.RuleSet, open_mask: int, full: int) -> bool:
     return bool(full) and b >= 0 and bool((rs.box_mask >> b) & 1) and not (open_mask >> b) & 1
 
 
+@functools.cache
+def rerolled(kept: tuple[int, ...], n: int) -> tuple[tuple[tuple[int, ...], ...], Callable]:
+    """The rolls of ``n - len(kept)`` dice beside ``kept``: ``(hands, outcomes)``, the distinct sorted hands,
+    and a function of their values (in that order) giving each ordered outcome's, in the order of
+    ``itertools.product``. The same for every state, so worked out once rather than once per turn."""
+    order = [tuple(sorted(kept + faces)) for faces in itertools.product(range(1, 7), repeat=n - len(kept))]
+    hands = tuple(dict.fromkeys(order))
+    index = {h: i for i, h in enumerate(hands)}
+    pick = operator.itemgetter(*(index[h] for h in order))  # n - len(kept) >= 1: at least 6 outcomes, a tuple
+    return hands, lambda values: list(pick(values))
+
+
+@functools.cache
+def kept_after(dice: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """The dice kept by rerolling each non-empty set of positions of ``dice``, in the order of the sets."""
+    n = len(dice)
+    subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
+    return tuple(tuple(d for i, d in enumerate(dice) if i not in positions) for positions in subsets)
+
+
 def turn_of(rs: rules.RuleSet, score_now: Callable, choose: Callable, mean: Callable):
     """``(start, options)`` of one state's turn: ``start()`` the value at the turn's start, ``options(dice,
     rerolls)`` each option's value (``("box", id)`` from ``score_now(dice)``, ``("keep", kept faces)``)."""
     n = rs.dice
-    subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
 
     @functools.cache
     def now(dice):
@@ -56,20 +76,15 @@ def turn_of(rs: rules.RuleSet, score_now: Callable, choose: Callable, mean: Call
 
     @functools.cache
     def keep(kept, rerolls):
-        k = n - len(kept)
-        return mean(
-            [best(tuple(sorted(kept + faces)), rerolls - 1) for faces in itertools.product(range(1, 7), repeat=k)]
-        )
+        """The mean over every ordered outcome of the rerolled dice (each its sorted hand's value)."""
+        hands, outcomes = rerolled(kept, n)
+        return mean(outcomes([best(h, rerolls - 1) for h in hands]))
 
     def keeps(dice, rerolls):
-        out = {}
-        for positions in subsets:
-            kept = tuple(d for i, d in enumerate(dice) if i not in positions)
-            out[("keep", kept)] = keep(kept, rerolls)
-        return out
+        return {("keep", kept): keep(kept, rerolls) for kept in kept_after(dice)}
 
     def start():
-        return mean([best(tuple(sorted(t)), rs.rolls - 1) for t in itertools.product(range(1, 7), repeat=n)])
+        return keep((), rs.rolls)  # the first roll: every ordered tuple of n dice
 
     def options(dice, rerolls):
         dice = tuple(sorted(dice))

@@ -290,16 +290,18 @@ def test_win_table_sizes_in_the_readme_and_docs(readme):
     assert f"`({masks}, 2, 64, 512)`, {end / 1e6:.0f} MB" in doc
 
 
-def test_maxi_yatzy_refusal_sizes_in_the_readme(readme):
-    """ "its target and win tables are refused with their sizes": the sizes the refusals
-    print (the target table's rows held at once; the win strategy's theta and end-game tables together)."""
+def test_maxi_yatzy_sizes_in_the_readme(readme):
+    """ "its target table is refused with its size" (the rows its build would hold at once, as the refusal
+    prints them) and "Its win tables (12.75 GB)" (the out-of-core store: 19 slots of 2**20 masks x 80 lanes)."""
     from pentadice.players import win
     from pentadice.solver import targets as kernel
+    from pentadice.tables import win_store
 
     maxi = rules.get_rules("maxi-yatzy")
     rows = re.search(r"about ([\d,]+) GB of float64 rows", kernel.refusal(maxi)).group(1)
-    theta, end = (float(x) for x in re.findall(r"([\d.]+) GB", win.refusal(maxi))[:2])
-    assert f"the target table's build would hold {rows} GB, the win tables {theta} GB + {end} GB" in readme
+    assert f"the target table's build would hold {rows} GB" in readme
+    stored = win_store.make(maxi, win.stored_thetas(maxi)).bytes
+    assert f"Its win tables ({stored / 1e9:.2f} GB)" in readme
 
 
 def test_table_shapes_and_sizes_in_the_readme(readme):

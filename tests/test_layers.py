@@ -12,7 +12,7 @@ import pentadice
 ROOT = Path(pentadice.__file__).parent
 
 # The folders from the bottom up (see docs/architecture.md); the top-level modules last.
-LAYERS = ("support", "game", "solver", "tables", "advisor", "players", "simulator", "storage", "faces")
+LAYERS = ("support", "game", "solver", "tables", "advisor", "players", "simulator", "cluster", "storage", "faces")
 TOP = {"": 0, "cli": len(LAYERS), "__main__": len(LAYERS)}  # "": pentadice/__init__.py (the version)
 
 

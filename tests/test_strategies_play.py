@@ -114,10 +114,13 @@ def test_a_person_asking_for_the_computers_choice_gets_the_advisors(penta_adviso
     assert computer_move(game, penta_advisor).move == best
 
 
-def test_a_whole_game_against_the_real_win_strategy(penta_advisor):
+def test_a_whole_game_against_the_real_win_strategy(penta_game_tables):
+    # Penta's real win tables as `pentadice solve` saved them (the session's, built once): read, not built again
+    # in this process (a minute), as a game does with the tables of `make table`.
+    advisor = Advisor.load("penta", str(penta_game_tables), solve_missing=False)
     game = Game(PENTA, parse_players("cpu:win,cpu"), seed=11)
     while not game.over:
-        game.advance(penta_advisor, now=0.0)
+        game.advance(advisor, now=0.0)
     assert game.over and all(len(p.boxes) == len(PENTA.boxes) for p in game.players)
     assert {s.player for s in game.history} == {"cpu 1", "cpu 2"} and all(s.computer for s in game.history)
     assert Game.from_json(game.to_json()).players[0].strategy == "win"
@@ -127,7 +130,7 @@ def test_a_refused_strategy_is_refused_by_the_engine_the_api_and_the_cli(penta_t
     from pentadice.players import win
 
     reason = "win is not played under Kiriki here: a test's reason"
-    monkeypatch.setattr(win, "refusal", lambda rs: reason if rs.penta_repeat else None)
+    monkeypatch.setattr(win, "refusal", lambda rs, directory=None: reason if rs.penta_repeat else None)
     with pytest.raises(GameError, match=reason):
         Game(rules.get_rules("kiriki"), parse_players("Ana,cpu:win"))
     Game(rules.get_rules("kiriki"), parse_players("Ana,cpu"))  # optimal still plays

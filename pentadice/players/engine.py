@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -98,11 +99,12 @@ class Game:
         seed: int | None = None,
         auto_commit_seconds: float | None = 3.0,
         coach: bool = False,
+        tables: Path | str | None = None,
     ) -> None:
         check_players(players)
         for p in players:
             try:
-                strategies.check(rs, p.strategy)
+                strategies.check(rs, p.strategy, tables)
             except strategies.StrategyError as e:
                 raise GameError(str(e)) from None
         self.coach = coach  # the dice come from the caller (real dice on the table), not the generator

@@ -47,7 +47,8 @@ def applicable(rs: rules.RuleSet, moments_asked: bool | None = None) -> dict[str
     if moments_asked is False or (moments_asked is None and not moments.automatic(rs)):
         out["moments"] = moments.on_demand_message(rs) if moments_asked is None else "not asked (--no-moments)"
     out["chances"] = remaining.refusal(rs)
-    out["win"] = win.refusal(rs)
+    large = win.too_large(rs)
+    out["win"] = large and f"{large}: `pentadice build` builds them out of core"
     out["win-end"] = out["win"] or (f"{rs.title} has no end game: its turns repeat" if rs.penta_repeat else None)
     return out
 

@@ -64,24 +64,25 @@ def parse_computer(rest: str, item: str) -> tuple[str, str]:
     return strategy, name.strip()
 
 
-def check(rs, strategy: str) -> str:
-    """``strategy`` if it is known and the rule set ``rs`` allows it; StrategyError saying why not."""
+def check(rs, strategy: str, tables=None) -> str:
+    """``strategy`` if it is known and the rule set ``rs`` allows it (its tables in the table directory
+    ``tables``, default the default one, where they must be built beforehand); StrategyError saying why not."""
     if strategy not in STRATEGIES:
         raise StrategyError(f"unknown strategy {strategy!r}: strategies are {', '.join(STRATEGIES)}")
     if strategy == "win":
-        reason = _win_refusal(rs)
+        reason = _win_refusal(rs, tables)
         if reason:
             raise StrategyError(reason)
     return strategy
 
 
-def _win_refusal(rs) -> str | None:
+def _win_refusal(rs, tables=None) -> str | None:
     """Why ``win`` is not available under ``rs`` (the win strategy's own reason), or None."""
     try:
         from pentadice.players import win
     except ImportError as e:  # a build without it
         return f"the win strategy is not available: {e}"
-    return win.refusal(rs)
+    return win.refusal(rs, tables)
 
 
 def choose_optimal(game: Position, advisor) -> Move:

@@ -48,6 +48,7 @@ VARIANCE_THETA = 0.0005  # h of the variance's cumulant estimate
 
 
 MAX_TABLE_BYTES = 2_000_000_000  # the theta tables and the end-game table together, at most (see refusal)
+MAX_ENDGAME_BYTES = 1_000_000_000  # an end-game table built in memory when first needed, at most (Penta's: 573 MB)
 
 
 def table_bytes(rs: rules.RuleSet, grid: tuple[float, ...] = GRID, max_open: int = ENDGAME_BOXES) -> tuple[int, int]:
@@ -60,19 +61,40 @@ def table_bytes(rs: rules.RuleSet, grid: tuple[float, ...] = GRID, max_open: int
     return theta_bytes, end_masks * flags * subs * ENDGAME_LANES * 8
 
 
-def refusal(rs: rules.RuleSet) -> str | None:
-    """Why ``win`` cannot play under ``rs`` (its tables too large), or None. Penta's: 134 MB of theta tables
-    and a 573 MB end-game table; Yatzy's 268 MB and 509 MB; Maxi Yatzy's (2**20 masks of 80 lanes) would be
-    tens of GB."""
+def too_large(rs: rules.RuleSet) -> str | None:
+    """Why the win strategy's tables of ``rs`` are not built in memory (too large), or None."""
     theta_bytes, end_bytes = table_bytes(rs)
     if theta_bytes + end_bytes <= MAX_TABLE_BYTES:
         return None
     return (
-        f"the win strategy cannot play {rs.title}: its tables are too large ({2 * len(GRID)} theta "
+        f"the win strategy's tables of {rs.title} are too large to build in memory ({2 * len(GRID)} theta "
         f"tables of 2**{rs.n_boxes} = {1 << rs.n_boxes:,} box masks x {rs.lanes} subtotals, "
-        f"{theta_bytes / 1e9:,.1f} GB, and an end-game table of {end_bytes / 1e9:,.1f} GB; the limit is "
-        f"{MAX_TABLE_BYTES / 1e9:,.0f} GB)"
+        f"{theta_bytes / 1e9:,.1f} GB; the limit is {MAX_TABLE_BYTES / 1e9:,.0f} GB)"
     )
+
+
+def refusal(rs: rules.RuleSet, directory: Path | str | None = None) -> str | None:
+    """Why ``win`` cannot play under ``rs``, or None. Penta's tables (134 MB of theta tables, a 573 MB end-game
+    table) and Yatzy's are built in memory when first needed; Maxi Yatzy's (12.7 GB) only out of core, by
+    ``pentadice build`` (:mod:`pentadice.cluster`), into the table directory ``directory`` (default: the
+    default one), where ``win`` then finds them."""
+    reason = too_large(rs)
+    if reason is None:
+        return None
+    from pentadice.support import paths
+    from pentadice.tables import win_store as store
+
+    where = paths.data_dir(None) if directory is None else Path(directory)
+    if store.finished_meta(rs, where) is not None:
+        return None
+    return f"{reason}: build them out of core first with {store.build_hint(rs, where)}"
+
+
+def endgame_boxes(rs: rules.RuleSet) -> int:
+    """The open boxes of the last turns' rule for ``rs``: :data:`ENDGAME_BOXES`, or 0 (no end-game table) where
+    the table would outgrow :data:`MAX_ENDGAME_BYTES` (Maxi Yatzy's: 1.9 GB, hours to build: docs/scale.md): its
+    win player plays its thetas to the end."""
+    return ENDGAME_BOXES if table_bytes(rs)[1] <= MAX_ENDGAME_BYTES else 0
 
 
 def padded(rs: rules.RuleSet, a: np.ndarray) -> np.ndarray:
@@ -171,6 +193,12 @@ def endgame(
         return _endgames[key]
 
 
+def stored_thetas(rs: rules.RuleSet) -> tuple[float, ...]:
+    """The thetas of the tables built out of core (:mod:`pentadice.tables.win_store`), slot by slot: 0 (the
+    value table), the grid (:func:`grid_thetas`), then ``+h`` and ``-h`` of the variance (:func:`cumulant_variance`)."""
+    return (*(float(t) for t in grid_thetas(rs)), VARIANCE_THETA, -VARIANCE_THETA)
+
+
 def grid_thetas(rs: rules.RuleSet, grid: tuple[float, ...] = GRID) -> np.ndarray:
     """Theta 0 then +- each grid point (Kiriki: the risk-seeking side capped where its fixed point exists)."""
     from pentadice.solver.utility import MAX_KIRIKI_THETA
@@ -201,10 +229,14 @@ def build(
             return found[0]
         from pentadice.solver import utility
 
-        reason = refusal(rs)
-        if reason:
-            raise ValueError(reason)
         start = time.perf_counter()
+        reason = too_large(rs)
+        if reason:  # built out of core beforehand (pentadice build), or not at all
+            stored = _from_store(rs, values, grid, scale, directory, start)
+            if stored is None:
+                raise ValueError(refusal(rs, directory) or reason)
+            _cache[key] = (stored, values)
+            return stored
         V = padded(rs, values)
         thetas = grid_thetas(rs, grid)
         tables = np.empty((len(thetas), *V.shape))
@@ -234,6 +266,34 @@ def build(
         found = WinTables(rs, thetas, tables, variance, scale, time.perf_counter() - start, source, origin)
         _cache[key] = (found, values)  # holding ``values`` keeps its id from being reused
         return found
+
+
+def _from_store(
+    rs: rules.RuleSet, values: np.ndarray, grid: tuple[float, ...], scale: float, directory, start: float
+) -> WinTables | None:
+    """The win tables built out of core (``pentadice build``) in ``directory`` for ``values``, memory-mapped and
+    checked whole (for the rule sets whose tables are too large to build in memory: :func:`too_large`), or None
+    where there are none (or of another grid). StoreError (a TableError) when damaged.
+    The variance: from the second moments when saved, else from the store's two tables of ``+-h``."""
+    if directory is None:
+        return None
+    from pentadice.tables import win_store as store
+
+    opened = store.open_win(rs, directory, values)
+    thetas = grid_thetas(rs, grid)
+    n = len(thetas)
+    if opened is None or len(opened.thetas) != n + 2 or not np.array_equal(opened.thetas[:n], thetas):
+        return None
+    tables = opened.array[:n]
+    variance, source = saved_variance(rs, values, directory), "second moments"
+    if variance is None:
+        up, down = opened.array[n], opened.array[n + 1]
+        h = float(opened.thetas[n])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            variance = np.maximum((np.log(up) + np.log(-down)) / (h * h), 0.0)
+        source = "cumulants"
+    variance = np.where(np.isnan(tables[0]), np.nan, padded(rs, variance))
+    return WinTables(rs, thetas, tables, variance, scale, time.perf_counter() - start, source, "store")
 
 
 def saved_variance(rs: rules.RuleSet, values: np.ndarray, directory: Path | str) -> np.ndarray | None:
@@ -303,7 +363,7 @@ class WinStrategy:
         self.rules = rs
         self.values = values
         self.directory = directory
-        self.max_open = ENDGAME_BOXES
+        self.max_open = endgame_boxes(rs)
         self._tables: WinTables | None = None
 
     @property

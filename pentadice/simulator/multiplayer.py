@@ -69,7 +69,7 @@ class PlayersError(ValueError):
     """A --players list that cannot be played."""
 
 
-def parse_players(text: str, rs: rules.RuleSet | None = None) -> tuple[str, ...]:
+def parse_players(text: str, rs: rules.RuleSet | None = None, tables=None) -> tuple[str, ...]:
     """The strategies of a ``--players`` list (``win,optimal``): 2 to 6 known strategy names."""
     names = tuple(w.strip().lower() for w in text.split(","))
     if not text.strip() or any(not n for n in names):
@@ -82,7 +82,7 @@ def parse_players(text: str, rs: rules.RuleSet | None = None) -> tuple[str, ...]
     if rs is not None and "win" in names:
         from pentadice.players.win import refusal
 
-        reason = refusal(rs)
+        reason = refusal(rs, tables)
         if reason:
             raise PlayersError(reason)
     return names
@@ -125,7 +125,7 @@ def play_chunks(
         wt = None
         T, thetas, variance = V[None], np.zeros(1), None
     opp = None
-    endgame_tables, max_open = None, win.ENDGAME_BOXES if endgame is None else endgame
+    endgame_tables, max_open = None, win.endgame_boxes(rs) if endgame is None else endgame
     if "win" in players and max_open > 0 and not rs.penta_repeat:
         files = getattr(tbl, "files", None)
         endgame_tables = win.endgame(rs, max_open, threads(), getattr(files, "directory", None), tbl.values)
@@ -320,7 +320,7 @@ def simulate_players(
         grid = win.GRID if grid is None else grid
         scale = win.SCALE if scale is None else scale
         win.build(tbl.rules, tbl.values, grid, scale, threads(), directory)
-        max_open = win.ENDGAME_BOXES if endgame is None else endgame
+        max_open = win.endgame_boxes(tbl.rules) if endgame is None else endgame
         if max_open > 0 and not tbl.rules.penta_repeat:
             win.endgame(tbl.rules, max_open, threads(), directory, tbl.values)
             lastturns.opponents(tbl.rules, tbl.values, max_open)

@@ -80,6 +80,7 @@ KINDS: dict[str, Kind] = {
         Kind("targets-index", "targets-index.npy", "int64", "all", "the target table's index"),
         Kind("win", "win.npy", "float64", "all", "the win strategy's theta tables"),
         Kind("win-end", "win-end-{max_open}.npy", "float64", "all", "the win strategy's end-game table"),
+        Kind("win-store", "win.store/tables.npy", "float64", "lazy", "the win strategy's tables, built out of core"),
         Kind("chances", "chances.npy", "float32", "lazy", "the chances table's probabilities"),
         Kind("chances-index", "chances-index.npy", "int64", "all", "the chances table's index"),
     )
@@ -342,6 +343,22 @@ def open_array(path: Path, record: object, kind_name: str, private: bool | None 
     if private or k.check == "all":
         checked.check_all()
     return checked
+
+
+def mapped(path: Path, mode: str = "r") -> np.ndarray:
+    """The ``.npy`` file ``path`` memory-mapped as it is, unchecked (``mode``: ``"r"``, ``"r+"`` to write in place,
+    ``"c"`` copy-on-write): for an out-of-core build, which checks its files by records of its own while it
+    writes them (:mod:`pentadice.tables.win_store`); a finished table is opened with :func:`open_array`."""
+    return np.load(path, mmap_mode=mode)
+
+
+def create_mapped(path: Path, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """A new ``.npy`` file of ``shape`` at ``path``, memory-mapped for writing, its disk reserved at once
+    (``posix_fallocate``: a full disk is found now, not midway through a build). OSError when it cannot be."""
+    array = np.lib.format.open_memmap(path, mode="w+", dtype=np.dtype(dtype), shape=shape)
+    with open(path, "r+b") as fh:
+        os.posix_fallocate(fh.fileno(), 0, os.fstat(fh.fileno()).st_size)
+    return array
 
 
 TABLE_MAGIC = (b"\x93NUMPY", b"PAR1")  # a .npy file, a Parquet export

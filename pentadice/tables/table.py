@@ -424,6 +424,7 @@ EXTRA_FILES = (
     ("targets.npy", "target table"),
     ("win.npy", "win tables"),
     ("win-end-*.npy", ""),
+    ("win.store/tables.npy", "win tables"),  # built out of core (pentadice build): tables/win_store.py
 )
 
 

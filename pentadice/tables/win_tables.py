@@ -111,7 +111,8 @@ def load_saved(
             return None
         array = chunks.open_array(npy, meta.get("array"), kind).array
     except chunks.Damaged as e:
-        logging.getLogger("pentadice").warning("%s; building it again", e)
+        # The text, not the exception: a log handler that keeps records would keep its traceback and the array.
+        logging.getLogger("pentadice").warning("%s; building it again", str(e))
         return None
     except (OSError, ValueError, EOFError):
         return None

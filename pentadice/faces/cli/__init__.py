@@ -26,6 +26,7 @@ COMMANDS = {
     "serve": "serve",
     "history": "history",
     "export-app": "export_app",
+    "build": "build",
 }
 
 

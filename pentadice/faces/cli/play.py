@@ -103,7 +103,7 @@ def play(ctx, players, seed, hints, rules_name, auto_commit, pause, show_chances
         save = save or resumed
     else:
         try:
-            game = Game(rules.get_rules(rules_name), parse_players(players), seed, seconds)
+            game = Game(rules.get_rules(rules_name), parse_players(players), seed, seconds, tables=paths.data_dir(data))
         except ValueError as e:  # GameError is one
             raise click.UsageError(str(e)) from None
     if save is not None:

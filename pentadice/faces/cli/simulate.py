@@ -13,7 +13,7 @@ import click
 from pentadice.faces.cli import loading
 from pentadice.faces.cli.options import DATA_OPTION, RULES_OPTION
 from pentadice.game import rules
-from pentadice.support import exits, interrupts
+from pentadice.support import exits, interrupts, paths
 
 
 @click.command()
@@ -104,7 +104,7 @@ def _simulate_players(ctx, games, seed, rules_name, as_json, out, players, data)
     if out is not None:
         raise click.UsageError("--out writes solitaire games; it cannot be used with --players")
     try:
-        names = mp.parse_players(players, rules.get_rules(rules_name))
+        names = mp.parse_players(players, rules.get_rules(rules_name), paths.data_dir(data))
     except mp.PlayersError as e:
         raise click.UsageError(str(e)) from None
     advisor = loading.load_advisor(rules_name, data, compiled=False)

@@ -16,7 +16,7 @@ from pentadice.support import exits, paths
 def verify(rules_name: str, data: str | None) -> None:
     """Check a table's files: the values against their SHA-256, the metadata against the values, and the
     Parquet export (each page's checksum, its SHA-256, and its rows against the values)."""
-    from pentadice.tables import chance_tables, moment_files, table, targets, win_tables
+    from pentadice.tables import chance_tables, moment_files, table, targets, win_store, win_tables
 
     rs = rules.get_rules(rules_name)
     try:
@@ -25,6 +25,7 @@ def verify(rules_name: str, data: str | None) -> None:
         target_table = targets.verify_if_built(rs, checked.files.directory)
         saved_win_tables = win_tables.verify_saved(rs, checked.files.directory, checked.values)
         chance_table = chance_tables.verify(rs, checked.files.directory, checked.values)
+        stored_win = win_store.verify(rs, checked.files.directory, checked.values)
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
     target_files = targets.TargetFiles(checked.files.directory, rs.name)
@@ -49,6 +50,10 @@ def verify(rules_name: str, data: str | None) -> None:
         click.echo(f"  {target_files.index.name:<24}{target_table.meta['index_checksum']} (their index)")
     if chance_table is not None:
         click.echo(f"  {chance_table[0].name:<24}{chance_table[1]} (the chances table)")
+    if stored_win is not None:
+        path, digest, current = stored_win
+        whose = "built out of core" if current else "of another value table: build them again"
+        click.echo(f"  {path.parent.name}/{path.name:<10}{digest} (the win strategy's tables, {whose})")
     for path, digest, current in saved_win_tables:
         whose = "the win strategy's tables" if current else "win tables of another value table: built again when needed"
         click.echo(f"  {path.name:<24}{digest} ({whose})")

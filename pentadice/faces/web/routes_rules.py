@@ -26,10 +26,16 @@ async def rule_sets(state: State) -> Response:
 
 def rules_answer(advisors: Iterable) -> bytes:
     """The answer of ``GET /api/rules`` for the advisors served (made once, when the application is)."""
-    return json.dumps({"rules": [_rules_of(rs) for rs in (a.rules for a in advisors)]}).encode()
+    return json.dumps({"rules": [_rules_of(a.rules, _directory(a)) for a in advisors]}).encode()
 
 
-def _rules_of(rs: rules.RuleSet) -> dict:
+def _directory(advisor):
+    """The table directory an advisor's table was read from (None: an advisor of a table in memory)."""
+    files = getattr(getattr(advisor, "table", None), "files", None)
+    return getattr(files, "directory", None)
+
+
+def _rules_of(rs: rules.RuleSet, directory=None) -> dict:
     boxes = [
         {"id": b, "name": rs.box_name(b), "section": "upper" if (rs.upper_mask >> rs.box_index[b]) & 1 else "lower"}
         for b in rs.boxes
@@ -47,5 +53,5 @@ def _rules_of(rs: rules.RuleSet) -> dict:
         "penta_repeat": rs.penta_repeat,
         "joker": str(rs.joker),
         "auto_commit_seconds": AUTO_COMMIT_SECONDS,
-        "win_refusal": win.refusal(rs),
+        "win_refusal": win.refusal(rs, directory),
     }

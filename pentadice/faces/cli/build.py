@@ -1,0 +1,130 @@
+"""``pentadice build``: build a rule set's win tables out of core, layer by layer, as Dask tasks
+(:mod:`pentadice.cluster`): on this machine's cores or on a running cluster; resumed after an interruption."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import click
+
+from pentadice.faces.cli.options import DATA_OPTION, RULES_OPTION
+from pentadice.game import rules
+from pentadice.support import exits, paths
+
+UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
+         "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}  # fmt: skip
+
+
+class Bytes(click.ParamType):
+    """A size: ``4GB``, ``512MiB``, ``2e9`` (bytes)."""
+
+    name = "SIZE"
+
+    def convert(self, value, param, ctx) -> int:
+        if isinstance(value, int):
+            return value
+        m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:e[0-9]+)?)\s*([a-z]*)\s*", str(value).lower())
+        if not m or m.group(2) not in UNITS:
+            self.fail(f"{value!r} is not a size (such as 4GB or 512MiB)", param, ctx)
+        size = int(float(m.group(1)) * UNITS[m.group(2)])
+        if size < 1 << 26:
+            self.fail(f"{value!r} is too small: give the workers at least 64MiB", param, ctx)
+        return size
+
+
+@click.command()
+@RULES_OPTION
+@DATA_OPTION
+@click.option(
+    "--scheduler",
+    envvar="PENTADICE_SCHEDULER",
+    default=None,
+    metavar="ADDRESS",
+    help="A running Dask scheduler (tcp://HOST:PORT) whose workers see --data at the same path "
+    "[default: $PENTADICE_SCHEDULER, else a cluster of this machine's cores].",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Worker processes of the local cluster; 0 runs the tasks in this process, without Dask "
+    "[default: one per core].",
+)
+@click.option(
+    "--memory",
+    type=Bytes(),
+    default="4GB",
+    show_default=True,
+    help="What the workers may use together: sets the chunk size and each local worker's limit.",
+)
+@click.option(
+    "--chunk",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="MASKS",
+    help="Box masks a task computes [default: as many as --memory allows, at most 4096].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
+def build(rules_name: str, data: str | None, scheduler: str | None, workers: int | None, memory: int,
+          chunk: int | None, as_json: bool) -> None:  # fmt: skip
+    """Build the win player's tables out of core: layer by layer of open boxes, each layer cut into chunks of
+    box masks that run as Dask tasks, reading the layers below from disk. For the tables too large to build
+    in memory (Maxi Yatzy's: 12.7 GB). Run it again after an interruption: it goes on from the chunks already
+    written. The value table must be solved first (`pentadice solve`)."""
+    from pentadice.cluster import engine
+    from pentadice.faces.cli import loading
+    from pentadice.players import win
+    from pentadice.tables import table, win_store
+
+    rs = rules.get_rules(rules_name)
+    directory = paths.data_dir(data)
+    try:
+        values = table.load(rs, directory).values
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+    bar = None
+
+    def total(n: int) -> None:
+        nonlocal bar
+        bar = loading.progress(label=f"Win tables of {rs.name}", length=n, enabled=not as_json)
+        bar.__enter__()
+
+    progress = engine.Progress(
+        say=lambda text: click.echo(text, err=True) if not as_json else None,
+        advance=lambda n: bar.update(n) if bar is not None else None,
+        total=total,
+    )
+    if not as_json:
+        p = win_store.make(rs, win.stored_thetas(rs), memory, max(workers or engine.default_workers(), 1), chunk)
+        click.echo(
+            f"{rs.title}: {len(p.thetas) - 1} tables of {p.shape[1] * p.shape[2]:,} states x {p.shape[3]} "
+            f"lanes, {p.bytes / 1e9:,.2f} GB, in {p.n_tasks:,} tasks of at most {p.chunk:,} box masks",
+            err=True,
+        )
+    try:
+        summary = engine.build(rs, directory, values, scheduler, workers, memory, progress, chunk)
+    except KeyboardInterrupt:
+        raise exits.Interrupted(
+            f"the chunks written so far are kept in {win_store.Store(directory, rs.name).root}; run the same command "
+            "again to go on"
+        ) from None
+    except table.TableError as e:
+        raise exits.Failure(str(e)) from None
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    if as_json:
+        click.echo(json.dumps(summary))
+        return
+    if not summary["built"]:
+        click.echo(f"The {rs.name} win tables in {summary['files']} are whole already (checked).")
+        return
+    click.echo(
+        f"Built the {rs.name} win tables: {summary['tasks_run']:,} tasks run"
+        + (f", {summary['tasks_resumed']:,} resumed" if summary["tasks_resumed"] else "")
+        + f", {summary['seconds']:,.1f} s, {summary['bytes'] / 1e9:,.2f} GB in {summary['files']}{os.sep}"
+    )

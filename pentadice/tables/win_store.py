@@ -1,0 +1,506 @@
+"""The win strategy's tables built out of core (:mod:`pentadice.cluster`): the build's plan and its files,
+``NAME.win.store/`` beside the value table ``NAME.npy``.
+
+The tables are one array ``(slots, n_flags, 2**n_boxes, lanes)`` of float64: slot 0 the value table (copied, not
+built), then one utility table per theta (the win player's grid, then the variance's ``+-h``:
+:func:`pentadice.players.win.stored_thetas`). Every slot but the first is built layer after layer
+(:func:`pentadice.game.states.layers`); a layer's box masks are cut into chunks of at most :func:`chunk_masks`
+masks, each chunk of each slot one task (:class:`Plan`, :class:`Task`). On disk:
+
+- ``plan.json``: the plan (thetas, chunks of each layer) and the value table's SHA-256, written first: a build
+  resumed later uses the same chunks, and a build of other values starts afresh;
+- ``tables.npy``: the table, ``(slots, n_flags, 2**n_boxes, lanes)`` float64, its disk reserved when the build
+  starts (slot 0, the value table, and the game's end written then);
+- ``L07/s03-c00012.npy`` and ``.json``: a chunk computed by a task (its rows, one per state of the chunk, in the
+  layer's order) and its record (a CRC-32 for every 64 KiB, :mod:`pentadice.tables.chunks`), each written under a
+  temporary name and renamed, the record last: a chunk is done when its record is there and its rows match it;
+- ``L07.merged.json``: layer 7 merged into ``tables.npy`` (written after the table's pages are flushed), with the
+  CRC-32 of each slot's rows of the layer; the layer's chunk files are removed then;
+- ``table.json``: written last, when every layer is merged and checked: the finished table's record (a CRC-32
+  for every 64 KiB of ``tables.npy``), its SHA-256, the thetas, the value table's SHA-256, how it was built.
+
+Readers (:func:`open_win`) use only a finished store and check every chunk of it before the first use;
+``pentadice verify`` (:func:`verify`) checks it whole, SHA-256 included, and the layer records against it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import errno
+import hashlib
+import itertools
+import json
+import math
+import os
+import shutil
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from pentadice.game import rules, states
+from pentadice.support.exits import TableError
+from pentadice.tables import atomic, chunks, table, win_tables
+
+KIND = "win"  # the one table kind built out of core so far: the win strategy's theta tables
+MIN_CHUNK = 256  # masks: a smaller chunk costs more in scheduling than it computes
+MAX_CHUNK = 4096  # masks: a task of Maxi Yatzy's widest layer then takes a few seconds (progress, retries)
+PAGE = 4096  # a chunk's rows in the table's copy-on-write mapping: at most a page of the process's memory a row
+DEFAULT_MEMORY = 4 << 30  # bytes the workers may use together, unless told (--memory)
+
+
+def chunk_masks(rs: rules.RuleSet, memory: int, workers: int) -> int:
+    """How many box masks a chunk holds: each worker runs one task at a time and holds its chunk's rows twice
+    (the rows it writes into its private mapping of the table, and the copy it saves), within half of its
+    share of ``memory`` (the rest: the mapped layers below, the kernel, the interpreter)."""
+    per_task = memory // max(workers, 1) // 2
+    row = rs.n_flags * (rs.lanes * 8 + PAGE)
+    return int(min(MAX_CHUNK, max(MIN_CHUNK, per_task // row)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One chunk of one slot: the masks ``lo <= i < hi`` of layer ``layer``
+    (``states.layers(rs)[layer]``)."""
+
+    slot: int
+    theta: float
+    layer: int
+    chunk: int
+    lo: int
+    hi: int
+
+    @property
+    def key(self) -> str:
+        return f"s{self.slot:02d}-L{self.layer:02d}-c{self.chunk:05d}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """An out-of-core build: the rule set, the thetas of its slots, and the chunk boundaries of each layer
+    (``cuts[layer]``: increasing, from 0 to the layer's number of states)."""
+
+    rules: rules.RuleSet
+    thetas: tuple[float, ...]
+    cuts: tuple[tuple[int, ...], ...]
+    chunk: int
+
+    @property
+    def shape(self) -> tuple[int, int, int, int]:
+        return (len(self.thetas), self.rules.n_flags, 1 << self.rules.n_boxes, self.rules.lanes)
+
+    @property
+    def bytes(self) -> int:
+        return 8 * math.prod(self.shape)
+
+    @property
+    def built_slots(self) -> range:
+        return range(1, len(self.thetas))
+
+    def tasks(self, layer: int) -> list[Task]:
+        """The tasks of one layer: every built slot, every chunk."""
+        cuts = self.cuts[layer]
+        return [
+            Task(s, self.thetas[s], layer, c, lo, hi)
+            for s in self.built_slots
+            for c, (lo, hi) in enumerate(itertools.pairwise(cuts))
+        ]
+
+    @property
+    def n_tasks(self) -> int:
+        return sum(len(c) - 1 for c in self.cuts) * len(self.built_slots)
+
+    def layer_bytes(self, layer: int) -> int:
+        """The bytes of one layer's chunk files, every built slot (the disk a layer needs before it is merged)."""
+        return (self.cuts[layer][-1]) * self.rules.lanes * 8 * len(self.built_slots)
+
+    def as_json(self) -> dict:
+        return {"thetas": list(self.thetas), "chunk_masks": self.chunk, "cuts": [list(c) for c in self.cuts]}
+
+
+def make(
+    rs: rules.RuleSet,
+    thetas: tuple[float, ...],
+    memory: int = DEFAULT_MEMORY,
+    workers: int = 2,
+    chunk: int | None = None,
+) -> Plan:
+    """The plan of the tables of ``thetas`` (slot 0: theta 0, the value table) of ``rs``, chunks of ``chunk``
+    masks (default: sized for ``memory`` bytes shared by ``workers``)."""
+    if chunk is not None and chunk < 1:
+        raise ValueError(f"a chunk holds at least 1 box mask, not {chunk}")
+    chunk = chunk or chunk_masks(rs, memory, workers)
+    cuts = tuple((*range(0, len(masks), chunk), len(masks)) for masks, _ in states.layers(rs))
+    return Plan(rs, tuple(thetas), cuts, chunk)
+
+
+def from_json(rs: rules.RuleSet, data: object, thetas: tuple[float, ...]) -> Plan | None:
+    """The plan saved by a build (to resume it with the same chunks), or None when it is not a valid plan of
+    ``rs`` and ``thetas``."""
+    try:
+        saved = tuple(float(t) for t in data["thetas"])
+        cuts = tuple(tuple(int(x) for x in c) for c in data["cuts"])
+        chunk = int(data["chunk_masks"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    layers = states.layers(rs)
+    if len(cuts) != len(layers) or saved != tuple(thetas) or chunk < 1:
+        return None
+    for c, (masks, _) in zip(cuts, layers, strict=True):
+        if not c or c[0] != 0 or c[-1] != len(masks) or any(b <= a for a, b in itertools.pairwise(c)):
+            return None
+    return Plan(rs, saved, cuts, chunk)
+
+
+def computed(rs: rules.RuleSet) -> np.ndarray:
+    """Boolean ``(n_flags, 2**n_boxes)``: the rows a build computes or sets (every layer's, and the game's end);
+    the others are NaN, as in the tables solved in memory."""
+    out = np.zeros((rs.n_flags, 1 << rs.n_boxes), dtype=bool)
+    out[:, 0] = True
+    for masks, flags in states.layers(rs):
+        out[flags, masks] = True
+    return out
+
+
+FORMAT = "pentadice-store"
+FORMAT_VERSION = 1
+ARRAY_KIND = "win-store"  # the registered kind of the table and of its chunk files (chunks.KINDS)
+
+
+class StoreError(TableError):
+    """A store that cannot be built or read: damaged, of other values, or a disk that is full."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Store:
+    """Where the files of one rule set's out-of-core win tables live (``directory``: the table directory)."""
+
+    directory: Path
+    rules: str
+
+    @property
+    def root(self) -> Path:
+        return self.directory / f"{self.rules}.{KIND}.store"
+
+    @property
+    def plan_file(self) -> Path:
+        return self.root / "plan.json"
+
+    @property
+    def array(self) -> Path:
+        return self.root / "tables.npy"
+
+    @property
+    def meta(self) -> Path:
+        return self.root / "table.json"
+
+    @property
+    def lock_files(self) -> table.TableFiles:
+        return table.TableFiles(self.directory, f"{self.rules}.{KIND}.store")  # .NAME.win.store.lock
+
+    def layer_dir(self, layer: int) -> Path:
+        return self.root / f"L{layer:02d}"
+
+    def merged(self, layer: int) -> Path:
+        return self.root / f"L{layer:02d}.merged.json"
+
+    def chunk(self, task: Task) -> tuple[Path, Path]:
+        """``(rows, record)`` of a task's chunk."""
+        stem = self.layer_dir(task.layer) / f"s{task.slot:02d}-c{task.chunk:05d}"
+        return stem.with_suffix(".npy"), stem.with_suffix(".json")
+
+
+def write_json(path: Path, data: dict) -> None:
+    """A small JSON file, written under a temporary name, flushed and renamed into place."""
+    text = json.dumps(data, indent=1).encode()
+    tmp = atomic.write_temp(path, lambda fh: fh.write(text))
+    os.replace(tmp, path)
+
+
+def read_json(path: Path, what: str) -> dict | None:
+    """A JSON object written by this module, or None when missing or not one."""
+    try:
+        data = table.read_json(path, what)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def disk_error(error: OSError, where: Path) -> StoreError:
+    """An OSError while writing, in words: a full disk says what to do (free space, run the command again)."""
+    full = error.errno in (errno.ENOSPC, errno.EDQUOT) or "requested and" in str(error)
+    if full:
+        return StoreError(
+            f"the disk holding {where} is full: free some space, then run the same command again (the build "
+            "goes on from the chunks already written)"
+        )
+    return StoreError(f"cannot write {where}: {error.strerror or error}")
+
+
+def values_checksum(rs: rules.RuleSet, values: np.ndarray) -> str:
+    return table.checksum(win_tables.saved_shape(rs, values))
+
+
+def needed_bytes(store: Store, plan: Plan) -> int:
+    """The free disk a build still needs: the table (unless already reserved) and the chunk files of its widest
+    layer."""
+    have = store.array.stat().st_blocks * 512 if store.array.is_file() else 0
+    return max(plan.bytes - have, 0) + max(plan.layer_bytes(i) for i in range(len(plan.cuts)))
+
+
+def check_disk(store: Store, plan: Plan) -> None:
+    """StoreError before a build starts when the disk cannot hold what it writes."""
+    need = needed_bytes(store, plan)
+    free = shutil.disk_usage(store.directory).free
+    if need > free:
+        raise StoreError(
+            f"the {store.rules} win tables need {need / 1e9:,.1f} GB more on the disk holding {store.directory}, "
+            f"which has {free / 1e9:,.1f} GB free: free some space or build them in another --data directory"
+        )
+
+
+def start(store: Store, plan: Plan, values: np.ndarray, checksum: str) -> Plan:
+    """The plan to build: the one saved in the store when it is of the same values (a build resumed), else
+    ``plan`` with a new store (any old one removed): its plan file, then its table with slot 0 (the value table)
+    and the game's end written, its disk reserved."""
+    saved = read_json(store.plan_file, "the build's plan")
+    if saved is not None and saved.get("values_checksum") == checksum and store.array.is_file():
+        resumed = from_json(plan.rules, saved, plan.thetas)
+        if resumed is not None and _array_shape(store.array) == resumed.shape:
+            return resumed
+    rs = plan.rules
+    if store.root.exists():
+        shutil.rmtree(store.root)
+    store.root.mkdir(parents=True)
+    write_json(store.plan_file, {"format": FORMAT, "rules": rs.name, "values_checksum": checksum, **plan.as_json()})
+    tmp = store.root / ".tables.npy.new"
+    try:
+        array = chunks.create_mapped(tmp, plan.shape, "float64")  # the disk is taken now, not mid-build
+        write_fixed(array, plan, values)
+        del array
+        os.replace(tmp, store.array)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise disk_error(e, store.root) from None
+    return plan
+
+
+def write_fixed(array: np.ndarray, plan: Plan, values: np.ndarray) -> None:
+    """What a build does not compute, into the table ``array``: slot 0 (the value table), each slot's rows at the
+    game's end (``sign(theta) * exp(0)``) and NaN where no state is; flushed."""
+    array[0] = values
+    done = computed(plan.rules)
+    for s in plan.built_slots:
+        array[s][~done] = np.nan
+        array[s][:, 0, :] = np.copysign(1.0, plan.thetas[s])
+    array.flush()
+
+
+def _array_shape(path: Path) -> tuple[int, ...] | None:
+    try:
+        return tuple(chunks.mapped(path).shape)
+    except (OSError, ValueError):
+        return None
+
+
+def chunk_done(store: Store, task: Task) -> bool:
+    """Whether a task's chunk is written whole: its record there and its rows matching it."""
+    rows, record = store.chunk(task)
+    meta = read_json(record, "a chunk's record")
+    if meta is None or (meta.get("lo"), meta.get("hi")) != (task.lo, task.hi):
+        return False
+    try:
+        chunks.open_array(rows, meta.get("array"), ARRAY_KIND, private=True)
+    except (TableError, OSError, ValueError):
+        return False
+    return True
+
+
+def write_chunk(store: Store, task: Task, rows: np.ndarray, info: dict) -> None:
+    """A chunk's rows and then its record, each under a temporary name and renamed (a worker's last step)."""
+    path, record = store.chunk(task)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        tmp, array_record = chunks.write_temp(path, rows, ARRAY_KIND)
+        os.replace(tmp, path)
+        write_json(record, {"slot": task.slot, "layer": task.layer, "lo": task.lo, "hi": task.hi, **info,
+                            "array": array_record})  # fmt: skip
+    except OSError as e:
+        raise disk_error(e, store.root) from None
+
+
+def read_chunk(store: Store, task: Task) -> np.ndarray:
+    """A chunk's rows, checked whole against its record (StoreError when damaged or missing)."""
+    rows, record = store.chunk(task)
+    meta = read_json(record, "a chunk's record")
+    if meta is None:
+        raise StoreError(f"{record} is missing or unreadable: run the build again")
+    try:
+        return chunks.open_array(rows, meta.get("array"), ARRAY_KIND, private=True).array
+    except (TableError, OSError) as e:
+        raise StoreError(f"{rows}: {e}; run the build again") from None
+
+
+def merge(store: Store, plan: Plan, layer: int) -> None:
+    """Write every chunk of a finished layer into the table, flush it, record the layer's CRCs, then remove
+    the chunk files (a merge cut short is done again from them: it is idempotent)."""
+    masks, flags = states.layers(plan.rules)[layer]
+    crc = {}
+    try:
+        array = chunks.mapped(store.array, "r+")
+        for s in plan.built_slots:
+            c = 0
+            for task in plan.tasks(layer):
+                if task.slot != s:
+                    continue
+                rows = read_chunk(store, task)
+                array[s, flags[task.lo : task.hi], masks[task.lo : task.hi]] = rows
+                c = zlib.crc32(memoryview(np.ascontiguousarray(rows)).cast("B"), c)
+            crc[str(s)] = c
+        array.flush()
+        del array
+        write_json(store.merged(layer), {"layer": layer, "crc32": crc})
+    except OSError as e:
+        raise disk_error(e, store.root) from None
+    shutil.rmtree(store.layer_dir(layer), ignore_errors=True)
+
+
+def layer_merged(store: Store, layer: int) -> bool:
+    return read_json(store.merged(layer), "a layer's record") is not None
+
+
+def check_layers(store: Store, plan: Plan, array: np.ndarray) -> int | None:
+    """The first layer whose rows in ``array`` do not match the CRCs recorded when it was merged, or None."""
+    for layer, (masks, flags) in enumerate(states.layers(plan.rules)):
+        meta = read_json(store.merged(layer), "a layer's record")
+        want = meta.get("crc32") if meta else None
+        if not isinstance(want, dict):
+            return layer
+        for s in plan.built_slots:
+            rows = np.ascontiguousarray(array[s, flags, masks])
+            if zlib.crc32(memoryview(rows).cast("B")) != want.get(str(s)):
+                return layer
+    return None
+
+
+def unmerge_from(store: Store, plan: Plan, layer: int) -> None:
+    """Forget the layers from ``layer`` up (their rows are computed again: a damaged layer and every layer
+    built on it)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(store.meta)
+    for i in range(layer, len(plan.cuts)):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(store.merged(i))
+
+
+def finish(store: Store, plan: Plan, checksum: str, info: dict) -> dict:
+    """Check every layer against its record, then write ``table.json``: the table's record and SHA-256 (one
+    read of the file). StoreError naming the first layer that does not match (the build goes back to it)."""
+    array = chunks.mapped(store.array)
+    bad = check_layers(store, plan, array)
+    if bad is not None:
+        unmerge_from(store, plan, bad)
+        raise StoreError(f"layer {bad} of {store.array} does not match its record; it is built again next time")
+    del array
+    sums, digest, size = [], hashlib.sha256(), 0
+    with open(store.array, "rb", buffering=0) as fh:
+        while block := fh.read(chunks.CHUNK_BYTES * 256):
+            digest.update(block)
+            sums.extend(chunks.crcs(block))
+            size += len(block)
+    record = {
+        "kind": ARRAY_KIND,
+        "dtype": "float64",
+        "shape": list(plan.shape),
+        "bytes": size,
+        "chunk_bytes": chunks.CHUNK_BYTES,
+        "algorithm": chunks.ALGORITHM,
+        "chunks": "".join(f"{c:08x}" for c in sums),
+    }
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "kind": KIND,
+        "rules": plan.rules.name,
+        "rules_definition": table.rules_definition(plan.rules),
+        "solver_version": table.SOLVER_VERSION,
+        "thetas": list(plan.thetas),
+        "slots": "0: the value table; then the win player's thetas; the last two: +h and -h of the variance",
+        "values_checksum": checksum,
+        "checksum": "sha256:" + digest.hexdigest(),
+        "array": record,
+        **info,
+    }
+    try:
+        write_json(store.meta, meta)
+    except OSError as e:
+        raise disk_error(e, store.root) from None
+    return meta
+
+
+@dataclasses.dataclass(frozen=True)
+class Opened:
+    """A finished store, opened: the table (memory-mapped, every chunk checked), its thetas and metadata."""
+
+    array: np.ndarray
+    thetas: np.ndarray
+    meta: dict
+    store: Store
+
+
+def finished_meta(rs: rules.RuleSet, directory: Path | str) -> dict | None:
+    """The metadata of a finished store of ``rs`` in ``directory``, or None (none, or not finished)."""
+    meta = read_json(Store(Path(directory), rs.name).meta, "the win tables' metadata")
+    if meta is None or meta.get("format") != FORMAT or meta.get("rules") != rs.name:
+        return None
+    return meta
+
+
+def open_win(rs: rules.RuleSet, directory: Path | str, values: np.ndarray, check: bool = True) -> Opened | None:
+    """The finished win tables of ``rs`` in ``directory`` built from ``values``, memory-mapped (``check``: every
+    chunk checked against its CRC first, one read of the file); None when there are none for these values.
+    StoreError when they are damaged."""
+    store = Store(Path(directory), rs.name)
+    meta = finished_meta(rs, directory)
+    if meta is None or meta.get("values_checksum") != values_checksum(rs, values):
+        return None
+    if meta.get("rules_definition") != table.rules_definition(rs):
+        return None
+    try:
+        checked = chunks.open_array(store.array, meta.get("array"), ARRAY_KIND, private=False)
+        if check:
+            checked.check_all()
+    except (TableError, OSError) as e:
+        raise StoreError(f"{e}; build them again: {build_hint(rs, directory)}") from None
+    array = np.asarray(checked.array)
+    thetas = np.array(meta.get("thetas", []), dtype=np.float64)
+    if array.ndim != 4 or array.shape[0] != len(thetas):
+        raise StoreError(f"{store.array} does not hold the tables its metadata describes; {build_hint(rs, directory)}")
+    return Opened(array, thetas, meta, store)
+
+
+def build_hint(rs: rules.RuleSet, directory: Path | str) -> str:
+    return f"`pentadice build --rules {rs.name} --data {directory}`"
+
+
+def verify(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -> tuple[Path, str, bool] | None:
+    """Check a finished store whole (``pentadice verify``): every chunk, the SHA-256, the layers' records.
+    ``(file, SHA-256, whether it is of these values)``, None when there is none; StoreError when damaged."""
+    meta = finished_meta(rs, directory)
+    if meta is None:
+        return None
+    store = Store(Path(directory), rs.name)
+    try:
+        checked = chunks.open_array(store.array, meta.get("array"), ARRAY_KIND, private=False)
+        checked.check_all()
+    except (TableError, OSError) as e:
+        raise StoreError(f"{e}; {build_hint(rs, directory)} builds it again") from None
+    if table.file_checksum(store.array) != meta.get("checksum"):
+        raise StoreError(f"{store.array} does not match the SHA-256 in {store.meta}: the file is damaged")
+    saved = read_json(store.plan_file, "the build's plan")
+    plan = from_json(rs, saved, tuple(meta.get("thetas", ()))) if saved else None
+    if plan is None or check_layers(store, plan, np.asarray(checked.array)) is not None:
+        raise StoreError(f"{store.root}: a layer does not match its record; {build_hint(rs, directory)}")
+    return store.array, meta["checksum"], meta.get("values_checksum") == values_checksum(rs, values)
