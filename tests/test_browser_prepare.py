@@ -333,7 +333,8 @@ def test_plays_to_win_is_not_offered_where_the_rules_refuse_it(page_fixture):  #
     assert option.get_attribute("title") == refusal
     assert _strategy(pg).input_value() == "optimal"  # a refused choice falls back
     note = p.inner_text("#win-note")
-    assert note.startswith("Plays to win is not offered under Maxi Yatzy: the win strategy cannot play Maxi Yatzy")
+    assert note.startswith("Plays to win is not offered under Maxi Yatzy: the win strategy's tables of Maxi Yatzy")
+    assert "build them out of core first with `pentadice build --rules maxi-yatzy" in note  # how to build them
     # A computer added under Maxi Yatzy is not offered it either; back to Penta, the choice made stands again.
     p.click("#add-player")
     p.locator("#player-list li").nth(2).locator("input[type=checkbox]").check()

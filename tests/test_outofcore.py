@@ -240,6 +240,7 @@ def test_the_disk_is_checked_before_a_build(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**9, 10**9, 1000))
     with pytest.raises(store.StoreError, match=r"need .* GB more on the disk .* 0\.0 GB free"):
         build("yatzy", directory)
+    assert not store.Store(directory, GAMES["yatzy"].name).root.exists()  # refused before anything was written
 
 
 def test_a_full_disk_mid_chunk_is_said_and_the_build_resumes(tmp_path, monkeypatch):
@@ -260,3 +261,40 @@ def test_a_full_disk_mid_chunk_is_said_and_the_build_resumes(tmp_path, monkeypat
     summary = build("yatzy", directory)
     assert summary["tasks_resumed"] >= 19
     np.testing.assert_array_equal(opened("yatzy", directory).array, in_memory("yatzy"))
+
+
+def test_a_store_folder_that_is_not_ours_is_never_removed(tmp_path):
+    rs = GAMES["yatzy"]
+    directory = table_dir(tmp_path, "yatzy")
+    root = store.Store(directory, rs.name).root
+    root.mkdir()
+    (root / "notes.txt").write_text("mine")
+    with pytest.raises(store.StoreError, match="holds files that are not win tables"):
+        build("yatzy", directory)
+    assert (root / "notes.txt").read_text() == "mine"
+    (root / "notes.txt").unlink()
+    root.rmdir()
+    (tmp_path / "elsewhere").mkdir()
+    root.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(store.StoreError, match="is not a folder of win tables"):
+        build("yatzy", directory)
+
+
+def test_hostile_metadata_of_a_finished_store_is_refused(tmp_path, built_penta):
+    import json
+    import shutil
+
+    rs = GAMES["penta"]
+    directory = tmp_path / "copy"
+    shutil.copytree(built_penta, directory)
+    meta_path = store.Store(directory, rs.name).meta
+    meta = json.loads(meta_path.read_text())
+    for thetas in (["x"], [[1, 2]], [0.0]):
+        meta_path.write_text(json.dumps({**meta, "thetas": thetas}))
+        with pytest.raises(store.StoreError, match="does not hold the tables its metadata describes"):
+            store.open_win(rs, directory, solved("penta"))
+    meta_path.write_text(json.dumps({**meta, "array": {"kind": "values"}}))
+    with pytest.raises(store.StoreError, match="no record"):
+        store.open_win(rs, directory, solved("penta"))
+    meta_path.write_bytes(b"\xff\xfe not json")
+    assert store.open_win(rs, directory, solved("penta")) is None  # no finished store: built again by `build`

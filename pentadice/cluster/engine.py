@@ -28,7 +28,7 @@ import numpy as np
 from pentadice.cluster import tasks
 from pentadice.game import rules
 from pentadice.support.exits import TableError
-from pentadice.tables import chunks
+from pentadice.tables import chunks, table
 from pentadice.tables import win_store as stores
 
 SCHEDULER_ENV = "PENTADICE_SCHEDULER"
@@ -147,8 +147,6 @@ def build(
     values = win.padded(rs, values)
     checksum = stores.values_checksum(rs, values)
     start = time.perf_counter()
-    from pentadice.tables import table
-
     with table.writer_lock(store.lock_files):
         plan = stores.start(
             store, stores.make(rs, win.stored_thetas(rs), memory, max(workers, 1), chunk), values, checksum
@@ -156,7 +154,7 @@ def build(
         repaired = _check_finished(store, plan, values, checksum, progress)
         if repaired is None:
             return {"rules": rs.name, "built": False, "files": str(store.root), "bytes": plan.bytes}
-        stores.check_disk(store, plan)
+        stores.check_disk(store, stores.needed_bytes(store, plan))  # the rest of a build resumed
         progress.total(plan.n_tasks)
         runner = InProcess() if workers == 0 and not scheduler else OnDask(scheduler, max(workers, 1), memory)
         ran = resumed = 0

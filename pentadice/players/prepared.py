@@ -37,9 +37,13 @@ WHAT = {
 Progress = Callable[[str, int, int], None]  # (table, done, total) within the table being built
 
 
-def applicable(rs: rules.RuleSet, moments_asked: bool | None = None) -> dict[str, str | None]:
+def applicable(
+    rs: rules.RuleSet, moments_asked: bool | None = None, directory: Path | str | None = None
+) -> dict[str, str | None]:
     """Each of :data:`TABLES` with None where ``rs`` has it, else why not (in words). ``moments_asked``: as
-    ``solve --moments/--no-moments`` (None: unless too long to run unasked, Maxi Yatzy's)."""
+    ``solve --moments/--no-moments`` (None: unless too long to run unasked, Maxi Yatzy's). ``directory``: the
+    table directory, where the win tables too large to build in memory (Maxi Yatzy's) apply once they are built
+    out of core (``pentadice build``); they are then read, never built, by :func:`prepare` and :func:`hold`."""
     from pentadice.players import win
     from pentadice.solver import moments, remaining
 
@@ -49,11 +53,17 @@ def applicable(rs: rules.RuleSet, moments_asked: bool | None = None) -> dict[str
     out["chances"] = remaining.refusal(rs)
     large = win.too_large(rs)
     out["win"] = large and f"{large}: `pentadice build` builds them out of core"
+    if large and directory is not None:
+        out["win"] = win.refusal(rs, directory)
     out["win-end"] = out["win"] or (f"{rs.title} has no end game: its turns repeat" if rs.penta_repeat else None)
+    if out["win-end"] is None and win.endgame_boxes(rs) == 0:
+        out["win-end"] = f"{rs.title}'s end-game table is too large to build in memory: its win player has none"
     return out
 
 
-def chosen(rs: rules.RuleSet, only: Iterable[str] = (), skip: Iterable[str] = (), moments_asked=None) -> list[str]:
+def chosen(
+    rs: rules.RuleSet, only: Iterable[str] = (), skip: Iterable[str] = (), moments_asked=None, directory=None
+) -> list[str]:
     """The tables to build for ``rs``: ``only`` those (default: every one that applies), less ``skip``; the
     values always (every other table is of them). ValueError naming a table that is not one of :data:`TABLES`."""
     only, skip = list(only), list(skip)
@@ -64,7 +74,7 @@ def chosen(rs: rules.RuleSet, only: Iterable[str] = (), skip: Iterable[str] = ()
         raise ValueError("the values cannot be skipped: every other table is of them")
     if "moments" in only and moments_asked is None:
         moments_asked = True
-    fits = applicable(rs, moments_asked)
+    fits = applicable(rs, moments_asked, directory)
     wanted = [t for t in TABLES if (not only or t in only) and t not in skip and fits[t] is None]
     return ["values", *(t for t in wanted if t != "values")]
 
@@ -94,9 +104,21 @@ def present(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -> dic
         "values": files.meta.is_file() and files.values.is_file(),
         "moments": of_values(files.moments_meta) and files.moments.is_file(),
         "chances": chance_tables.is_saved(rs, d, values),
-        "win": _params_match(win_tables.saved_paths(rs, d, win_tables.THETA_KIND), thetas, of_values),
+        "win": (
+            _stored(rs, d, values)
+            if win.too_large(rs)
+            else _params_match(win_tables.saved_paths(rs, d, win_tables.THETA_KIND), thetas, of_values)
+        ),
         "win-end": _params_match(win_tables.saved_paths(rs, d, win_tables.ENDGAME_KIND, end), end, of_values),
     }
+
+
+def _stored(rs: rules.RuleSet, directory: Path, values: np.ndarray) -> bool:
+    """Whether the win tables built out of core for ``values`` are finished in ``directory``."""
+    from pentadice.tables import win_store
+
+    meta = win_store.finished_meta(rs, directory)
+    return meta is not None and meta.get("values_checksum") == win_store.values_checksum(rs, values)
 
 
 def _params_match(paths: tuple[Path, Path], params: dict, of_values: Callable[[Path], bool]) -> bool:
@@ -131,7 +153,7 @@ class Built:
 def files_of(rs: rules.RuleSet, directory: Path | str, name: str) -> list[Path]:
     """The files of table ``name`` of ``rs`` in ``directory`` (those that exist)."""
     from pentadice.players import win
-    from pentadice.tables import chance_tables, table, win_tables
+    from pentadice.tables import chance_tables, table, win_store, win_tables
 
     d = Path(directory)
     f = table.TableFiles(d, rs.name)
@@ -139,7 +161,11 @@ def files_of(rs: rules.RuleSet, directory: Path | str, name: str) -> list[Path]:
         "values": [f.values, f.meta, f.parquet],
         "moments": [f.moments, f.moments_meta],
         "chances": list(chance_tables.saved_paths(rs, d)),
-        "win": list(win_tables.saved_paths(rs, d, win_tables.THETA_KIND)),
+        "win": (
+            [win_store.Store(d, rs.name).array, win_store.Store(d, rs.name).meta]
+            if win.too_large(rs)
+            else list(win_tables.saved_paths(rs, d, win_tables.THETA_KIND))
+        ),
         "win-end": list(win_tables.saved_paths(rs, d, win_tables.ENDGAME_KIND, {"max_open": win.ENDGAME_BOXES})),
     }[name]
     return [p for p in paths if p.is_file()]
@@ -243,7 +269,7 @@ def hold(
     from pentadice.tables import chance_tables, table
 
     saved = present(rs, directory, values)
-    fits = applicable(rs)
+    fits = applicable(rs, directory=directory)
     asked = TABLES if names is None else names
     names = [n for n in asked if n in GAME_TABLES and fits[n] is None and (build or saved[n])]
     threads = threads or numba.get_num_threads()

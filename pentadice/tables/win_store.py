@@ -249,9 +249,8 @@ def needed_bytes(store: Store, plan: Plan) -> int:
     return max(plan.bytes - have, 0) + max(plan.layer_bytes(i) for i in range(len(plan.cuts)))
 
 
-def check_disk(store: Store, plan: Plan) -> None:
-    """StoreError before a build starts when the disk cannot hold what it writes."""
-    need = needed_bytes(store, plan)
+def check_disk(store: Store, need: int) -> None:
+    """StoreError before a build starts (or goes on) when the disk has less than ``need`` bytes free."""
     free = shutil.disk_usage(store.directory).free
     if need > free:
         raise StoreError(
@@ -270,8 +269,15 @@ def start(store: Store, plan: Plan, values: np.ndarray, checksum: str) -> Plan:
         if resumed is not None and _array_shape(store.array) == resumed.shape:
             return resumed
     rs = plan.rules
-    if store.root.exists():
-        shutil.rmtree(store.root)
+    if os.path.lexists(store.root):
+        if store.root.is_symlink() or not store.root.is_dir():
+            raise StoreError(f"{store.root} is not a folder of win tables: remove it or build in another --data")
+        if any(store.root.iterdir()) and (saved or {}).get("format") != FORMAT:
+            raise StoreError(f"{store.root} holds files that are not win tables: remove it or build elsewhere")
+    old = sum(p.stat().st_blocks * 512 for p in store.root.rglob("*") if p.is_file()) if store.root.is_dir() else 0
+    check_disk(store, plan.bytes + max(plan.layer_bytes(i) for i in range(len(plan.cuts))) - old)  # before writing
+    if os.path.lexists(store.root):
+        shutil.rmtree(store.root)  # a store of other values or another plan: built afresh
     store.root.mkdir(parents=True)
     write_json(store.plan_file, {"format": FORMAT, "rules": rs.name, "values_checksum": checksum, **plan.as_json()})
     tmp = store.root / ".tables.npy.new"
@@ -475,8 +481,11 @@ def open_win(rs: rules.RuleSet, directory: Path | str, values: np.ndarray, check
     except (TableError, OSError) as e:
         raise StoreError(f"{e}; build them again: {build_hint(rs, directory)}") from None
     array = np.asarray(checked.array)
-    thetas = np.array(meta.get("thetas", []), dtype=np.float64)
-    if array.ndim != 4 or array.shape[0] != len(thetas):
+    try:
+        thetas = np.array(meta.get("thetas", []), dtype=np.float64)
+    except (TypeError, ValueError):
+        thetas = np.zeros(0)
+    if array.ndim != 4 or thetas.ndim != 1 or array.shape[0] != len(thetas):
         raise StoreError(f"{store.array} does not hold the tables its metadata describes; {build_hint(rs, directory)}")
     return Opened(array, thetas, meta, store)
 

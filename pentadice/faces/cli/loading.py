@@ -186,7 +186,7 @@ def ready_for_game(advisor, game, chances: bool) -> None:
     wanted = ["chances"] if chances else []
     if any(p.computer and p.strategy == "win" for p in game.players):
         wanted += ["win", "win-end"]
-    fits = prepared.applicable(rs)
+    fits = prepared.applicable(rs, directory=advisor.table.files.directory)
     wanted = [t for t in wanted if fits[t] is None]
     if not wanted:
         return

@@ -141,8 +141,13 @@ def _win_table_files(rs: rules.RuleSet, directory) -> tuple[list, int]:
 def _win_tables_message(rs: rules.RuleSet, directory) -> str:
     """What happens before the games of ``simulate --players ...win...``: the tables read, or built (and
     whether they are saved for later runs). No time is quoted: the summary gives the seconds it took."""
-    from pentadice.tables import win_tables
+    from pentadice.players import win
+    from pentadice.tables import win_store, win_tables
 
+    if win.too_large(rs) and directory is not None and win_store.finished_meta(rs, directory) is not None:
+        store = win_store.Store(directory, rs.name)
+        size = store.array.stat().st_size / 1e9
+        return f"Reading the win strategy's tables built out of core, {store.root} ({size:,.2f} GB, checked)..."
     found, wanted = _win_table_files(rs, directory)
     if directory is not None and len(found) == wanted:
         return f"Reading the win strategy's tables from {directory} (built again if damaged or not this table's)..."

@@ -53,7 +53,7 @@ def verify(rules_name: str, data: str | None) -> None:
     if stored_win is not None:
         path, digest, current = stored_win
         whose = "built out of core" if current else "of another value table: build them again"
-        click.echo(f"  {path.parent.name}/{path.name:<10}{digest} (the win strategy's tables, {whose})")
+        click.echo(f"  {path.parent.name}/{path.name} {digest} (the win strategy's tables, {whose})")
     for path, digest, current in saved_win_tables:
         whose = "the win strategy's tables" if current else "win tables of another value table: built again when needed"
         click.echo(f"  {path.name:<24}{digest} ({whose})")

@@ -128,9 +128,12 @@ class Preparation:
         self._failed: dict[str, str | None] = dict.fromkeys(self.advisors)
         self._done: dict[str, bool] = dict.fromkeys(self.advisors, False)
         self._wanted = {
-            name: [t for t in prepared.chosen(a.rules) if t in GAME_TABLES] for name, a in self.advisors.items()
+            name: [t for t in prepared.chosen(a.rules, directory=directory_of(name)) if t in GAME_TABLES]
+            for name, a in self.advisors.items()
         }
-        self._fits = {name: prepared.applicable(a.rules) for name, a in self.advisors.items()}
+        self._fits = {
+            name: prepared.applicable(a.rules, directory=directory_of(name)) for name, a in self.advisors.items()
+        }
         self._thread: threading.Thread | None = None
         self._published_at = 0.0
 
