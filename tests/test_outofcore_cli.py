@@ -71,4 +71,5 @@ def test_ctrl_c_keeps_the_chunks_written_and_says_how_to_go_on(yatzy_dir):
     assert proc.returncode == 130, err
     assert f"Interrupted: the chunks written so far are kept in {store}" in err and "Traceback" not in err
     assert (store / "L03.merged.json").exists() and not (store / "table.json").exists()
+    assert "Yatzy (Scandinavian)'s win tables fit in memory: `win` plays from those `pentadice solve` builds" in err
     assert not list(store.glob("**/.*.tmp*"))  # nothing half-written left behind

@@ -96,6 +96,12 @@ def build(rules_name: str, data: str | None, scheduler: str | None, workers: int
         advance=lambda n: bar.update(n) if bar is not None else None,
         total=total,
     )
+    if not as_json and win.too_large(rs) is None:
+        click.echo(
+            f"Note: {rs.title}'s win tables fit in memory: `win` plays from those `pentadice solve` builds, not "
+            "from these (built out of core for a check, or to try a cluster)",
+            err=True,
+        )
     if not as_json:
         p = win_store.make(rs, win.stored_thetas(rs), memory, max(workers or engine.default_workers(), 1), chunk)
         click.echo(
