@@ -160,12 +160,12 @@ def main() -> None:
     rs = rules.get_rules("maxi-yatzy")
     from pentadice.players import win
     from pentadice.solver import utility
-    from pentadice.tables import win_store
+    from pentadice.tables import win_plan
 
     out: dict = {}
     print("| Maxi Yatzy table, one chunk (median of runs) | figure |\n| --- | --- |")
     per = win_chunk(rs, args.runs)
-    plan = win_store.make(rs, win.stored_thetas(rs))
+    plan = win_plan.make(rs, win.stored_thetas(rs))
     computed = sum(len(m) for m, _ in states.layers(rs)) * (len(plan.thetas) - 1)
     core = per * computed
     out["win"] = {"seconds_per_state": per, "states": computed, "bytes": plan.bytes, "core_seconds": core}

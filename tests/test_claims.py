@@ -295,12 +295,12 @@ def test_maxi_yatzy_sizes_in_the_readme(readme):
     prints them) and "Its win tables (12.75 GB)" (the out-of-core store: 19 slots of 2**20 masks x 80 lanes)."""
     from pentadice.players import win
     from pentadice.solver import targets as kernel
-    from pentadice.tables import win_store
+    from pentadice.tables import win_plan
 
     maxi = rules.get_rules("maxi-yatzy")
     rows = re.search(r"about ([\d,]+) GB of float64 rows", kernel.refusal(maxi)).group(1)
     assert f"the target table's build would hold {rows} GB" in readme
-    stored = win_store.make(maxi, win.stored_thetas(maxi)).bytes
+    stored = win_plan.make(maxi, win.stored_thetas(maxi)).bytes
     assert f"Its win tables ({stored / 1e9:.2f} GB)" in readme
 
 

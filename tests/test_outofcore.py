@@ -17,7 +17,7 @@ from pentadice.cluster import engine, tasks
 from pentadice.game import rules
 from pentadice.players import win
 from pentadice.solver import induction, utility
-from pentadice.tables import chunks, table
+from pentadice.tables import chunks, table, win_plan
 from pentadice.tables import win_store as store
 
 
@@ -82,12 +82,12 @@ def opened(name: str, directory) -> store.Opened:
 
 def test_chunks_follow_the_memory_budget():
     rs = rules.get_rules("maxi-yatzy")
-    assert store.make(rs, win.stored_thetas(rs), 1 << 20, 2).chunk == store.MIN_CHUNK
-    assert store.make(rs, win.stored_thetas(rs), 1 << 40, 2).chunk == store.MAX_CHUNK
-    assert store.make(rs, win.stored_thetas(rs), 1 << 26, 2).chunk == (1 << 26) // 2 // 2 // (
-        80 * 8 + store.PAGE
+    assert win_plan.make(rs, win.stored_thetas(rs), 1 << 20, 2).chunk == win_plan.MIN_CHUNK
+    assert win_plan.make(rs, win.stored_thetas(rs), 1 << 40, 2).chunk == win_plan.MAX_CHUNK
+    assert win_plan.make(rs, win.stored_thetas(rs), 1 << 26, 2).chunk == (1 << 26) // 2 // 2 // (
+        80 * 8 + win_plan.PAGE
     )  # 3,542
-    plan = store.make(GAMES["yatzy"], win.stored_thetas(GAMES["yatzy"]), chunk=CHUNK)
+    plan = win_plan.make(GAMES["yatzy"], win.stored_thetas(GAMES["yatzy"]), chunk=CHUNK)
     assert any(len(c) > 2 for c in plan.cuts)  # a layer of several chunks: merged from several files
     assert plan.n_tasks == sum(len(c) - 1 for c in plan.cuts) * (len(plan.thetas) - 1)
 
@@ -130,7 +130,7 @@ def stop_after(n: int) -> engine.Progress:
 def test_an_interrupted_build_resumes_from_its_chunks_to_the_same_bits(tmp_path):
     name = "yatzy"
     directory = table_dir(tmp_path, name)
-    total = store.make(GAMES[name], win.stored_thetas(GAMES[name]), chunk=CHUNK).n_tasks
+    total = win_plan.make(GAMES[name], win.stored_thetas(GAMES[name]), chunk=CHUNK).n_tasks
     with pytest.raises(KeyboardInterrupt):
         build(name, directory, progress=stop_after(total // 2))
     s = store.Store(directory, GAMES[name].name)
@@ -153,7 +153,7 @@ def test_a_worker_killed_mid_task_is_run_again_by_dask(tmp_path, monkeypatch):
     """On the cluster a build starts of its own (``LocalCluster``, as `pentadice build` does by default)."""
     name = "penta"
     directory = table_dir(tmp_path, name)
-    plan = store.make(GAMES[name], win.stored_thetas(GAMES[name]), chunk=CHUNK)
+    plan = win_plan.make(GAMES[name], win.stored_thetas(GAMES[name]), chunk=CHUNK)
     victim = plan.tasks(len(plan.cuts) // 2)[3]
     marker = tmp_path / "killed"
     monkeypatch.setenv(tasks.CHAOS, f"{victim.key}:{marker}")  # the workers inherit it
@@ -226,7 +226,7 @@ def test_a_store_of_other_values_is_not_read_and_is_built_afresh(tmp_path, built
     other = solved("penta").copy()
     other[0, rs.box_mask, 0] += 1.0
     assert store.open_win(rs, directory, other) is None
-    plan = store.make(rs, win.stored_thetas(rs), chunk=CHUNK)
+    plan = win_plan.make(rs, win.stored_thetas(rs), chunk=CHUNK)
     assert store.start(store.Store(directory, rs.name), plan, win.padded(rs, other), "sha256:other") == plan
     assert not store.Store(directory, rs.name).meta.exists()
 

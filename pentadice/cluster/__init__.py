@@ -8,9 +8,9 @@ the next layer starts. An interrupted build resumes from the chunks already writ
 is run again by Dask. The same tasks run on a ``LocalCluster`` of this machine's cores or on a running cluster
 whose workers share the table directory.
 
-- :mod:`pentadice.tables.win_store` (below, in the tables' layer): what a build computes (its tables, layers and
-  chunks) and its files on disk: the table, the chunks, the layers merged, the record of the finished table;
-  resuming, verifying, reading (the win player reads the tables from there).
+- :mod:`pentadice.tables.win_plan` and :mod:`pentadice.tables.win_store` (below, in the tables' layer): what a
+  build computes (its tables, layers and chunks) and its files on disk: the table, the chunks, the layers
+  merged, the record of the finished table; resuming, verifying, reading (the win player reads them there).
 - :mod:`pentadice.cluster.tasks`: one chunk, computed by a worker.
 - :mod:`pentadice.cluster.engine`: the driver: the tasks of each layer on Dask (or in this process), merged.
 

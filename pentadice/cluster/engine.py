@@ -29,6 +29,7 @@ from pentadice.cluster import tasks
 from pentadice.game import rules
 from pentadice.support.exits import TableError
 from pentadice.tables import chunks, table
+from pentadice.tables import win_plan as plans
 from pentadice.tables import win_store as stores
 
 SCHEDULER_ENV = "PENTADICE_SCHEDULER"
@@ -53,7 +54,7 @@ class InProcess:
 
     dashboard = None
 
-    def run(self, rs: rules.RuleSet, directory: str, todo: list[stores.Task]) -> Iterator[dict]:
+    def run(self, rs: rules.RuleSet, directory: str, todo: list[plans.Task]) -> Iterator[dict]:
         for task in todo:
             yield tasks.compute(rs, directory, task)
 
@@ -94,7 +95,7 @@ class OnDask:
             raise ClusterError(f"cannot reach the Dask scheduler {scheduler or '(local)'}: {e}") from None
         self.dashboard = self.client.dashboard_link
 
-    def run(self, rs: rules.RuleSet, directory: str, todo: list[stores.Task]) -> Iterator[dict]:
+    def run(self, rs: rules.RuleSet, directory: str, todo: list[plans.Task]) -> Iterator[dict]:
         from dask.distributed import as_completed
 
         futures = [
@@ -126,7 +127,7 @@ def build(
     values: np.ndarray,
     scheduler: str | None = None,
     workers: int | None = None,
-    memory: int = stores.DEFAULT_MEMORY,
+    memory: int = plans.DEFAULT_MEMORY,
     progress: Progress | None = None,
     chunk: int | None = None,
 ) -> dict:
@@ -149,7 +150,7 @@ def build(
     start = time.perf_counter()
     with table.writer_lock(store.lock_files):
         plan = stores.start(
-            store, stores.make(rs, win.stored_thetas(rs), memory, max(workers, 1), chunk), values, checksum
+            store, plans.make(rs, win.stored_thetas(rs), memory, max(workers, 1), chunk), values, checksum
         )
         repaired = _check_finished(store, plan, values, checksum, progress)
         if repaired is None:
@@ -198,7 +199,7 @@ def build(
 
 
 def _check_finished(
-    store: stores.Store, plan: stores.Plan, values: np.ndarray, checksum: str, progress: Progress
+    store: stores.Store, plan: plans.Plan, values: np.ndarray, checksum: str, progress: Progress
 ) -> bool | None:
     """None when a finished store of these values is whole (nothing to do); else whether it was repaired: a
     damaged one has its value slot and fixed rows written again and its layers from the first damaged one

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from pentadice.game import rules, states
-from pentadice.tables import chunks
+from pentadice.tables import chunks, win_plan
 from pentadice.tables import win_store as stores
 
 CHAOS = "PENTADICE_CHAOS_KILL"  # tests: "KEY:MARKER": the worker running task KEY dies once (os._exit), see _chaos
@@ -27,7 +27,7 @@ def _layers(rs: rules.RuleSet) -> list[tuple[np.ndarray, np.ndarray]]:
     return states.layers(rs)
 
 
-def _chaos(task: stores.Task) -> None:
+def _chaos(task: win_plan.Task) -> None:
     """A worker killed mid-task, for the tests of Dask's retries: with ``PENTADICE_CHAOS_KILL=KEY:MARKER`` set,
     the first worker to run task ``KEY`` creates the file ``MARKER`` and dies at once."""
     spec = os.environ.get(CHAOS)
@@ -44,7 +44,7 @@ def _chaos(task: stores.Task) -> None:
     os._exit(1)
 
 
-def compute(rs: rules.RuleSet, directory: str, task: stores.Task) -> dict:
+def compute(rs: rules.RuleSet, directory: str, task: win_plan.Task) -> dict:
     """Compute a task's chunk and write it to the store in ``directory``; what it did (seconds, fixed-point
     steps of Kiriki's states). ValueError when a theta has no fixed point; StoreError when it cannot write."""
     from pentadice.solver import utility

@@ -76,7 +76,7 @@ def build(rules_name: str, data: str | None, scheduler: str | None, workers: int
     from pentadice.cluster import engine
     from pentadice.faces.cli import loading
     from pentadice.players import win
-    from pentadice.tables import table, win_store
+    from pentadice.tables import table, win_plan, win_store
 
     rs = rules.get_rules(rules_name)
     directory = paths.data_dir(data)
@@ -103,7 +103,7 @@ def build(rules_name: str, data: str | None, scheduler: str | None, workers: int
             err=True,
         )
     if not as_json:
-        p = win_store.make(rs, win.stored_thetas(rs), memory, max(workers or engine.default_workers(), 1), chunk)
+        p = win_plan.make(rs, win.stored_thetas(rs), memory, max(workers or engine.default_workers(), 1), chunk)
         click.echo(
             f"{rs.title}: {len(p.thetas) - 1} tables of {p.shape[1] * p.shape[2]:,} states x {p.shape[3]} "
             f"lanes, {p.bytes / 1e9:,.2f} GB, in {p.n_tasks:,} tasks of at most {p.chunk:,} box masks",
