@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import time
 from pathlib import Path
 
@@ -28,13 +27,11 @@ from pentadice.game import rules, states
 
 
 def median_seconds(fn, runs: int) -> float:
-    fn()  # compiled (or loaded from Numba's cache) before the clock
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    """:func:`bench_advise.median_time` of ``fn``, after a first call (compiled, or loaded from Numba's cache)."""
+    from bench_advise import median_time
+
+    fn()
+    return median_time(fn, runs)
 
 
 def row(what: str, figure: str) -> None:

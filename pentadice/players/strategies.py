@@ -94,12 +94,16 @@ _win_players: dict[tuple, object] = {}
 _win_lock = threading.Lock()
 
 
+def table_directory(advisor):
+    """The table directory ``advisor``'s table was read from (None: a table held in memory only)."""
+    return getattr(getattr(getattr(advisor, "table", None), "files", None), "directory", None)
+
+
 def win_player(advisor):
     """The win strategy of ``advisor``'s rule set and table, built once (its tables are built on demand)."""
     from pentadice.players.win import WinStrategy
 
-    tbl = getattr(advisor, "table", None)
-    directory = getattr(getattr(tbl, "files", None), "directory", None)
+    directory = table_directory(advisor)
     key = (advisor.rules.name, id(advisor.values), str(directory))
     with _win_lock:
         found = _win_players.get(key)

@@ -287,11 +287,7 @@ def _from_store(
     tables = opened.array[:n]
     variance, source = saved_variance(rs, values, directory), "second moments"
     if variance is None:
-        up, down = opened.array[n], opened.array[n + 1]
-        h = float(opened.thetas[n])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            variance = np.maximum((np.log(up) + np.log(-down)) / (h * h), 0.0)
-        source = "cumulants"
+        variance, source = cumulants(opened.array[n], opened.array[n + 1], float(opened.thetas[n])), "cumulants"
     variance = np.where(np.isnan(tables[0]), np.nan, padded(rs, variance))
     return WinTables(rs, thetas, tables, variance, scale, time.perf_counter() - start, source, "store")
 
@@ -339,9 +335,12 @@ def cumulant_variance(rs: rules.RuleSet, threads: int = 1, h: float = VARIANCE_T
     policies differ from the optimal one by O(h))."""
     from pentadice.solver import utility
 
+    return cumulants(utility.solve_theta(rs, h, threads), utility.solve_theta(rs, -h, threads), h)
+
+
+def cumulants(up: np.ndarray, down: np.ndarray, h: float) -> np.ndarray:
+    """Var(R) from the utility tables of ``h`` and ``-h``: ``(log E[exp(hR)] + log E[exp(-hR)]) / h^2``."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        up = utility.solve_theta(rs, h, threads)
-        down = utility.solve_theta(rs, -h, threads)
         return np.maximum((np.log(up) + np.log(-down)) / (h * h), 0.0)
 
 

@@ -274,6 +274,17 @@ def unmerge_from(store: Store, plan: Plan, layer: int) -> None:
             os.unlink(store.merged(i))
 
 
+def _digest(path: Path) -> tuple[list[int], str, int]:
+    """One read of a file: the CRC-32 of each of its 64 KiB chunks, its SHA-256 (``sha256:HEX``), its size."""
+    sums, digest, size = [], hashlib.sha256(), 0
+    with open(path, "rb", buffering=0) as fh:
+        while block := fh.read(chunks.CHUNK_BYTES * 256):
+            digest.update(block)
+            sums.extend(chunks.crcs(block))
+            size += len(block)
+    return sums, "sha256:" + digest.hexdigest(), size
+
+
 def finish(store: Store, plan: Plan, checksum: str, info: dict) -> dict:
     """Check every layer against its record, then write ``table.json``: the table's record and SHA-256 (one
     read of the file). StoreError naming the first layer that does not match (the build goes back to it)."""
@@ -283,12 +294,7 @@ def finish(store: Store, plan: Plan, checksum: str, info: dict) -> dict:
         unmerge_from(store, plan, bad)
         raise StoreError(f"layer {bad} of {store.array} does not match its record; it is built again next time")
     del array
-    sums, digest, size = [], hashlib.sha256(), 0
-    with open(store.array, "rb", buffering=0) as fh:
-        while block := fh.read(chunks.CHUNK_BYTES * 256):
-            digest.update(block)
-            sums.extend(chunks.crcs(block))
-            size += len(block)
+    sums, sha, size = _digest(store.array)
     record = {
         "kind": ARRAY_KIND,
         "dtype": "float64",
@@ -308,7 +314,7 @@ def finish(store: Store, plan: Plan, checksum: str, info: dict) -> dict:
         "thetas": list(plan.thetas),
         "slots": "0: the value table; then the win player's thetas; the last two: +h and -h of the variance",
         "values_checksum": checksum,
-        "checksum": "sha256:" + digest.hexdigest(),
+        "checksum": sha,
         "array": record,
         **info,
     }
@@ -375,11 +381,19 @@ def verify(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -> tupl
         return None
     store = Store(Path(directory), rs.name)
     try:
-        checked = chunks.open_array(store.array, meta.get("array"), ARRAY_KIND, private=False)
-        checked.check_all()
+        checked = chunks.open_array(store.array, meta.get("array"), ARRAY_KIND, private=False)  # its header
+        sums, sha, _ = _digest(store.array)  # every chunk's CRC and the SHA-256 in one read
     except (TableError, OSError) as e:
         raise StoreError(f"{e}; {build_hint(rs, directory)} builds it again") from None
-    if table.file_checksum(store.array) != meta.get("checksum"):
+    recorded = meta["array"]["chunks"]
+    for c, crc in enumerate(sums):
+        if f"{crc:08x}" != recorded[8 * c : 8 * c + 8]:
+            start = c * chunks.CHUNK_BYTES
+            raise StoreError(
+                f"{store.array} ({checked.what}) does not match its checksum at bytes {start:,}-"
+                f"{start + chunks.CHUNK_BYTES:,}: the file is damaged; {build_hint(rs, directory)} builds it again"
+            )
+    if sha != meta.get("checksum"):
         raise StoreError(f"{store.array} does not match the SHA-256 in {store.meta}: the file is damaged")
     saved = read_json(store.plan_file, "the build's plan")
     plan = from_json(rs, saved, tuple(meta.get("thetas", ()))) if saved else None

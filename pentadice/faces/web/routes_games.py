@@ -58,8 +58,8 @@ def _new_game(state: WebState, data: dict):
     try:
         seconds = check_auto_commit(data.get("auto_commit", AUTO_COMMIT_SECONDS))
         players = _players_of(data.get("players", "You,cpu"))
-        directory = getattr(getattr(advisor.table, "files", None), "directory", None)
-        return Game(advisor.rules, players, seed, seconds, coach=kind == "manual", tables=directory), advisor
+        tables = strategies.table_directory(advisor)
+        return Game(advisor.rules, players, seed, seconds, coach=kind == "manual", tables=tables), advisor
     except GameError as e:
         raise ApiError(422, str(e)) from None
 

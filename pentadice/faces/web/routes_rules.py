@@ -14,6 +14,7 @@ from pentadice.faces.web.responses import JSON
 from pentadice.faces.web.state import State
 from pentadice.game import rules
 from pentadice.players import win
+from pentadice.players.strategies import table_directory
 
 router = APIRouter()
 
@@ -26,13 +27,7 @@ async def rule_sets(state: State) -> Response:
 
 def rules_answer(advisors: Iterable) -> bytes:
     """The answer of ``GET /api/rules`` for the advisors served (made once, when the application is)."""
-    return json.dumps({"rules": [_rules_of(a.rules, _directory(a)) for a in advisors]}).encode()
-
-
-def _directory(advisor):
-    """The table directory an advisor's table was read from (None: an advisor of a table in memory)."""
-    files = getattr(getattr(advisor, "table", None), "files", None)
-    return getattr(files, "directory", None)
+    return json.dumps({"rules": [_rules_of(a.rules, table_directory(a)) for a in advisors]}).encode()
 
 
 def _rules_of(rs: rules.RuleSet, directory=None) -> dict:
