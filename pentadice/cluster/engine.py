@@ -64,9 +64,12 @@ class InProcess:
 
 class OnDask:
     """Tasks on a Dask cluster: the one at ``scheduler``, or a new ``LocalCluster`` of ``workers`` processes
-    (one thread each: the kernels are single-threaded), each limited to its share of ``memory``."""
+    (one thread each: the kernels are single-threaded). ``memory`` bounds a task through the plan's chunk size,
+    not through Dask's memory monitor: that one counts the table's mapped pages (clean page cache the kernel
+    reclaims) and a worker's compiler as its own, and a worker it pauses at 80 % of a small limit never runs
+    its task again (a build that waits forever), so the local workers get no Dask memory limit."""
 
-    def __init__(self, scheduler: str | None, workers: int, memory: int) -> None:
+    def __init__(self, scheduler: str | None, workers: int) -> None:
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -85,7 +88,7 @@ class OnDask:
                     n_workers=workers,
                     threads_per_worker=1,
                     processes=True,
-                    memory_limit=max(memory // workers, 1 << 28),
+                    memory_limit=0,
                     dashboard_address="127.0.0.1:0",
                     silence_logs=50,
                 )
@@ -157,7 +160,7 @@ def build(
             return {"rules": rs.name, "built": False, "files": str(store.root), "bytes": plan.bytes}
         stores.check_disk(store, stores.needed_bytes(store, plan))  # the rest of a build resumed
         progress.total(plan.n_tasks)
-        runner = InProcess() if workers == 0 and not scheduler else OnDask(scheduler, max(workers, 1), memory)
+        runner = InProcess() if workers == 0 and not scheduler else OnDask(scheduler, max(workers, 1))
         ran = resumed = 0
         try:
             if runner.dashboard:

@@ -57,7 +57,7 @@ class Bytes(click.ParamType):
     type=Bytes(),
     default="4GB",
     show_default=True,
-    help="What the workers may use together: sets the chunk size and each local worker's limit.",
+    help="What the workers may use together: sets the chunk size.",
 )
 @click.option(
     "--chunk",
