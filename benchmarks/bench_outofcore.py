@@ -10,8 +10,8 @@ be: an upper bound, which the Yatzy ratio of rows computed to rows allotted corr
     python benchmarks/bench_outofcore.py [--runs 3] [--data DIR] [--workers 2] [--yatzy]
 
 With ``--data`` holding a finished ``maxi-yatzy.win.store`` (``pentadice build --rules maxi-yatzy``), its measured
-build time is printed beside the extrapolation. ``--yatzy``: the full-size comparison, Yatzy's win tables built on a
-2-worker ``LocalCluster`` against the same tables solved in memory, bit for bit, with both times.
+build time is printed beside the extrapolation. ``--yatzy``: the full-size comparisons, Yatzy's win tables and target
+table built on a 2-worker ``LocalCluster`` against the same tables built in memory, bit for bit, with both times.
 """
 
 from __future__ import annotations
@@ -57,16 +57,10 @@ def win_chunk(rs: rules.RuleSet, runs: int) -> float:
 
 def bounds(rs: rules.RuleSet) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(flags, masks, subtotals, lanes allotted)`` of every reachable state (``targets.bound + 1``), vectorised."""
-    from pentadice.solver import targets
+    from pentadice.tables import targets_store
 
     flags, masks, subs = np.nonzero(states.reachable(rs))
-    most = np.array(targets.box_max(rs), dtype=np.int64)
-    total = np.zeros(len(masks), dtype=np.int64)
-    for b in range(rs.n_boxes):
-        total += ((masks >> b) & 1) * most[b]
-    total += np.where((masks & rs.upper_mask != 0) & (subs < rs.upper_threshold), rs.upper_bonus, 0)
-    total += targets.penta_bonus(rs) * np.bitwise_count(masks.astype(np.uint64)).astype(np.int64)
-    return flags, masks, subs, total + 1
+    return flags, masks, subs, targets_store.bounds(rs, masks, subs) + 1
 
 
 def target_chunk(rs: rules.RuleSet, runs: int) -> tuple[float, int, int]:
@@ -146,13 +140,43 @@ def yatzy_comparison(workers: int) -> None:
     )
 
 
+def yatzy_targets_comparison(workers: int) -> None:
+    """Yatzy's target table built out of core on a ``LocalCluster`` of ``workers`` processes against ``solve
+    --targets`` in memory on as many threads: times, and whether the files are the same bytes."""
+    import tempfile
+
+    from pentadice.cluster import engine
+    from pentadice.tables import targets
+
+    rs = rules.get_rules("yatzy")
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        start = time.perf_counter()
+        targets.solve_and_save(rs, Path(a), threads=workers)
+        memory = time.perf_counter() - start
+        start = time.perf_counter()
+        summary = engine.build_targets(rs, b, workers=workers)
+        cluster = time.perf_counter() - start
+        same = all(
+            (Path(a) / name).read_bytes() == (Path(b) / name).read_bytes()
+            for name in (f"{rs.name}.targets.npy", f"{rs.name}.targets-index.npy")
+        )
+    row(
+        f"Yatzy's target table ({summary['tasks']:,} tasks, {summary['bytes'] / 1e9:.2f} GB) on a {workers}-worker "
+        "LocalCluster against `solve --targets` in memory",
+        f"cluster {cluster:,.1f} s (start-up included), in memory {memory:,.1f} s on {workers} threads; "
+        + ("the same bytes" if same else "THE BYTES DIFFER"),
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2, help="this machine's cores used by a build")
     parser.add_argument("--data", type=Path, default=None, help="a directory with a finished maxi-yatzy.win.store")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
-    parser.add_argument("--yatzy", action="store_true", help="Yatzy's win tables on the cluster against in memory")
+    parser.add_argument(
+        "--yatzy", action="store_true", help="Yatzy's win and target tables on the cluster against in memory"
+    )
     args = parser.parse_args()
     rs = rules.get_rules("maxi-yatzy")
     from pentadice.players import win
@@ -206,6 +230,7 @@ def main() -> None:
     )
     if args.yatzy:
         yatzy_comparison(args.workers)
+        yatzy_targets_comparison(args.workers)
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=1))
 

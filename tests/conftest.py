@@ -126,3 +126,13 @@ def postgres_url(postgres_server):
     """The SQLAlchemy URL (postgresql+psycopg://...) of a fresh, empty database of its own for this test."""
     postgres_server.start()  # nothing when it runs; again after a test that stopped or killed it
     return postgres_server.create_database(f"test_{next(_postgres_databases)}")
+
+
+@pytest.fixture(scope="session")
+def scheduler():
+    """A running Dask cluster of two worker processes (as `pentadice build --scheduler tcp://...` finds one),
+    shared by the out-of-core tests: its workers start (and load the kernels) once."""
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as cluster:
+        yield cluster.scheduler_address

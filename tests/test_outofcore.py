@@ -64,16 +64,6 @@ def build(name: str, directory, workers: int = 0, progress: engine.Progress | No
     return engine.build(GAMES[name], directory, solved(name), scheduler, workers, SMALL_MEMORY, progress, chunk=CHUNK)
 
 
-@pytest.fixture(scope="module")
-def scheduler():
-    """A running Dask cluster of two worker processes (as `--scheduler tcp://...` finds one): its workers start
-    (and load the kernels) once for the tests that use it."""
-    from dask.distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as cluster:
-        yield cluster.scheduler_address
-
-
 def opened(name: str, directory) -> store.Opened:
     found = store.open_win(GAMES[name], directory, solved(name))
     assert found is not None

@@ -51,6 +51,9 @@ READERS: dict[str, list[list[str]]] = {
     "chances-index": [["verify"]],
 }
 REBUILT = {"win", "win-end"}
+# Kinds that live only while a build runs (its work folder is removed when the table is written): no command
+# reads them; the build checks them when it goes on, which the named test damages and walks.
+MID_BUILD = {"targets-rows": "tests/test_outofcore_targets.py"}
 
 
 def run(*args, stdin: str | None = None):
@@ -102,8 +105,8 @@ def files_of(directory: Path, kind: chunks.Kind) -> list[Path]:
 
 def test_every_registered_kind_is_walked(built):
     directory, _ = built
-    assert set(READERS) == set(chunks.KINDS)
-    for kind in chunks.KINDS.values():
+    assert set(READERS) | set(MID_BUILD) == set(chunks.KINDS) and not set(READERS) & set(MID_BUILD)
+    for kind in (chunks.KINDS[name] for name in READERS):
         assert files_of(directory, kind), f"no {kind.name} file was built: add its builder to this test"
 
 

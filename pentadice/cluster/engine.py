@@ -28,7 +28,7 @@ import numpy as np
 from pentadice.cluster import tasks
 from pentadice.game import rules
 from pentadice.support.exits import TableError
-from pentadice.tables import chunks, table
+from pentadice.tables import chunks, table, targets_store
 from pentadice.tables import win_plan as plans
 from pentadice.tables import win_store as stores
 
@@ -54,9 +54,9 @@ class InProcess:
 
     dashboard = None
 
-    def run(self, rs: rules.RuleSet, directory: str, todo: list[plans.Task]) -> Iterator[dict]:
+    def run(self, compute: Callable, rs: rules.RuleSet, directory: str, todo: list) -> Iterator[dict]:
         for task in todo:
-            yield tasks.compute(rs, directory, task)
+            yield compute(rs, directory, task)
 
     def close(self) -> None:
         pass
@@ -98,11 +98,11 @@ class OnDask:
             raise ClusterError(f"cannot reach the Dask scheduler {scheduler or '(local)'}: {e}") from None
         self.dashboard = self.client.dashboard_link
 
-    def run(self, rs: rules.RuleSet, directory: str, todo: list[plans.Task]) -> Iterator[dict]:
+    def run(self, compute: Callable, rs: rules.RuleSet, directory: str, todo: list) -> Iterator[dict]:
         from dask.distributed import as_completed
 
         futures = [
-            self.client.submit(tasks.compute, rs, directory, task, key=f"pentadice-{rs.name}-{task.key}", pure=False)
+            self.client.submit(compute, rs, directory, task, key=f"pentadice-{rs.name}-{task.key}", pure=False)
             for task in todo
         ]
         try:
@@ -160,24 +160,15 @@ def build(
             return {"rules": rs.name, "built": False, "files": str(store.root), "bytes": plan.bytes}
         stores.check_disk(store, stores.needed_bytes(store, plan))  # the rest of a build resumed
         progress.total(plan.n_tasks)
-        runner = InProcess() if workers == 0 and not scheduler else OnDask(scheduler, max(workers, 1))
-        ran = resumed = 0
+        runner = _runner(scheduler, workers, progress)
         try:
-            if runner.dashboard:
-                progress.say(f"Dask dashboard: {runner.dashboard}")
-            for layer in range(len(plan.cuts)):
-                layer_tasks = plan.tasks(layer)
-                if stores.layer_merged(store, layer):
-                    progress.advance(len(layer_tasks))
-                    resumed += len(layer_tasks)
-                    continue
-                todo = [t for t in layer_tasks if not stores.chunk_done(store, t)]
-                progress.advance(len(layer_tasks) - len(todo))
-                resumed += len(layer_tasks) - len(todo)
-                for _ in runner.run(rs, str(directory), todo):
-                    ran += 1
-                    progress.advance(1)
-                stores.merge(store, plan, layer)
+            ran, resumed = _layers(
+                runner, tasks.compute, rs, directory, len(plan.cuts), plan.tasks,
+                merged=lambda layer: stores.layer_merged(store, layer),
+                done=lambda task: stores.chunk_done(store, task),
+                merge=lambda layer: stores.merge(store, plan, layer),
+                progress=progress,
+            )  # fmt: skip
         finally:
             runner.close()
         seconds = time.perf_counter() - start
@@ -197,6 +188,103 @@ def build(
         "tasks": plan.n_tasks,
         "bytes": plan.bytes,
         "files": str(store.root),
+        "dashboard": runner.dashboard,
+    }
+
+
+def _runner(scheduler: str | None, workers: int, progress: Progress) -> InProcess | OnDask:
+    runner = InProcess() if workers == 0 and not scheduler else OnDask(scheduler, max(workers, 1))
+    if runner.dashboard:
+        progress.say(f"Dask dashboard: {runner.dashboard}")
+    return runner
+
+
+def _layers(
+    runner: InProcess | OnDask,
+    compute: Callable,
+    rs: rules.RuleSet,
+    directory: Path,
+    n_layers: int,
+    tasks_of: Callable[[int], list],
+    merged: Callable[[int], bool],
+    done: Callable[[object], bool],
+    merge: Callable[[int], None],
+    progress: Progress,
+) -> tuple[int, int]:
+    """Every layer in turn: skipped when merged; else the tasks of its chunks not yet written, then merged. The
+    tasks run and resumed."""
+    ran = resumed = 0
+    for layer in range(n_layers):
+        layer_tasks = tasks_of(layer)
+        if merged(layer):
+            progress.advance(len(layer_tasks))
+            resumed += len(layer_tasks)
+            continue
+        todo = [t for t in layer_tasks if not done(t)]
+        progress.advance(len(layer_tasks) - len(todo))
+        resumed += len(layer_tasks) - len(todo)
+        for _ in runner.run(compute, rs, str(directory), todo):
+            ran += 1
+            progress.advance(1)
+        merge(layer)
+    return ran, resumed
+
+
+def build_targets(
+    rs: rules.RuleSet,
+    directory: Path | str,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    memory: int = targets_store.DEFAULT_MEMORY,
+    progress: Progress | None = None,
+    chunk: int | None = None,
+) -> dict:
+    """Build (or resume) the target table of ``rs`` in ``directory`` out of core, as :func:`build` does the win
+    tables (``chunk``: lanes of rows a task): the same files as ``pentadice solve --targets``, byte for byte. A
+    finished table is checked whole and left alone; a damaged one is built again. StoreError for a disk too
+    small or full; ClusterError when Dask cannot run; KeyboardInterrupt leaves every chunk written so far."""
+    from pentadice.tables import targets
+
+    progress = progress or Progress()
+    directory = Path(directory).resolve()
+    workers = default_workers() if workers is None else workers
+    store = targets_store.Store(directory, rs.name)
+    start = time.perf_counter()
+    table.prepare_directory(directory)
+    with table.writer_lock(store.lock_files):
+        files = targets.TargetFiles(directory, rs.name)
+        if files.meta.exists() and not store.root.exists():
+            try:
+                targets.load(rs, directory, verify=True)
+                return {"rules": rs.name, "built": False, "files": str(files.data), "bytes": files.data.stat().st_size}
+            except TableError as e:
+                progress.say(f"{e}: building it again")
+        plan = targets_store.start(store, targets_store.make(rs, memory, max(workers, 1), chunk))
+        first_todo = targets_store.resume_from(store, plan)
+        progress.total(plan.n_tasks)
+        runner = _runner(scheduler, workers, progress)
+        try:
+            ran, resumed = _layers(
+                runner, tasks.compute_targets, rs, directory, len(plan.cuts), plan.tasks,
+                merged=lambda layer: layer < first_todo,
+                done=lambda task: targets_store.chunk_done(store, task),
+                merge=lambda layer: targets_store.merge(store, plan, layer),
+                progress=progress,
+            )  # fmt: skip
+        finally:
+            runner.close()
+        seconds = time.perf_counter() - start
+        info = {"seconds": seconds, "workers": workers, "peak_bytes": 2 * 16 * plan.chunk_lanes}
+        data = targets_store.finish(store, plan, info)
+    return {
+        "rules": rs.name,
+        "built": True,
+        "seconds": seconds,
+        "tasks_run": ran,
+        "tasks_resumed": resumed,
+        "tasks": plan.n_tasks,
+        "bytes": data.stat().st_size,
+        "files": str(data),
         "dashboard": runner.dashboard,
     }
 

@@ -1,9 +1,11 @@
 """One chunk of an out-of-core build, computed by a worker (a Dask task, or a call in the driver's process).
 
-The worker maps the table file copy-on-write: the layers below are read from disk (the page cache), and the rows
-the kernel writes stay in the worker's memory, never reaching the file; the chunk's rows are then saved to a file
-of their own (:func:`pentadice.tables.win_store.write_chunk`). Every row is computed by the utility kernel of the
-tables solved in memory (:func:`pentadice.solver.utility.solve_theta`), with the same inputs: the same bits.
+The worker maps the build's files copy-on-write: the layers below are read from disk (the page cache), and what
+the kernel writes stays in the worker's memory, never reaching the file; the chunk's rows are then saved to files
+of their own (:func:`pentadice.tables.win_store.write_chunk`, :func:`pentadice.tables.targets_store.
+write_chunk`). Every row is computed by the kernel of the tables built in memory, with the same inputs: the same
+bits (the win tables: :func:`pentadice.solver.utility.solve_theta`; the target table: :func:`pentadice.solver.
+targets.target_states`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pentadice.game import rules, states
-from pentadice.tables import chunks, win_plan
+from pentadice.tables import chunks, targets_store, win_plan
 from pentadice.tables import win_store as stores
 
 CHAOS = "PENTADICE_CHAOS_KILL"  # tests: "KEY:MARKER": the worker running task KEY dies once (os._exit), see _chaos
@@ -27,7 +29,7 @@ def _layers(rs: rules.RuleSet) -> list[tuple[np.ndarray, np.ndarray]]:
     return states.layers(rs)
 
 
-def _chaos(task: win_plan.Task) -> None:
+def _chaos(task: win_plan.Task | targets_store.Task) -> None:
     """A worker killed mid-task, for the tests of Dask's retries: with ``PENTADICE_CHAOS_KILL=KEY:MARKER`` set,
     the first worker to run task ``KEY`` creates the file ``MARKER`` and dies at once."""
     spec = os.environ.get(CHAOS)
@@ -66,3 +68,34 @@ def compute(rs: rules.RuleSet, directory: str, task: win_plan.Task) -> dict:
     del U, mapped
     stores.write_chunk(store, task, rows, {"seconds": seconds, "pid": os.getpid()})
     return {"key": task.key, "seconds": seconds, "states": task.hi - task.lo}
+
+
+def compute_targets(rs: rules.RuleSet, directory: str, task: targets_store.Task) -> dict:
+    """Compute a chunk of the target table and write it to the build's folder in ``directory``: its rows in
+    float64 (what the next layer reads) and as stored; what it did. StoreError when it cannot write."""
+    from pentadice.solver import targets as kernel
+    from pentadice.solver.turn_inputs import turn_inputs
+
+    _chaos(task)
+    start = time.perf_counter()
+    store = targets_store.Store(Path(directory), rs.name)
+    layer = targets_store.layers(rs)[task.layer]
+    a, b = task.lo, task.hi
+    at = (layer.flags[a:b], layer.masks[a:b], layer.subs[a:b])
+    work = chunks.mapped(store.work, "c")  # copy-on-write: this chunk's offsets stay in this process
+    off, ln = np.asarray(work[0]), np.asarray(work[1])
+    starts = np.cumsum(layer.alloc[a:b]) - layer.alloc[a:b]
+    off[at] = starts  # where each state's row lies in this chunk's rows
+    cur = np.empty(int(layer.alloc[a:b].sum()))
+    prev = np.ones(1) if task.layer == 0 else np.asarray(chunks.mapped(store.rows(task.layer - 1), "c"))
+    args = (*turn_inputs(rs).layer(), layer.flags, layer.masks, layer.subs, kernel.max_gain(rs))
+    kernel.compiled().target_states(prev, cur, off, ln, layer.alloc, *args, a, b)
+    lengths = np.array(ln[at])
+    first, count, stored = kernel.quantize(cur, starts, lengths)
+    keep = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
+    rows = cur[keep]  # the rows trimmed to their lengths, one after another
+    seconds = time.perf_counter() - start
+    del work, off, ln, prev
+    index = np.stack([lengths, first, count]).astype(np.int64)
+    targets_store.write_chunk(store, task, rows, stored, index, {"seconds": seconds, "pid": os.getpid()})
+    return {"key": task.key, "seconds": seconds, "states": b - a, "lanes": len(cur)}

@@ -370,7 +370,7 @@ def refusal(rs) -> str | None:
         return None
     per = 1.54e9 / (2 * 8192 * 64)  # bytes of float64 rows per entry held at once, as measured for Penta
     return (
-        f"the target table of {rs.title} is too large to build: {entries:,} states ({rs.n_boxes} boxes: "
+        f"the target table of {rs.title} is too large to build in memory: {entries:,} states ({rs.n_boxes} boxes: "
         f"2**{rs.n_boxes} = {masks:,} box masks x {subs} upper subtotals"
         + (f" x {flags} Penta flags" if flags > 1 else "")
         + f"), about {entries * per / 1e9:,.0f} GB of float64 rows at once and {entries * 400 / 1e9:,.0f} GB on "

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import hashlib
 import io
 import json
 import os
@@ -81,6 +82,7 @@ KINDS: dict[str, Kind] = {
         Kind("win", "win.npy", "float64", "all", "the win strategy's theta tables"),
         Kind("win-end", "win-end-{max_open}.npy", "float64", "all", "the win strategy's end-game table"),
         Kind("win-store", "win.store/tables.npy", "float64", "lazy", "the win strategy's tables, built out of core"),
+        Kind("targets-rows", "targets.build/L00.rows.npy", "float64", "lazy", "a layer of target rows, mid-build"),
         Kind("chances", "chances.npy", "float32", "lazy", "the chances table's probabilities"),
         Kind("chances-index", "chances-index.npy", "int64", "all", "the chances table's index"),
     )
@@ -116,6 +118,18 @@ def crcs(buffer: object) -> list[int]:
     """The CRC-32 of each :data:`CHUNK_BYTES` chunk of ``buffer`` (bytes-like)."""
     view = memoryview(buffer).cast("B")
     return [zlib.crc32(view[i : i + CHUNK_BYTES]) for i in range(0, len(view), CHUNK_BYTES)]
+
+
+def digest(path: Path) -> tuple[list[int], str, int]:
+    """One read of a file: the CRC-32 of each of its 64 KiB chunks, its SHA-256 (``sha256:HEX``), its size (the
+    record of a file written in place, as an out-of-core build does)."""
+    sums, sha, size = [], hashlib.sha256(), 0
+    with open(path, "rb", buffering=0) as fh:
+        while block := fh.read(CHUNK_BYTES * 256):
+            sha.update(block)
+            sums.extend(crcs(block))
+            size += len(block)
+    return sums, "sha256:" + sha.hexdigest(), size
 
 
 class _ChunkingWriter(io.RawIOBase):

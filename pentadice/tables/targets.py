@@ -101,6 +101,8 @@ def building_message(rs: rules.RuleSet, directory: Path) -> str:
 
 
 def hint(rs: rules.RuleSet, directory: Path) -> str:
+    if kernel.refusal(rs):  # too large for memory: out of core (pentadice.cluster)
+        return f"run `pentadice build --table targets --rules {rs.name} --data {directory}`"
     return f"run `pentadice solve --targets --rules {rs.name} --data {directory}`"
 
 
@@ -213,10 +215,10 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = False) -> TargetTabl
     is none, :class:`pentadice.tables.table.TableError` if it is damaged or of other rules."""
     files = TargetFiles(Path(directory), rs.name)
     reason = kernel.refusal(rs)
-    if reason:
-        raise TargetsRefused(reason)
     how = hint(rs, files.directory)
     if not files.meta.exists() or not files.data.exists() or not files.index.exists():
+        if reason:  # too large to build in memory, and not built out of core here either
+            raise TargetsRefused(f"{reason}; it can be built out of core: {how}")
         raise TargetsMissing(f"no {rs.name} target table in {files.directory}; {how}")
     for path in (files.meta, files.data, files.index):  # never open a fifo or a device (it could block forever)
         if not path.is_file():
@@ -321,7 +323,7 @@ def stages(rs: rules.RuleSet) -> int:
     rule set whose table is refused, checked first (Maxi Yatzy's states are tens of millions)."""
     reason = kernel.refusal(rs)
     if reason:
-        raise ValueError(reason)
+        raise ValueError(f"{reason}; it can be built out of core with `pentadice build --table targets`")
     return len(kernel.layers(rs))
 
 
@@ -341,7 +343,7 @@ def build(
 
     reason = kernel.refusal(rs)
     if reason:
-        raise ValueError(reason)
+        raise ValueError(f"{reason}; it can be built out of core: {hint(rs, Path(directory))}")
     table.prepare_directory(Path(directory))
     with showing or contextlib.nullcontext(), interrupts.Held() as interrupt:
         return timed_solve(rs, Path(directory), threads, interrupt.steps(progress), interrupt.check)

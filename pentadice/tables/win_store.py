@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-import hashlib
 import json
 import os
 import shutil
@@ -274,17 +273,6 @@ def unmerge_from(store: Store, plan: Plan, layer: int) -> None:
             os.unlink(store.merged(i))
 
 
-def _digest(path: Path) -> tuple[list[int], str, int]:
-    """One read of a file: the CRC-32 of each of its 64 KiB chunks, its SHA-256 (``sha256:HEX``), its size."""
-    sums, digest, size = [], hashlib.sha256(), 0
-    with open(path, "rb", buffering=0) as fh:
-        while block := fh.read(chunks.CHUNK_BYTES * 256):
-            digest.update(block)
-            sums.extend(chunks.crcs(block))
-            size += len(block)
-    return sums, "sha256:" + digest.hexdigest(), size
-
-
 def finish(store: Store, plan: Plan, checksum: str, info: dict) -> dict:
     """Check every layer against its record, then write ``table.json``: the table's record and SHA-256 (one
     read of the file). StoreError naming the first layer that does not match (the build goes back to it)."""
@@ -294,7 +282,7 @@ def finish(store: Store, plan: Plan, checksum: str, info: dict) -> dict:
         unmerge_from(store, plan, bad)
         raise StoreError(f"layer {bad} of {store.array} does not match its record; it is built again next time")
     del array
-    sums, sha, size = _digest(store.array)
+    sums, sha, size = chunks.digest(store.array)
     record = {
         "kind": ARRAY_KIND,
         "dtype": "float64",
@@ -382,7 +370,7 @@ def verify(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -> tupl
     store = Store(Path(directory), rs.name)
     try:
         checked = chunks.open_array(store.array, meta.get("array"), ARRAY_KIND, private=False)  # its header
-        sums, sha, _ = _digest(store.array)  # every chunk's CRC and the SHA-256 in one read
+        sums, sha, _ = chunks.digest(store.array)  # every chunk's CRC and the SHA-256 in one read
     except (TableError, OSError) as e:
         raise StoreError(f"{e}; {build_hint(rs, directory)} builds it again") from None
     recorded = meta["array"]["chunks"]

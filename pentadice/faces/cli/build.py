@@ -1,4 +1,4 @@
-"""``pentadice build``: build a rule set's win tables out of core, layer by layer, as Dask tasks
+"""``pentadice build``: build a rule set's win tables or target table out of core, layer by layer, as Dask tasks
 (:mod:`pentadice.cluster`): on this machine's cores or on a running cluster; resumed after an interruption."""
 
 from __future__ import annotations
@@ -38,6 +38,14 @@ class Bytes(click.ParamType):
 @RULES_OPTION
 @DATA_OPTION
 @click.option(
+    "--table",
+    "which",
+    type=click.Choice(["win", "targets"]),
+    default="win",
+    show_default=True,
+    help="The win player's tables, or the target table (`advise --target`, the same files as `solve --targets`).",
+)
+@click.option(
     "--scheduler",
     envvar="PENTADICE_SCHEDULER",
     default=None,
@@ -64,31 +72,35 @@ class Bytes(click.ParamType):
     type=click.IntRange(min=1),
     default=None,
     metavar="MASKS",
-    help="Box masks a task computes [default: as many as --memory allows, at most 4096].",
+    help="Box masks a task computes, or with --table targets lanes of rows [default: as many as --memory allows, "
+    "at most 4096 masks or 4,194,304 lanes].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
-def build(rules_name: str, data: str | None, scheduler: str | None, workers: int | None, memory: int,
+def build(rules_name: str, data: str | None, which: str, scheduler: str | None, workers: int | None, memory: int,
           chunk: int | None, as_json: bool) -> None:  # fmt: skip
-    """Build the win player's tables out of core: layer by layer of open boxes, each layer cut into chunks of
-    box masks that run as Dask tasks, reading the layers below from disk. For the tables too large to build
-    in memory (Maxi Yatzy's: 12.7 GB). Run it again after an interruption: it goes on from the chunks already
-    written. The value table must be solved first (`pentadice solve`)."""
+    """Build the win player's tables (or with --table targets the target table) out of core: layer by layer of
+    open boxes, each layer cut into chunks that run as Dask tasks, reading the layer below from disk. For the
+    tables too large to build in memory (Maxi Yatzy's win tables: 12.7 GB). Run it again after an interruption:
+    it goes on from the chunks already written. The win tables need the value table first (`pentadice solve`)."""
     from pentadice.cluster import engine
     from pentadice.faces.cli import loading
     from pentadice.players import win
-    from pentadice.tables import table, win_plan, win_store
+    from pentadice.tables import table, targets_store, win_plan, win_store
 
     rs = rules.get_rules(rules_name)
     directory = paths.data_dir(data)
-    try:
-        values = table.load(rs, directory).values
-    except table.TableError as e:
-        raise exits.Failure(str(e)) from None
+    what = "target table" if which == "targets" else "win tables"
+    values = None
+    if which == "win":
+        try:
+            values = table.load(rs, directory).values
+        except table.TableError as e:
+            raise exits.Failure(str(e)) from None
     bar = None
 
     def total(n: int) -> None:
         nonlocal bar
-        bar = loading.progress(label=f"Win tables of {rs.name}", length=n, enabled=not as_json)
+        bar = loading.progress(label=f"The {what} of {rs.name}", length=n, enabled=not as_json)
         bar.__enter__()
 
     progress = engine.Progress(
@@ -96,25 +108,37 @@ def build(rules_name: str, data: str | None, scheduler: str | None, workers: int
         advance=lambda n: bar.update(n) if bar is not None else None,
         total=total,
     )
-    if not as_json and win.too_large(rs) is None:
+    n_workers = max(workers or engine.default_workers(), 1)
+    if not as_json and which == "win" and win.too_large(rs) is None:
         click.echo(
             f"Note: {rs.title}'s win tables fit in memory: `win` plays from those `pentadice solve` builds, not "
             "from these (built out of core for a check, or to try a cluster)",
             err=True,
         )
-    if not as_json:
-        p = win_plan.make(rs, win.stored_thetas(rs), memory, max(workers or engine.default_workers(), 1), chunk)
+    if not as_json and which == "win":
+        p = win_plan.make(rs, win.stored_thetas(rs), memory, n_workers, chunk)
         click.echo(
             f"{rs.title}: {len(p.thetas) - 1} tables of {p.shape[1] * p.shape[2]:,} states x {p.shape[3]} "
             f"lanes, {p.bytes / 1e9:,.2f} GB, in {p.n_tasks:,} tasks of at most {p.chunk:,} box masks",
             err=True,
         )
+    if not as_json and which == "targets":
+        click.echo(f"{rs.title}: planning the target table (the states of each layer)...", err=True)
+        t = targets_store.make(rs, memory, n_workers, chunk)
+        click.echo(
+            f"{rs.title}: {sum(t.lanes):,} lanes of rows at most, in {t.n_tasks:,} tasks of at most "
+            f"{t.chunk_lanes:,} lanes; {t.needed_bytes() / 1e9:,.2f} GB of disk at most",
+            err=True,
+        )
     try:
-        summary = engine.build(rs, directory, values, scheduler, workers, memory, progress, chunk)
+        if which == "targets":
+            summary = engine.build_targets(rs, directory, scheduler, workers, memory, progress, chunk)
+        else:
+            summary = engine.build(rs, directory, values, scheduler, workers, memory, progress, chunk)
     except KeyboardInterrupt:
+        kept = targets_store.Store(directory, rs.name) if which == "targets" else win_store.Store(directory, rs.name)
         raise exits.Interrupted(
-            f"the chunks written so far are kept in {win_store.Store(directory, rs.name).root}; run the same command "
-            "again to go on"
+            f"the chunks written so far are kept in {kept.root}; run the same command again to go on"
         ) from None
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
@@ -127,10 +151,12 @@ def build(rules_name: str, data: str | None, scheduler: str | None, workers: int
         click.echo(json.dumps(summary))
         return
     if not summary["built"]:
-        click.echo(f"The {rs.name} win tables in {summary['files']} are whole already (checked).")
+        click.echo(f"The {rs.name} {what} in {summary['files']} {'is' if which == 'targets' else 'are'} whole "
+                   "already (checked).")  # fmt: skip
         return
     click.echo(
-        f"Built the {rs.name} win tables: {summary['tasks_run']:,} tasks run"
+        f"Built the {rs.name} {what}: {summary['tasks_run']:,} tasks run"
         + (f", {summary['tasks_resumed']:,} resumed" if summary["tasks_resumed"] else "")
-        + f", {summary['seconds']:,.1f} s, {summary['bytes'] / 1e9:,.2f} GB in {summary['files']}{os.sep}"
+        + f", {summary['seconds']:,.1f} s, {summary['bytes'] / 1e9:,.2f} GB in {summary['files']}"
+        + (os.sep if which == "win" else "")
     )
