@@ -10,8 +10,9 @@ be: an upper bound, which the Yatzy ratio of rows computed to rows allotted corr
     python benchmarks/bench_outofcore.py [--runs 3] [--data DIR] [--workers 2] [--yatzy]
 
 With ``--data`` holding a finished ``maxi-yatzy.win.store`` (``pentadice build --rules maxi-yatzy``), its measured
-build time is printed beside the extrapolation. ``--yatzy``: the full-size comparisons, Yatzy's win tables and target
-table built on a 2-worker ``LocalCluster`` against the same tables built in memory, bit for bit, with both times.
+build time is printed beside the extrapolation. ``--yatzy``: the full-size comparisons, Yatzy's win tables,
+chances table and target table built on a 2-worker ``LocalCluster`` against the same tables built in memory, bit
+for bit, with both times.
 """
 
 from __future__ import annotations
@@ -168,6 +169,38 @@ def yatzy_targets_comparison(workers: int) -> None:
     )
 
 
+def yatzy_chances_comparison(workers: int) -> None:
+    """Yatzy's chances table built out of core on a ``LocalCluster`` of ``workers`` processes against the pass in
+    memory on as many threads (as ``solve`` builds it): times, and whether the files are the same bytes."""
+    import tempfile
+
+    from pentadice.cluster import engine
+    from pentadice.solver import induction, remaining
+    from pentadice.tables import chance_tables, table
+
+    rs = rules.get_rules("yatzy")
+    values = induction.solve(rs).values
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        for d in (a, b):
+            table.save(rs, values, Path(d))
+        start = time.perf_counter()
+        chance_tables.save(rs, a, remaining.solve(rs, values, threads=workers), values)
+        memory = time.perf_counter() - start
+        start = time.perf_counter()
+        summary = engine.build_chances(rs, b, values, workers=workers)
+        cluster = time.perf_counter() - start
+        same = all(
+            (Path(a) / name).read_bytes() == (Path(b) / name).read_bytes()
+            for name in (f"{rs.name}.chances.npy", f"{rs.name}.chances-index.npy")
+        )
+    row(
+        f"Yatzy's chances table ({summary['tasks']:,} tasks, {summary['bytes'] / 1e9:.2f} GB) on a {workers}-worker "
+        "LocalCluster against the pass in memory",
+        f"cluster {cluster:,.1f} s (start-up included), in memory {memory:,.1f} s on {workers} threads; "
+        + ("the same bytes" if same else "THE BYTES DIFFER"),
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -175,7 +208,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None, help="a directory with a finished maxi-yatzy.win.store")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument(
-        "--yatzy", action="store_true", help="Yatzy's win and target tables on the cluster against in memory"
+        "--yatzy", action="store_true", help="Yatzy's win, chances and target tables on the cluster against in memory"
     )
     args = parser.parse_args()
     rs = rules.get_rules("maxi-yatzy")
@@ -230,6 +263,7 @@ def main() -> None:
     )
     if args.yatzy:
         yatzy_comparison(args.workers)
+        yatzy_chances_comparison(args.workers)
         yatzy_targets_comparison(args.workers)
     if args.json is not None:
         args.json.write_text(json.dumps(out, indent=1))

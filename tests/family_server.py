@@ -1,6 +1,7 @@
-"""``python tests/family_server.py PORT``: the real application (page and API) serving Yatzy (its solved
-table) and a 6-dice game under the name ``maxi-yatzy`` (Maxi Yatzy's sheet cut to nine boxes, threshold 75:
-solved here in seconds, where the real table takes minutes and 640 MB), for the browser tests."""
+"""``python tests/family_server.py PORT [YATZY_DIR]``: the real application (page and API) serving Yatzy (its solved
+table; read from ``YATZY_DIR`` where :func:`saved_yatzy` saved it, else solved here) and a 6-dice game under the
+name ``maxi-yatzy`` (Maxi Yatzy's sheet cut to nine boxes, threshold 75: solved here in seconds, where the real
+table takes minutes and 640 MB), for the browser tests."""
 
 from __future__ import annotations
 
@@ -31,6 +32,30 @@ def advisor(rs: rules.RuleSet, directory: Path | None = None) -> Advisor:
     return Advisor(table.load(rs, directory))
 
 
+_saved: list[Path] = []  # saved_yatzy's directory, once made
+
+
+def saved_yatzy(tmp_path_factory) -> Path:
+    """A directory holding Yatzy's table and second moments as :func:`advisor` saves them, from the test session's
+    solve (tests/conftest.py): built once per session for the in-process app and the family server (the second
+    moments take seconds), rather than solved and built again by each."""
+    if not _saved:
+        from conftest import solved
+
+        rs = rules.get_rules("yatzy")
+        directory = tmp_path_factory.mktemp("family-yatzy")
+        values = solved("yatzy").values
+        table.save(rs, values, directory)
+        moment_files.build_moments(rs, directory, values)
+        _saved.append(directory)
+    return _saved[0]
+
+
+def loaded(rs: rules.RuleSet, directory: Path) -> Advisor:
+    """The advisor of ``rs`` from the tables saved in ``directory`` (:func:`saved_yatzy`), as served."""
+    return Advisor(table.load(rs, directory))
+
+
 def main() -> None:
     from pentadice.faces.web import (
         addresses,
@@ -40,7 +65,12 @@ def main() -> None:
     from pentadice.faces.web.api import create_app
 
     port = int(sys.argv[1])
-    advisors = {"yatzy": advisor(rules.get_rules("yatzy")), "maxi-yatzy": advisor(six_dice_game())}
+    yatzy = rules.get_rules("yatzy")
+    saved = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    advisors = {
+        "yatzy": advisor(yatzy) if saved is None else loaded(yatzy, saved),
+        "maxi-yatzy": advisor(six_dice_game()),
+    }
     warm_up(advisors.values())  # as `pentadice serve` does: the first request loads no compiled code
     server.run(create_app(advisors), addresses.bind("127.0.0.1", port))
 

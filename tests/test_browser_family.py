@@ -18,10 +18,14 @@ SERVER = Path(__file__).with_name("family_server.py")
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """The family server on a free port; its base URL (two solves and the kernels' compile on a first run)."""
+    """The family server on a free port; its base URL (the 6-dice game's solve and the kernels' compile on a first
+    run; Yatzy's table and second moments those of the session, saved once: tests/family_server.py)."""
+    from family_server import saved_yatzy
+
     port = _free_port()
     log = tmp_path_factory.mktemp("serve-family") / "serve.log"
-    yield from running([sys.executable, str(SERVER), str(port)], port, log, 300, "the family server")
+    args = [sys.executable, str(SERVER), str(port), str(saved_yatzy(tmp_path_factory))]
+    yield from running(args, port, log, 300, "the family server")
 
 
 def start(browser, server, rules: str, size=DESKTOP) -> Page:  # noqa: F811 (the fixture's value)

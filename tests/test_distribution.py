@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from family_reference import maxi_boxes
 from moments_reference import completions
 from reference import brute_force
+from test_moments import full as with_second_moments  # the session's second moments of a registered rule set
 
 from pentadice import solver
 from pentadice.advisor import distribution, distribution_report
@@ -241,7 +242,8 @@ def test_yatzy_full_game_from_the_start():
     assert dist.mean() == pytest.approx(sol.expected_score, abs=1e-9)
     assert dist.mean() == pytest.approx(248.4399894, abs=1e-7)
     check_invariants(dist, dist.min_score)
-    m2 = moments.second_moments(rs, values, threads=2)
+    # moments.second_moments(rs, values, threads=2), computed once per session (tests/test_moments.py checks it)
+    _, _, m2, _ = with_second_moments("yatzy")
     assert dist.sd() == pytest.approx(moments.start_sd(rs, values, m2), abs=1e-9)
     assert dist.max_score <= 374  # 15 boxes at their most: 5 + 10 + ... + 30, 12, 22, 18, 24, 15, 20, 28, 30, 50, 50
 
@@ -283,7 +285,8 @@ def test_full_game_is_the_same_bits_as_before(penta_solution):
 def test_full_game_sd_equals_the_second_moment_table(penta_solution):
     moments = pytest.importorskip("pentadice.solver.moments")
     rs, values = penta_solution.rules, penta_solution.values
-    m2 = moments.second_moments(rs, values, threads=2)
+    _, shared, m2, _ = with_second_moments("penta")  # moments.second_moments(rs, values, threads=2), once a session
+    assert shared is values
     dist = distribution.final_distribution(rs, values)  # cached by the test above when it ran
     assert dist.sd() == pytest.approx(moments.start_sd(rs, values, m2), abs=1e-9)
 

@@ -10,8 +10,9 @@ import functools
 import os
 
 import numpy as np
+import outofcore_games
 import pytest
-from family_games import small_maxi
+from outofcore_games import flip, stop_after
 
 from pentadice.cluster import engine, tasks
 from pentadice.game import rules
@@ -20,22 +21,7 @@ from pentadice.solver import induction, utility
 from pentadice.tables import chunks, table, win_plan
 from pentadice.tables import win_store as store
 
-
-def small(name: str, ids: tuple[str, ...], threshold: int) -> rules.RuleSet:
-    """A registered rule set on a sheet of the boxes ``ids`` (2**len masks: a few MB of tables)."""
-    rs = rules.get_rules(name)
-    sheet = tuple(b for b in rs.sheet if b.id in ids)
-    return rs.reduced(sheet=sheet, boxes=tuple(b.id for b in sheet), upper_threshold=threshold)
-
-
-GAMES = {
-    # Yatzy's scoring, no Penta box (one flag), the upper bonus reachable.
-    "yatzy": small("yatzy", ("fives", "sixes", "one_pair", "two_pairs", "full_house", "chance", "yatzy"), 25),
-    # Maxi Yatzy: six dice, its 80-subtotal bonus replaced by a smaller one (64 lanes).
-    "maxi-yatzy": small_maxi(),
-    # Penta: the Penta box (two flags: a layer of states whose box holds 50), its bonus and joker.
-    "penta": small("penta", ("fives", "sixes", "three_of_a_kind", "full_house", "chance", "penta"), 20),
-}
+GAMES = outofcore_games.GAMES
 SMALL_MEMORY = 1 << 26  # 64 MiB for the workers
 CHUNK = 8  # box masks a task: the wider layers of these games in several chunks
 
@@ -105,18 +91,6 @@ def test_a_build_in_this_process_is_the_same_bits(tmp_path):
     np.testing.assert_array_equal(opened(name, directory).array, in_memory(name))
 
 
-def stop_after(n: int) -> engine.Progress:
-    """A progress that raises KeyboardInterrupt (as Ctrl-C in the driver) once ``n`` tasks have run."""
-    done = [0]
-
-    def advance(k: int) -> None:
-        done[0] += k
-        if done[0] >= n:
-            raise KeyboardInterrupt
-
-    return engine.Progress(advance=advance)
-
-
 def test_an_interrupted_build_resumes_from_its_chunks_to_the_same_bits(tmp_path):
     name = "yatzy"
     directory = table_dir(tmp_path, name)
@@ -158,14 +132,6 @@ def built_penta(tmp_path_factory):
     directory = table_dir(tmp_path_factory.mktemp("store"), "penta")
     build("penta", directory)
     return directory
-
-
-def flip(path, offset: int) -> None:
-    with open(path, "r+b") as fh:
-        fh.seek(offset)
-        byte = fh.read(1)
-        fh.seek(offset)
-        fh.write(bytes([byte[0] ^ 0x40]))
 
 
 def test_a_damaged_chunk_is_found_by_verify_and_refused_then_repaired(tmp_path, built_penta):

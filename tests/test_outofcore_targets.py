@@ -12,9 +12,10 @@ import os
 import shutil
 
 import numpy as np
+import outofcore_games
 import pytest
 from click.testing import CliRunner
-from family_games import small_maxi
+from outofcore_games import flip, stop_after
 
 from pentadice.cluster import engine, tasks
 from pentadice.faces.cli import main
@@ -23,18 +24,8 @@ from pentadice.solver import targets as kernel
 from pentadice.tables import chunks, targets, targets_store
 from pentadice.tables.win_store import StoreError
 
-
-def small(name: str, ids: tuple[str, ...], threshold: int, **more) -> rules.RuleSet:
-    rs = rules.get_rules(name)
-    sheet = tuple(b for b in rs.sheet if b.id in ids)
-    return rs.reduced(sheet=sheet, boxes=tuple(b.id for b in sheet), upper_threshold=threshold, **more)
-
-
 GAMES = {
-    "yatzy": small("yatzy", ("fives", "sixes", "one_pair", "two_pairs", "full_house", "chance", "yatzy"), 25),
-    "maxi-yatzy": small_maxi(),
-    # Penta: the Penta box, its bonus and joker (two flags).
-    "penta": small("penta", ("fives", "sixes", "three_of_a_kind", "full_house", "chance", "penta"), 20),
+    **outofcore_games.GAMES,
     # Kiriki: a state comes back to itself (its row reads its own lanes).
     "kiriki": rules.get_rules("kiriki").reduced(dice=2, boxes=("ones", "chance", "penta"), upper_threshold=2),
 }
@@ -61,25 +52,6 @@ def table_bytes(rs: rules.RuleSet, directory) -> dict[str, bytes]:
 
 def build(name: str, directory, **options) -> dict:
     return engine.build_targets(GAMES[name], directory, **{"workers": 0, "chunk": CHUNK, **options})
-
-
-def stop_after(n: int) -> engine.Progress:
-    done = [0]
-
-    def advance(k: int) -> None:
-        done[0] += k
-        if done[0] >= n:
-            raise KeyboardInterrupt
-
-    return engine.Progress(advance=advance)
-
-
-def flip(path, offset: int) -> None:
-    with open(path, "r+b") as fh:
-        fh.seek(offset)
-        byte = fh.read(1)
-        fh.seek(offset)
-        fh.write(bytes([byte[0] ^ 0x40]))
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -112,7 +84,7 @@ def test_a_build_on_a_two_worker_cluster_writes_the_files_solve_writes(tmp_path,
     assert summary["built"] and summary["tasks_run"] == summary["tasks"] > len(targets_store.layers(rs))
     assert table_bytes(rs, tmp_path) == reference(name, tmp_path_factory)  # byte for byte
     assert targets.load(rs, tmp_path, verify=True).meta["rules"] == rs.name
-    assert not targets_store.Store(tmp_path, rs.name).root.exists()  # the work folder removed
+    assert not targets_store.store_of(tmp_path, rs.name).root.exists()  # the work folder removed
     assert build(name, tmp_path, scheduler=scheduler)["built"] is False  # whole: checked and left alone
 
 
@@ -127,7 +99,7 @@ def test_an_interrupted_build_resumes_from_its_chunks_to_the_same_bytes(tmp_path
     total = targets_store.make(rs, chunk=CHUNK).n_tasks
     with pytest.raises(KeyboardInterrupt):
         build(name, tmp_path, progress=stop_after(total // 2))
-    s = targets_store.Store(tmp_path, rs.name)
+    s = targets_store.store_of(tmp_path, rs.name)
     assert not targets.TargetFiles(tmp_path, rs.name).meta.exists()  # nothing a reader would take for a table
     assert list(s.root.glob("L*.merged.json")) and list(s.root.glob("L*/*.npy"))
     damaged = sorted(s.root.glob("L*/*.rows.npy"))[0]  # a chunk damaged while the build was stopped
@@ -145,7 +117,7 @@ def test_damaged_rows_of_the_last_layer_merged_are_built_again(tmp_path, tmp_pat
     total = targets_store.make(rs, chunk=CHUNK).n_tasks
     with pytest.raises(KeyboardInterrupt):
         build(name, tmp_path, progress=stop_after(total * 2 // 3))
-    s = targets_store.Store(tmp_path, rs.name)
+    s = targets_store.store_of(tmp_path, rs.name)
     (rows,) = s.root.glob("L*.rows.npy")  # only the last layer merged keeps its float64 rows
     flip(rows, rows.stat().st_size // 2)
     summary = build(name, tmp_path)
@@ -209,7 +181,7 @@ def test_the_disk_is_checked_before_a_build(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**9, 10**9, 1000))
     with pytest.raises(StoreError, match=r"target table needs up to .* GB on the disk .* 0\.0 GB free"):
         build("yatzy", tmp_path)
-    assert not targets_store.Store(tmp_path, GAMES["yatzy"].name).root.exists()  # nothing written
+    assert not targets_store.store_of(tmp_path, GAMES["yatzy"].name).root.exists()  # nothing written
 
 
 def test_a_full_disk_mid_chunk_is_said_and_the_build_resumes(tmp_path, tmp_path_factory, monkeypatch):
@@ -232,7 +204,7 @@ def test_a_full_disk_mid_chunk_is_said_and_the_build_resumes(tmp_path, tmp_path_
 
 
 def test_a_folder_that_is_not_a_build_is_never_removed(tmp_path):
-    root = targets_store.Store(tmp_path, GAMES["yatzy"].name).root
+    root = targets_store.store_of(tmp_path, GAMES["yatzy"].name).root
     root.mkdir()
     (root / "notes.txt").write_text("mine")
     with pytest.raises(StoreError, match="holds files that are not a target table's build"):

@@ -65,6 +65,15 @@ def tmux(tmp_path):
         subprocess.run(["tmux", "-S", t.socket, "kill-server"], capture_output=True, timeout=30)
 
 
+@pytest.fixture(scope="module")
+def game_tables(penta_game_tables, tmp_path_factory):
+    """Penta's tables with the chances table that a game of two or more shows at a terminal: the session's
+    (tests/conftest.py, linked), not built again here (about 25 s) for the first game of two."""
+    from conftest import linked_copy
+
+    return linked_copy(penta_game_tables, tmp_path_factory.mktemp("tty-tables") / "tables")
+
+
 def game_command(table_dir, *args: str) -> str:
     return shlex.join([EXE, "play", "--data", str(table_dir), *args])
 
@@ -91,8 +100,8 @@ def test_the_countdown_shows_and_typing_pauses_it(tmux, penta_table_dir):
     assert "[D" not in screen and "[A" not in screen
 
 
-def test_type_ahead_during_the_computers_turn_is_discarded(tmux, penta_table_dir):
-    tmux.start(game_command(penta_table_dir, "--players", "cpu,Ana", "--seed", "3", "--pause", "1"))
+def test_type_ahead_during_the_computers_turn_is_discarded(tmux, game_tables):
+    tmux.start(game_command(game_tables, "--players", "cpu,Ana", "--seed", "3", "--pause", "1"))
     tmux.wait_for("== cpu, turn 1 of 13 ==")
     tmux.keys("chance", "Enter")  # typed while the computer plays: not for a roll not yet seen
     tmux.wait_for("Ana, keep, roll or score?")
@@ -102,9 +111,9 @@ def test_type_ahead_during_the_computers_turn_is_discarded(tmux, penta_table_dir
     assert "Chance                     .         ." in screen
 
 
-def test_ctrl_c_saves_says_where_exits_130_and_restores_the_terminal(tmux, penta_table_dir, tmp_path):
+def test_ctrl_c_saves_says_where_exits_130_and_restores_the_terminal(tmux, game_tables, tmp_path):
     save = tmp_path / "game.json"
-    tmux.start(game_command(penta_table_dir, "--players", "Ana,cpu", "--seed", "5", "--save", str(save)))
+    tmux.start(game_command(game_tables, "--players", "Ana,cpu", "--seed", "5", "--save", str(save)))
     tmux.wait_for("Ana, keep, roll or score?")
     tmux.keys("ro")  # half a line
     tmux.wait_for("Ana, keep, roll or score? ro")

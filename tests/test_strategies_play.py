@@ -205,9 +205,18 @@ def test_kiriki_has_no_chances_and_says_why(client):
     assert client.get("/api/games/nosuchgame/chances").status_code == 404
 
 
-def test_the_terminal_shows_the_chances_after_every_box(penta_table_dir):
+@pytest.fixture(scope="module")
+def game_tables(penta_game_tables, tmp_path_factory):
+    """Penta's tables with the chances table that `play --chances` reads: the session's (tests/conftest.py,
+    linked), not built again by the game (about 25 s)."""
+    from conftest import linked_copy
+
+    return linked_copy(penta_game_tables, tmp_path_factory.mktemp("play-chances") / "tables")
+
+
+def test_the_terminal_shows_the_chances_after_every_box(game_tables):
     script = "best\n" * 9 + "chances\nquit\n"
-    args = ["play", "--data", str(penta_table_dir), "--players", "Ana,cpu:Bob", "--seed", "4", "--chances"]
+    args = ["play", "--data", str(game_tables), "--players", "Ana,cpu:Bob", "--seed", "4", "--chances"]
     result = CliRunner().invoke(main, args, input=script)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()

@@ -3,7 +3,7 @@
 import pytest
 
 pytest.importorskip("fastapi", reason="no fastapi: make install (the [web] extra)")
-from family_server import advisor, six_dice_game
+from family_server import advisor, loaded, saved_yatzy, six_dice_game
 from fastapi.testclient import TestClient
 
 from pentadice.faces.web.api import create_app
@@ -11,8 +11,10 @@ from pentadice.game import rules
 
 
 @pytest.fixture(scope="module")
-def client():
-    app = create_app({"yatzy": advisor(rules.get_rules("yatzy")), "maxi-yatzy": advisor(six_dice_game())})
+def client(tmp_path_factory):
+    # Yatzy's table and second moments: the session's, saved once (tests/family_server.py), not solved again here.
+    yatzy = loaded(rules.get_rules("yatzy"), saved_yatzy(tmp_path_factory))
+    app = create_app({"yatzy": yatzy, "maxi-yatzy": advisor(six_dice_game())})
     with TestClient(app) as c:
         yield c
 

@@ -12,7 +12,9 @@ whose workers share the table directory.
   build computes (its tables, layers and chunks) and its files on disk: the table, the chunks, the layers
   merged, the record of the finished table; resuming, verifying, reading (the win player reads them there).
 - :mod:`pentadice.tables.targets_store`: the same for the target table, whose rows vary in length: chunks cut by
-  lanes, each layer's rows a file of their own, the finished table written as ``solve --targets`` writes it.
+  lanes, each layer's rows a file of their own, the finished table written as ``solve --targets`` writes it;
+  :mod:`pentadice.tables.chances_store` the same for the chances table (chunks of states, the value table's
+  policy), written as ``solve`` writes it.
 - :mod:`pentadice.cluster.tasks`: one chunk, computed by a worker.
 - :mod:`pentadice.cluster.engine`: the driver: the tasks of each layer on Dask (or in this process), merged.
 

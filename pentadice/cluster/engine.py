@@ -28,7 +28,7 @@ import numpy as np
 from pentadice.cluster import tasks
 from pentadice.game import rules
 from pentadice.support.exits import TableError
-from pentadice.tables import chunks, table, targets_store
+from pentadice.tables import chances_store, chunks, table, targets_store
 from pentadice.tables import win_plan as plans
 from pentadice.tables import win_store as stores
 
@@ -210,9 +210,10 @@ def _layers(
     done: Callable[[object], bool],
     merge: Callable[[int], None],
     progress: Progress,
+    before: Callable[[int], None] = lambda layer: None,
 ) -> tuple[int, int]:
-    """Every layer in turn: skipped when merged; else the tasks of its chunks not yet written, then merged. The
-    tasks run and resumed."""
+    """Every layer in turn: skipped when merged; else ``before(layer)`` (a check of the disk), the tasks of its
+    chunks not yet written, then merged. The tasks run and resumed."""
     ran = resumed = 0
     for layer in range(n_layers):
         layer_tasks = tasks_of(layer)
@@ -220,6 +221,7 @@ def _layers(
             progress.advance(len(layer_tasks))
             resumed += len(layer_tasks)
             continue
+        before(layer)
         todo = [t for t in layer_tasks if not done(t)]
         progress.advance(len(layer_tasks) - len(todo))
         resumed += len(layer_tasks) - len(todo)
@@ -245,37 +247,100 @@ def build_targets(
     small or full; ClusterError when Dask cannot run; KeyboardInterrupt leaves every chunk written so far."""
     from pentadice.tables import targets
 
+    def finished() -> Path | None:
+        files = targets.TargetFiles(Path(directory), rs.name)
+        return targets.load(rs, Path(directory), verify=True).files.data if files.meta.exists() else None
+
+    def finish(store, plan, seconds: float, workers: int) -> Path:
+        info = {"seconds": seconds, "workers": workers, "peak_bytes": 2 * 16 * plan.chunk_lanes}
+        return targets_store.finish(store, plan, info)
+
+    table.prepare_directory(Path(directory))
+    return _build_rows(
+        rs, directory, targets_store, tasks.compute_targets, scheduler, workers, progress, finished,
+        lambda store, w: targets_store.start(store, targets_store.make(rs, memory, w, chunk)), finish,
+    )  # fmt: skip
+
+
+def build_chances(
+    rs: rules.RuleSet,
+    directory: Path | str,
+    values: np.ndarray,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    memory: int = chances_store.DEFAULT_MEMORY,
+    progress: Progress | None = None,
+    chunk: int | None = None,
+) -> dict:
+    """Build (or resume) the chances table of ``rs`` under the policy of its value table ``values`` (saved in
+    ``directory``, which every worker reads) out of core, as :func:`build_targets` does the target table
+    (``chunk``: state ids a task): the same files as ``pentadice solve`` writes, byte for byte. ValueError for
+    Kiriki (no chances table)."""
+    from pentadice.tables import chance_tables
+
+    reason = chances_store.refusal(rs)
+    if reason:
+        raise ValueError(reason)
+    checksum = stores.values_checksum(rs, values)
+
+    def finished() -> Path | None:
+        if not chance_tables.is_saved(rs, directory, values):
+            return None
+        return chance_tables.verify(rs, directory, values)[0]
+
+    return _build_rows(
+        rs, directory, chances_store, tasks.compute_chances, scheduler, workers, progress, finished,
+        lambda store, w: chances_store.start(store, chances_store.make(rs, memory, w, chunk), checksum),
+        lambda store, plan, seconds, _: chances_store.finish(store, plan, values, seconds),
+    )  # fmt: skip
+
+
+def _build_rows(
+    rs: rules.RuleSet,
+    directory: Path | str,
+    module,
+    compute: Callable,
+    scheduler: str | None,
+    workers: int | None,
+    progress: Progress | None,
+    finished: Callable[[], Path | None],
+    start_plan: Callable,
+    finish: Callable,
+) -> dict:
+    """The build of a table of rows of varying length (``module``: :mod:`pentadice.tables.targets_store` or
+    :mod:`pentadice.tables.chances_store`): left alone when ``finished()`` finds it whole (TableError: damaged,
+    built again), else planned or resumed (``start_plan(store, workers)``), its layers computed and merged, and
+    ``finish(store, plan, seconds, workers)`` writing the table; the summary."""
     progress = progress or Progress()
     directory = Path(directory).resolve()
     workers = default_workers() if workers is None else workers
-    store = targets_store.Store(directory, rs.name)
+    store = module.store_of(directory, rs.name)
     start = time.perf_counter()
-    table.prepare_directory(directory)
     with table.writer_lock(store.lock_files):
-        files = targets.TargetFiles(directory, rs.name)
-        if files.meta.exists() and not store.root.exists():
+        if not store.root.exists():
             try:
-                targets.load(rs, directory, verify=True)
-                return {"rules": rs.name, "built": False, "files": str(files.data), "bytes": files.data.stat().st_size}
+                path = finished()
+                if path is not None:
+                    return {"rules": rs.name, "built": False, "files": str(path), "bytes": path.stat().st_size}
             except TableError as e:
                 progress.say(f"{e}: building it again")
-        plan = targets_store.start(store, targets_store.make(rs, memory, max(workers, 1), chunk))
-        first_todo = targets_store.resume_from(store, plan)
+        plan = start_plan(store, max(workers, 1))
+        first_todo = module.resume_from(store, plan)
         progress.total(plan.n_tasks)
         runner = _runner(scheduler, workers, progress)
         try:
             ran, resumed = _layers(
-                runner, tasks.compute_targets, rs, directory, len(plan.cuts), plan.tasks,
+                runner, compute, rs, directory, len(plan.cuts), plan.tasks,
                 merged=lambda layer: layer < first_todo,
-                done=lambda task: targets_store.chunk_done(store, task),
-                merge=lambda layer: targets_store.merge(store, plan, layer),
+                done=lambda task: module.chunk_done(store, task),
+                merge=lambda layer: module.merge(store, plan, layer),
                 progress=progress,
+                before=lambda layer: module.check_layer(store, plan, layer),
             )  # fmt: skip
         finally:
             runner.close()
         seconds = time.perf_counter() - start
-        info = {"seconds": seconds, "workers": workers, "peak_bytes": 2 * 16 * plan.chunk_lanes}
-        data = targets_store.finish(store, plan, info)
+        data = finish(store, plan, seconds, workers)
     return {
         "rules": rs.name,
         "built": True,

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pentadice.game import rules, states
-from pentadice.tables import chunks, targets_store, win_plan
+from pentadice.tables import chances_store, chunks, targets_store, win_plan
 from pentadice.tables import win_store as stores
 
 CHAOS = "PENTADICE_CHAOS_KILL"  # tests: "KEY:MARKER": the worker running task KEY dies once (os._exit), see _chaos
@@ -78,7 +78,7 @@ def compute_targets(rs: rules.RuleSet, directory: str, task: targets_store.Task)
 
     _chaos(task)
     start = time.perf_counter()
-    store = targets_store.Store(Path(directory), rs.name)
+    store = targets_store.store_of(Path(directory), rs.name)
     layer = targets_store.layers(rs)[task.layer]
     a, b = task.lo, task.hi
     at = (layer.flags[a:b], layer.masks[a:b], layer.subs[a:b])
@@ -99,3 +99,48 @@ def compute_targets(rs: rules.RuleSet, directory: str, task: targets_store.Task)
     index = np.stack([lengths, first, count]).astype(np.int64)
     targets_store.write_chunk(store, task, rows, stored, index, {"seconds": seconds, "pid": os.getpid()})
     return {"key": task.key, "seconds": seconds, "states": b - a, "lanes": len(cur)}
+
+
+@functools.cache
+def _policy(rs: rules.RuleSet, directory: str, checksum: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The value table a chances build follows, read (checked) from ``directory`` once a process, padded, with
+    the lanes a game reaches; StoreError when it is not the one the build's plan was made of."""
+    from pentadice.solver import remaining
+    from pentadice.tables import table
+
+    try:
+        values = table.load(rs, Path(directory)).values
+    except table.TableError as e:
+        raise stores.StoreError(str(e)) from None
+    if stores.values_checksum(rs, values) != checksum:
+        raise stores.StoreError(f"the {rs.name} value table in {directory} changed during the chances table's build")
+    V = remaining.padded_values(rs, values)
+    return (V, *remaining.reach_bounds(V))
+
+
+def compute_chances(rs: rules.RuleSet, directory: str, task: targets_store.Task) -> dict:
+    """Compute a chunk of the chances table and write it to the build's folder in ``directory``: its rows in
+    float64 and its states' index entries (starts from the chunk's first entry); what it did."""
+    from pentadice.solver import remaining
+
+    _chaos(task)
+    start = time.perf_counter()
+    store = chances_store.store_of(Path(directory), rs.name)
+    plan = stores.read_json(store.plan_file, "the build's plan") or {}
+    V, rlo, rhi = _policy(rs, directory, str(plan.get("values_checksum")))
+    work = chunks.mapped(store.work, "c")  # copy-on-write: this chunk's entries stay in this process
+    off, lo, width = (np.asarray(work[i]) for i in range(3))
+    base, _, widest = chances_store.before(store, task.layer, rs)
+    prev = np.ones(rs.n_flags) if task.layer == 0 else np.asarray(chunks.mapped(store.rows(task.layer - 1), "c"))
+    sids = chances_store.sids(rs)[task.layer][task.lo : task.hi]
+    groups, done = remaining.rows_of(rs, V, sids, off, lo, width, rlo, rhi, prev, base, widest)
+    at = 0
+    for rows, s in zip(groups, done, strict=True):  # each group's starts from the chunk's first entry
+        off[s] += at
+        at += len(rows)
+    index = np.stack([off[sids], lo[sids], width[sids]])
+    rows = np.concatenate(groups) if groups else np.zeros(0)
+    seconds = time.perf_counter() - start
+    del work, off, lo, width, prev
+    chances_store.write_chunk(store, task, rows, index, {"seconds": seconds, "pid": os.getpid()})
+    return {"key": task.key, "seconds": seconds, "states": len(sids)}

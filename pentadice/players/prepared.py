@@ -51,6 +51,11 @@ def applicable(
     if moments_asked is False or (moments_asked is None and not moments.automatic(rs)):
         out["moments"] = moments.on_demand_message(rs) if moments_asked is None else "not asked (--no-moments)"
     out["chances"] = remaining.refusal(rs)
+    if out["chances"] and not rs.penta_repeat:  # too large for memory: built out of core, or how to
+        from pentadice.tables import chance_tables
+
+        built = directory is not None and chance_tables.saved_paths(rs, directory)[2].is_file()
+        out["chances"] = None if built else f"{out['chances']}; `pentadice build --table chances` builds it out of core"
     large = win.too_large(rs)
     out["win"] = large and f"{large}: `pentadice build` builds them out of core"
     if large and directory is not None:

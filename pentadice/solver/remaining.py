@@ -246,9 +246,7 @@ def solve(
 ) -> Remaining:
     """The chances table of ``rs`` under the policy of ``values`` (its value table). ValueError where
     :func:`refusal` says no."""
-    from pentadice.solver import forward as fw
     from pentadice.solver.layers import Workers
-    from pentadice.solver.turn_inputs import turn_inputs
 
     reason = refusal(rs)
     if reason:
@@ -257,57 +255,23 @@ def solve(
     V = padded_values(rs, values)
     lanes, n = V.shape[2], rs.n_boxes
     n_sids = rs.n_flags << n
-    inputs = turn_inputs(rs)
-    n_points = points_axis(rs)
-    gain_max = n_points + rs.penta_bonus + rs.upper_bonus + 6 * rs.dice
     off = np.zeros((n_sids, lanes), dtype=np.int64)
     lo = np.zeros((n_sids, lanes), dtype=np.int64)
     width = np.zeros((n_sids, lanes), dtype=np.int64)
     for ps in range(rs.n_flags):  # no box open: 0 more points for sure (one entry per flag, every subtotal)
         width[ps << n, : rs.upper_threshold + 1] = 1
         off[ps << n] = ps
-    rlo = np.zeros((n_sids, lanes), dtype=np.int64)
-    rhi = np.where(np.isnan(V.reshape(n_sids, lanes)), -1, 0).astype(np.int64)  # the lanes a game reaches
+    rlo, rhi = reach_bounds(V)
     prev, prev_base = np.ones(rs.n_flags), 0
     stored = [prev.astype(STORED)]
-    masks = np.arange(1 << n, dtype=np.int64)
-    masks = masks[(masks & ~rs.box_mask) == 0]
-    pop = np.bitwise_count(masks)
 
     def part(layer_sids, prev, prev_base, widest, lo_i, hi_i):
-        buffers = getattr(_local, "buffers", None)
-        shape = (CHUNK, n, 2, n_points, lanes)
-        if buffers is None or buffers[0].shape != shape:
-            buffers = _local.buffers = (
-                np.zeros(shape),
-                np.zeros((CHUNK, n * 2 * n_points), dtype=np.int64),
-                np.zeros(CHUNK, dtype=np.int64),
-            )
-        out, tlist, ntouch = buffers
-        scratch = np.empty(widest + gain_max + 1)
-        rows, sids_done = [], []
-        dst = np.empty(CHUNK * lanes * (widest + gain_max + 1))
-        try:
-            for c0 in range(lo_i, hi_i, CHUNK):
-                chunk = np.ascontiguousarray(layer_sids[c0 : min(c0 + CHUNK, hi_i)])
-                fw.chunk_outcomes(rs, V, chunk, rlo, rhi, out, tlist, ntouch)
-                used = pull_rows(inputs.p, chunk, len(chunk), out, tlist, ntouch, off, lo, width, prev, prev_base,
-                                 eps, scratch, dst)  # fmt: skip
-                if used < 0:
-                    raise RuntimeError("a row of the chances table overran its bound")
-                rows.append(dst[:used].copy())
-                sids_done.append(chunk)
-        except BaseException:  # an error or an interrupt between a chunk's outcomes and their reset
-            _local.buffers = None  # left part-written: never reused by a later pass on this thread
-            raise
-        return rows, sids_done
+        return rows_of(rs, V, layer_sids[lo_i:hi_i], off, lo, width, rlo, rhi, prev, prev_base, widest, eps)
 
     base = rs.n_flags
     with Workers(threads) as workers:
         for k in range(1, n + 1):
-            layer_sids = np.array(
-                [(ps << n) | int(m) for m in masks[pop == k] for ps in range(rs.n_flags)], dtype=np.int64
-            )
+            layer_sids = sids_of_layer(rs, k)
             widest = int((lo + width).max())  # rows lie in [0, max(lo + width)): a mix spans that and a gain
             results = workers.run(part, (layer_sids, prev, prev_base, widest), len(layer_sids))
             pieces = []
@@ -326,6 +290,78 @@ def solve(
     off[width == 0] = 0  # no row: the start the pass left there depends on how the threads split the layers
     data = np.concatenate(stored)
     return Remaining(rs, off, lo, width, data, time.perf_counter() - start)
+
+
+def sids_of_layer(rs: rules.RuleSet, k: int) -> np.ndarray:
+    """The state ids (``flag << n_boxes | mask``) of the states with ``k`` boxes open, in the order of the pass."""
+    n = rs.n_boxes
+    masks = np.arange(1 << n, dtype=np.int64)
+    masks = masks[((masks & ~rs.box_mask) == 0) & (np.bitwise_count(masks) == k)]
+    return np.array([(ps << n) | int(m) for m in masks for ps in range(rs.n_flags)], dtype=np.int64)
+
+
+def reach_bounds(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rlo, rhi)`` of :func:`pentadice.solver.forward.chunk_outcomes` for every state id: the lanes a game
+    reaches (NaN in the padded value table ``V``: none)."""
+    n_sids, lanes = V.shape[0] * V.shape[1], V.shape[2]
+    rlo = np.zeros((n_sids, lanes), dtype=np.int64)
+    rhi = np.where(np.isnan(V.reshape(n_sids, lanes)), -1, 0).astype(np.int64)
+    return rlo, rhi
+
+
+def rows_of(
+    rs: rules.RuleSet,
+    V: np.ndarray,
+    sids: np.ndarray,
+    off: np.ndarray,
+    lo: np.ndarray,
+    width: np.ndarray,
+    rlo: np.ndarray,
+    rhi: np.ndarray,
+    prev: np.ndarray,
+    prev_base: int,
+    widest: int,
+    eps: float = EPS,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """The rows of the states ``sids`` of one layer (:data:`CHUNK` at a time: their turns run forward under the
+    policy of ``V``, then :func:`pull_rows` from the layer before, ``prev``, whose first entry is the table's
+    entry ``prev_base``; ``widest``: ``max(lo + width)`` of the layers before). Their ``off``, ``lo`` and
+    ``width`` are set, ``off`` from the start of their group's rows; returns each group's rows and states, in
+    order. The pass in memory and a task of the out-of-core build (:mod:`pentadice.tables.chances_store`) both
+    run it: the same rows."""
+    from pentadice.solver import forward as fw
+    from pentadice.solver.turn_inputs import turn_inputs
+
+    n, lanes = rs.n_boxes, V.shape[2]
+    n_points = points_axis(rs)
+    gain_max = n_points + rs.penta_bonus + rs.upper_bonus + 6 * rs.dice
+    p = turn_inputs(rs).p
+    buffers = getattr(_local, "buffers", None)
+    shape = (CHUNK, n, 2, n_points, lanes)
+    if buffers is None or buffers[0].shape != shape:
+        buffers = _local.buffers = (
+            np.zeros(shape),
+            np.zeros((CHUNK, n * 2 * n_points), dtype=np.int64),
+            np.zeros(CHUNK, dtype=np.int64),
+        )
+    out, tlist, ntouch = buffers
+    scratch = np.empty(widest + gain_max + 1)
+    rows, sids_done = [], []
+    dst = np.empty(CHUNK * lanes * (widest + gain_max + 1))
+    try:
+        for c0 in range(0, len(sids), CHUNK):
+            chunk = np.ascontiguousarray(sids[c0 : c0 + CHUNK])
+            fw.chunk_outcomes(rs, V, chunk, rlo, rhi, out, tlist, ntouch)
+            used = pull_rows(p, chunk, len(chunk), out, tlist, ntouch, off, lo, width, prev, prev_base, eps, scratch,
+                             dst)  # fmt: skip
+            if used < 0:
+                raise RuntimeError("a row of the chances table overran its bound")
+            rows.append(dst[:used].copy())
+            sids_done.append(chunk)
+    except BaseException:  # an error or an interrupt between a chunk's outcomes and their reset
+        _local.buffers = None  # left part-written: never reused by a later pass on this thread
+        raise
+    return rows, sids_done
 
 
 @functools.lru_cache(maxsize=4)

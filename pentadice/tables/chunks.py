@@ -82,7 +82,7 @@ KINDS: dict[str, Kind] = {
         Kind("win", "win.npy", "float64", "all", "the win strategy's theta tables"),
         Kind("win-end", "win-end-{max_open}.npy", "float64", "all", "the win strategy's end-game table"),
         Kind("win-store", "win.store/tables.npy", "float64", "lazy", "the win strategy's tables, built out of core"),
-        Kind("targets-rows", "targets.build/L00.rows.npy", "float64", "lazy", "a layer of target rows, mid-build"),
+        Kind("layer-rows", "build/L00.rows.npy", "float64", "lazy", "a layer's float64 rows, mid-build"),
         Kind("chances", "chances.npy", "float32", "lazy", "the chances table's probabilities"),
         Kind("chances-index", "chances-index.npy", "int64", "all", "the chances table's index"),
     )

@@ -27,13 +27,10 @@ every target table is; a damaged one is built again.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import itertools
 import os
-import shutil
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -41,29 +38,15 @@ import numpy as np
 from pentadice.game import rules
 from pentadice.solver import targets as kernel
 from pentadice.support.exits import TableError
-from pentadice.tables import chunks, table
+from pentadice.tables import chunks, layer_store, table
+from pentadice.tables.layer_store import ROWS_KIND, Task, crc
 from pentadice.tables.win_store import StoreError, disk_error, read_json, write_json
 
 FORMAT = "pentadice-targets-build"
 KIND = "targets"
-ROWS_KIND = "targets-rows"  # a layer's float64 rows, mid-build (chunks.KINDS)
 DEFAULT_MEMORY = 4 << 30
 MIN_CHUNK_LANES = 1 << 16
 MAX_CHUNK_LANES = 1 << 22  # 32 MB of float64 rows: a task of a few seconds (about 3 us a lane)
-
-
-@dataclasses.dataclass(frozen=True)
-class Task:
-    """One chunk: the states ``lo <= i < hi`` of layer ``layer`` (``targets.layers(rs)[layer]``)."""
-
-    layer: int
-    chunk: int
-    lo: int
-    hi: int
-
-    @property
-    def key(self) -> str:
-        return f"targets-L{self.layer:02d}-c{self.chunk:05d}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +60,7 @@ class Plan:
     lanes: tuple[int, ...]  # the lanes the rows of each layer are given room for (their bound: kernel.bound)
 
     def tasks(self, layer: int) -> list[Task]:
-        return [Task(layer, c, lo, hi) for c, (lo, hi) in enumerate(itertools.pairwise(self.cuts[layer]))]
+        return [Task(layer, c, lo, hi, KIND) for c, (lo, hi) in enumerate(itertools.pairwise(self.cuts[layer]))]
 
     @property
     def n_tasks(self) -> int:
@@ -157,59 +140,9 @@ def make(rs: rules.RuleSet, memory: int = DEFAULT_MEMORY, workers: int = 2, chun
     return Plan(rs, tuple(cuts), chunk, tuple(lanes))
 
 
-@dataclasses.dataclass(frozen=True)
-class Store:
-    """The work folder of one rule set's target table built out of core, in the table directory."""
-
-    directory: Path
-    rules: str
-
-    @property
-    def root(self) -> Path:
-        return self.directory / f"{self.rules}.{KIND}.build"
-
-    @property
-    def plan_file(self) -> Path:
-        return self.root / "plan.json"
-
-    @property
-    def work(self) -> Path:
-        return self.root / "work.npy"
-
-    @property
-    def index(self) -> Path:
-        return self.root / "index.npy"
-
-    def rows(self, layer: int) -> Path:
-        return self.root / f"L{layer:02d}.rows.npy"
-
-    def stored(self, layer: int) -> Path:
-        return self.root / f"L{layer:02d}.q.npy"
-
-    def merged(self, layer: int) -> Path:
-        return self.root / f"L{layer:02d}.merged.json"
-
-    def layer_dir(self, layer: int) -> Path:
-        return self.root / f"L{layer:02d}"
-
-    def chunk(self, task: Task) -> tuple[Path, Path, Path]:
-        """``(rows, stored rows, record)`` of a task's chunk."""
-        stem = self.layer_dir(task.layer) / f"c{task.chunk:05d}"
-        return stem.with_suffix(".rows.npy"), stem.with_suffix(".q.npy"), stem.with_suffix(".json")
-
-    @property
-    def lock_files(self) -> table.TableFiles:
-        return table.TableFiles(self.directory, f"{self.rules}.{KIND}")  # the lock `solve --targets` takes
-
-
-def check_disk(store: Store, need: int) -> None:
-    free = shutil.disk_usage(store.directory).free
-    if need > free:
-        raise StoreError(
-            f"the {store.rules} target table needs up to {need / 1e9:,.1f} GB on the disk holding "
-            f"{store.directory}, which has {free / 1e9:,.1f} GB free: free some space or build it in another --data "
-            "directory (docs/scale.md has every table's size)"
-        )
+def store_of(directory: Path, rules_name: str) -> layer_store.Store:
+    """The work folder of a rule set's target table built out of core."""
+    return layer_store.Store(Path(directory), rules_name, KIND)
 
 
 def _from_json(rs: rules.RuleSet, data: dict, plan: Plan) -> Plan | None:
@@ -226,7 +159,7 @@ def _from_json(rs: rules.RuleSet, data: dict, plan: Plan) -> Plan | None:
     return Plan(rs, cuts, chunk, plan.lanes)
 
 
-def start(store: Store, plan: Plan) -> Plan:
+def start(store: layer_store.Store, plan: Plan) -> Plan:
     """The plan to build: the one saved in the work folder when it is of the same rules (a build resumed), else
     ``plan`` with a new work folder (any old one removed): its plan file, then the work and index files with
     the game's end written, their disk reserved. The disk the whole build needs is checked first."""
@@ -237,15 +170,7 @@ def start(store: Store, plan: Plan) -> Plan:
         resumed = _from_json(rs, saved, plan)
         if resumed is not None and store.index.is_file():
             return resumed
-    if os.path.lexists(store.root):
-        if store.root.is_symlink() or not store.root.is_dir():
-            raise StoreError(f"{store.root} is not a folder of a target table's build: remove it or use another --data")
-        if any(store.root.iterdir()) and (saved or {}).get("format") != FORMAT:
-            raise StoreError(f"{store.root} holds files that are not a target table's build: remove it")
-    check_disk(store, plan.needed_bytes())
-    if os.path.lexists(store.root):
-        shutil.rmtree(store.root)
-    store.root.mkdir(parents=True)
+    layer_store.fresh_folder(store, saved, FORMAT, "target table", plan.needed_bytes())
     write_json(store.plan_file, {"format": FORMAT, "rules": rs.name, "rules_definition": definition, **plan.as_json()})
     shape = rs.table_shape
     try:
@@ -265,7 +190,7 @@ def start(store: Store, plan: Plan) -> Plan:
     return plan
 
 
-def chunk_done(store: Store, task: Task) -> bool:
+def chunk_done(store: layer_store.Store, task: Task) -> bool:
     try:
         read_chunk(store, task)
     except StoreError:
@@ -273,39 +198,34 @@ def chunk_done(store: Store, task: Task) -> bool:
     return True
 
 
-def _crc(*arrays: np.ndarray) -> int:
-    c = 0
-    for a in arrays:
-        c = zlib.crc32(memoryview(np.ascontiguousarray(a, dtype=np.int64)).cast("B"), c)
-    return c
-
-
-def write_chunk(store: Store, task: Task, rows: np.ndarray, stored: np.ndarray, index: np.ndarray, info: dict) -> None:
+def write_chunk(
+    store: layer_store.Store, task: Task, rows: np.ndarray, stored: np.ndarray, index: np.ndarray, info: dict
+) -> None:
     """A chunk's files (``index``: int64 ``(3, states)``, each state's length, ``first`` and ``count``), the
     record last, each under a temporary name and renamed (a worker's last step)."""
-    rows_path, stored_path, record = store.chunk(task)
+    rows_path, stored_path, record = store.chunk(task, ".q.npy")
     try:
         rows_path.parent.mkdir(exist_ok=True)
         records = {}
         for path, array, kind in ((rows_path, rows, ROWS_KIND), (stored_path, stored, KIND)):
             tmp, records[kind] = chunks.write_temp(path, array, kind)
             os.replace(tmp, path)
-        meta = {"layer": task.layer, "lo": task.lo, "hi": task.hi, "index": index.tolist(), "index_crc32": _crc(index)}
+        meta = {"layer": task.layer, "lo": task.lo, "hi": task.hi, "index": index.tolist(), "index_crc32": crc(index)}
         write_json(record, {**meta, "rows": records[ROWS_KIND], "stored": records[KIND], **info})
     except OSError as e:
         raise disk_error(e, store.root) from None
 
 
-def read_chunk(store: Store, task: Task) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def read_chunk(store: layer_store.Store, task: Task) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A chunk's ``(rows, stored rows, index)``, checked whole against its record: StoreError when it is
     missing, damaged or not the task's."""
-    rows_path, stored_path, record = store.chunk(task)
+    rows_path, stored_path, record = store.chunk(task, ".q.npy")
     meta = read_json(record, "a chunk's record")
     if meta is None or (meta.get("lo"), meta.get("hi")) != (task.lo, task.hi):
         raise StoreError(f"{record} is missing or not this chunk's: it is computed again")
     try:
         index = np.array(meta.get("index"), dtype=np.int64)
-        if index.shape != (3, task.hi - task.lo) or _crc(index) != meta.get("index_crc32"):
+        if index.shape != (3, task.hi - task.lo) or crc(index) != meta.get("index_crc32"):
             raise ValueError
         rows = chunks.open_array(rows_path, meta.get("rows"), ROWS_KIND, private=True).array
         stored = chunks.open_array(stored_path, meta.get("stored"), KIND, private=True).array
@@ -316,14 +236,7 @@ def read_chunk(store: Store, task: Task) -> tuple[np.ndarray, np.ndarray, np.nda
     return rows, stored, index
 
 
-def _record(path: Path, kind: str, shape: tuple[int, ...]) -> dict:
-    sums, _, size = chunks.digest(path)
-    k = chunks.kind(kind)
-    return {"kind": kind, "dtype": k.dtype, "shape": list(shape), "bytes": size, "chunk_bytes": chunks.CHUNK_BYTES,
-            "algorithm": chunks.ALGORITHM, "chunks": "".join(f"{c:08x}" for c in sums)}  # fmt: skip
-
-
-def merge(store: Store, plan: Plan, layer: int) -> None:
+def merge(store: layer_store.Store, plan: Plan, layer: int) -> None:
     """Merge a finished layer: its chunks (each checked) into the layer's rows and stored rows files, flushed;
     the work and index entries of its states, flushed; then its record. Its chunk files and the rows of the layer
     below are removed after (a merge cut short is done again from the chunks: it is idempotent)."""
@@ -334,20 +247,7 @@ def merge(store: Store, plan: Plan, layer: int) -> None:
     count = np.concatenate([index[2] for _, _, index in parts])
     at = (states.flags, states.masks, states.subs)
     try:
-        records = {}
-        outputs = ((store.rows(layer), ROWS_KIND, "float64", 0), (store.stored(layer), KIND, "uint16", 1))
-        for path, kind, dtype, which in outputs:
-            total = sum(len(p[which]) for p in parts)
-            tmp = path.with_name(f".{path.name}.new")
-            array = chunks.create_mapped(tmp, (total,), dtype)
-            pos = 0
-            for p in parts:
-                array[pos : pos + len(p[which])] = p[which]
-                pos += len(p[which])
-            array.flush()
-            del array
-            records[kind] = _record(tmp, kind, (total,))
-            os.replace(tmp, path)
+        records = layer_store.write_layer(store, layer, [p[0] for p in parts], [p[1] for p in parts], KIND)
         work = chunks.mapped(store.work, "r+")
         work[0][at] = np.cumsum(lengths) - lengths
         work[1][at] = lengths
@@ -357,18 +257,15 @@ def merge(store: Store, plan: Plan, layer: int) -> None:
         index[1][at] = count
         index.flush()
         del work, index
-        meta = {"layer": layer, "index_crc32": _crc(lengths, first, count), "lanes": int(lengths.sum())}
+        meta = {"layer": layer, "index_crc32": crc(lengths, first, count), "lanes": int(lengths.sum())}
         meta["longest"] = int(lengths.max(initial=0))
         write_json(store.merged(layer), {**meta, "rows": records[ROWS_KIND], "stored": records[KIND]})
     except OSError as e:
         raise disk_error(e, store.root) from None
-    shutil.rmtree(store.layer_dir(layer), ignore_errors=True)
-    if layer > 0:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(store.rows(layer - 1))
+    layer_store.done_with(store, layer)
 
 
-def layer_merged(store: Store, plan: Plan, layer: int) -> bool:
+def layer_merged(store: layer_store.Store, plan: Plan, layer: int) -> bool:
     """Whether a layer is merged and whole: its record there, its stored rows and its entries of the work and
     index files matching it."""
     meta = read_json(store.merged(layer), "a layer's record")
@@ -377,47 +274,21 @@ def layer_merged(store: Store, plan: Plan, layer: int) -> bool:
     states = layers(plan.rules)[layer]
     at = (states.flags, states.masks, states.subs)
     work, index = chunks.mapped(store.work), chunks.mapped(store.index)
-    if _crc(work[1][at], index[0][at], index[1][at]) != meta.get("index_crc32"):
+    if crc(work[1][at], index[0][at], index[1][at]) != meta.get("index_crc32"):
         return False
-    try:
-        chunks.open_array(store.stored(layer), meta.get("stored"), KIND, private=False).check_all()
-    except (TableError, OSError):
-        return False
-    return True
+    return layer_store.whole(store.stored(layer), meta.get("stored"), KIND)
 
 
-def _rows_whole(store: Store, layer: int) -> bool:
-    meta = read_json(store.merged(layer), "a layer's record") or {}
-    try:
-        chunks.open_array(store.rows(layer), meta.get("rows"), ROWS_KIND, private=False).check_all()
-    except (TableError, OSError):
-        return False
-    return True
+def check_layer(store: layer_store.Store, plan: Plan, layer: int) -> None:
+    """Nothing: the disk the whole build needs was checked when it started (its rows' lengths are bounded)."""
 
 
-def resume_from(store: Store, plan: Plan) -> int:
-    """The first layer a build (resumed) computes: the layers before it are merged whole and the rows of the
-    last of them, which it reads, are whole too; it and the layers after it are forgotten. Back to the first layer
-    when those rows are damaged (the rows of the layers below them are removed as a build goes)."""
-    k = 0
-    while k < len(plan.cuts) and layer_merged(store, plan, k):
-        k += 1
-    if 0 < k < len(plan.cuts) and not _rows_whole(store, k - 1):
-        k = 0
-    forget_from(store, plan, k)
-    return k
+def resume_from(store: layer_store.Store, plan: Plan) -> int:
+    """The first layer a build (resumed) computes (:func:`pentadice.tables.layer_store.resume_from`)."""
+    return layer_store.resume_from(store, len(plan.cuts), lambda layer: layer_merged(store, plan, layer))
 
 
-def forget_from(store: Store, plan: Plan, layer: int) -> None:
-    """Forget the layers from ``layer`` up (a damaged layer and every layer built on it are computed again)."""
-    for i in range(layer, len(plan.cuts)):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(store.merged(i))
-        if i > layer:  # chunks computed from the layers now forgotten
-            shutil.rmtree(store.layer_dir(i), ignore_errors=True)
-
-
-def finish(store: Store, plan: Plan, info: dict) -> Path:
+def finish(store: layer_store.Store, plan: Plan, info: dict) -> Path:
     """Write the finished table from the merged layers (through :func:`pentadice.tables.targets.write`: the
     files ``solve --targets`` writes), read it back whole, and remove the work folder; the data file."""
     from pentadice.tables import targets
@@ -431,17 +302,8 @@ def finish(store: Store, plan: Plan, info: dict) -> Path:
     counts = count.ravel()[seq]
     offset.ravel()[seq] = np.cumsum(counts) - counts  # rows layer by layer, as the build in memory lays them
     metas = [read_json(store.merged(i), "a layer's record") or {} for i in range(len(plan.cuts))]
-    total = int(counts.sum())
     try:
-        tmp = store.root / ".data.npy.new"
-        data = chunks.create_mapped(tmp, (total,), "uint16")
-        pos = 0
-        for i, meta in enumerate(metas):
-            part = chunks.open_array(store.stored(i), meta.get("stored"), KIND, private=False)
-            part.check_all()
-            data[pos : pos + len(part.array)] = part.array
-            pos += len(part.array)
-        data.flush()
+        data = layer_store.gather(store, len(plan.cuts), KIND)
         built = kernel.Built(
             first, count, offset, data, info["seconds"], 0.0, info["workers"],
             sum(int(m.get("lanes", 0)) for m in metas), max(int(m.get("longest", 0)) for m in metas),
@@ -455,5 +317,5 @@ def finish(store: Store, plan: Plan, info: dict) -> Path:
         raise StoreError(f"{e}; run the same command again (the build goes on from its layers)") from None
     except OSError as e:
         raise disk_error(e, store.root) from None
-    shutil.rmtree(store.root, ignore_errors=True)
+    layer_store.done(store)
     return files.data

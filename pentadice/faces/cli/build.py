@@ -40,10 +40,11 @@ class Bytes(click.ParamType):
 @click.option(
     "--table",
     "which",
-    type=click.Choice(["win", "targets"]),
+    type=click.Choice(["win", "targets", "chances"]),
     default="win",
     show_default=True,
-    help="The win player's tables, or the target table (`advise --target`, the same files as `solve --targets`).",
+    help="The win player's tables, the target table (`advise --target`: the files `solve --targets` writes), or "
+    "the chances table (live chances: the files `solve` writes).",
 )
 @click.option(
     "--scheduler",
@@ -72,8 +73,8 @@ class Bytes(click.ParamType):
     type=click.IntRange(min=1),
     default=None,
     metavar="MASKS",
-    help="Box masks a task computes, or with --table targets lanes of rows [default: as many as --memory allows, "
-    "at most 4096 masks or 4,194,304 lanes].",
+    help="Box masks a task computes (--table targets: lanes of rows; chances: states) [default: as many as "
+    "--memory allows, at most 4096 masks, 4,194,304 lanes or 4096 states].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the summary.")
 def build(rules_name: str, data: str | None, which: str, scheduler: str | None, workers: int | None, memory: int,
@@ -85,13 +86,13 @@ def build(rules_name: str, data: str | None, which: str, scheduler: str | None, 
     from pentadice.cluster import engine
     from pentadice.faces.cli import loading
     from pentadice.players import win
-    from pentadice.tables import table, targets_store, win_plan, win_store
+    from pentadice.tables import chances_store, table, targets_store, win_plan, win_store
 
     rs = rules.get_rules(rules_name)
     directory = paths.data_dir(data)
-    what = "target table" if which == "targets" else "win tables"
+    what = {"win": "win tables", "targets": "target table", "chances": "chances table"}[which]
     values = None
-    if which == "win":
+    if which != "targets":
         try:
             values = table.load(rs, directory).values
         except table.TableError as e:
@@ -133,10 +134,14 @@ def build(rules_name: str, data: str | None, which: str, scheduler: str | None, 
     try:
         if which == "targets":
             summary = engine.build_targets(rs, directory, scheduler, workers, memory, progress, chunk)
+        elif which == "chances":
+            summary = engine.build_chances(rs, directory, values, scheduler, workers, memory, progress, chunk)
         else:
             summary = engine.build(rs, directory, values, scheduler, workers, memory, progress, chunk)
     except KeyboardInterrupt:
-        kept = targets_store.Store(directory, rs.name) if which == "targets" else win_store.Store(directory, rs.name)
+        kept = {"win": win_store.Store, "targets": targets_store.store_of, "chances": chances_store.store_of}[which](
+            directory, rs.name
+        )
         raise exits.Interrupted(
             f"the chunks written so far are kept in {kept.root}; run the same command again to go on"
         ) from None
@@ -151,7 +156,7 @@ def build(rules_name: str, data: str | None, which: str, scheduler: str | None, 
         click.echo(json.dumps(summary))
         return
     if not summary["built"]:
-        click.echo(f"The {rs.name} {what} in {summary['files']} {'is' if which == 'targets' else 'are'} whole "
+        click.echo(f"The {rs.name} {what} in {summary['files']} {'are' if which == 'win' else 'is'} whole "
                    "already (checked).")  # fmt: skip
         return
     click.echo(
