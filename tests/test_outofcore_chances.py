@@ -156,3 +156,22 @@ def test_maxi_yatzys_chances_apply_once_built_out_of_core(tmp_path):
     assert "`pentadice build --table chances`" in prepared.applicable(rs, directory=tmp_path)["chances"]
     chance_tables.saved_paths(rs, tmp_path)[2].write_text("{}")  # its metadata there: held, checked when read
     assert prepared.applicable(rs, directory=tmp_path)["chances"] is None
+
+
+def test_a_layer_record_changed_on_disk_is_not_trusted(tmp_path):
+    """Where a layer's rows lie in the table (its record's ``base``) is read by the next layer's tasks: changed,
+    the layer is computed again rather than the table built on a wrong place."""
+    name, rs = "yatzy", GAMES["yatzy"]
+    directory = table_dir(tmp_path, name)
+    plan = chances_store.make(rs, chunk=CHUNK)
+    with pytest.raises(KeyboardInterrupt):
+        build(name, directory, progress=stop_after(plan.n_tasks // 2))
+    s = chances_store.store_of(directory, rs.name)
+    record = sorted(s.root.glob("L*.merged.json"))[-1]
+    meta = json.loads(record.read_text())
+    assert chances_store.layer_merged(s, plan, meta["layer"])
+    record.write_text(json.dumps({**meta, "base": meta["base"] + 1}))
+    assert not chances_store.layer_merged(s, plan, meta["layer"])
+    summary = build(name, directory)
+    assert summary["tasks_resumed"] < plan.n_tasks // 2 + len(plan.tasks(meta["layer"]))
+    assert table_bytes(rs, directory) == reference(name)

@@ -226,8 +226,9 @@ def merge(store: layer_store.Store, plan: Plan, layer: int) -> None:
             at += len(rows)
         work.flush()
         entries = at - base
-        index_crc = crc(work[0][layer_sids], work[1][layer_sids], work[2][layer_sids])
         widest = max(widest, int((work[1][layer_sids] + work[2][layer_sids]).max(initial=0)))
+        where = np.array([base, entries, widest])  # what the next layer's tasks read of this record: checked too
+        index_crc = crc(work[0][layer_sids], work[1][layer_sids], work[2][layer_sids], where)
         del work
         rows = [r for r, _ in parts]
         records = layer_store.write_layer(store, layer, rows, rows, KIND)  # the stored rows: float32
@@ -245,7 +246,11 @@ def layer_merged(store: layer_store.Store, plan: Plan, layer: int) -> bool:
         return False
     s = sids(plan.rules)[layer]
     work = chunks.mapped(store.work)
-    if crc(work[0][s], work[1][s], work[2][s]) != meta.get("index_crc32"):
+    try:
+        where = np.array([int(meta["base"]), int(meta["entries"]), int(meta["widest"])])
+    except (KeyError, TypeError, ValueError):
+        return False
+    if crc(work[0][s], work[1][s], work[2][s], where) != meta.get("index_crc32"):
         return False
     return layer_store.whole(store.stored(layer), meta.get("stored"), KIND)
 
