@@ -112,7 +112,7 @@ def make(rs: rules.RuleSet, memory: int = DEFAULT_MEMORY, workers: int = 2, chun
 
 def store_of(directory: Path, rules_name: str) -> layer_store.Store:
     """The work folder of a rule set's chances table built out of core."""
-    return layer_store.Store(Path(directory), rules_name, KIND)
+    return layer_store.Store(Path(directory), rules_name, KIND, INDEX_KIND)
 
 
 def start(store: layer_store.Store, plan: Plan, checksum: str) -> Plan:
@@ -173,17 +173,7 @@ def chunk_done(store: layer_store.Store, task: Task) -> bool:
 def write_chunk(store: layer_store.Store, task: Task, rows: np.ndarray, index: np.ndarray, info: dict) -> None:
     """A chunk's rows and index (``(3, states, lanes)``: start from the chunk's first entry, first points,
     width), then its record, each under a temporary name and renamed (a worker's last step)."""
-    rows_path, index_path, record = store.chunk(task, ".index.npy")
-    try:
-        rows_path.parent.mkdir(exist_ok=True)
-        records = {}
-        for path, array, kind in ((rows_path, rows, ROWS_KIND), (index_path, index, INDEX_KIND)):
-            tmp, records[kind] = chunks.write_temp(path, array, kind)
-            os.replace(tmp, path)
-        meta = {"layer": task.layer, "lo": task.lo, "hi": task.hi, "rows": records[ROWS_KIND]}
-        write_json(record, {**meta, "index": records[INDEX_KIND], **info})
-    except OSError as e:
-        raise disk_error(e, store.root) from None
+    layer_store.write_chunk(store, task, ".index.npy", {"rows": rows, "index": index}, info)
 
 
 def read_chunk(store: layer_store.Store, task: Task) -> tuple[np.ndarray, np.ndarray]:

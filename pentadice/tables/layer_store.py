@@ -23,7 +23,7 @@ import numpy as np
 
 from pentadice.support.exits import TableError
 from pentadice.tables import chunks, table
-from pentadice.tables.win_store import StoreError, read_json
+from pentadice.tables.win_store import StoreError, disk_error, read_json, write_json
 
 ROWS_KIND = "layer-rows"  # a layer's float64 rows, mid-build (chunks.KINDS)
 
@@ -50,6 +50,7 @@ class Store:
     directory: Path
     rules: str
     kind: str
+    second_kind: str  # the array kind of a chunk's second file (its stored rows, its index)
 
     @property
     def root(self) -> Path:
@@ -112,6 +113,24 @@ def fresh_folder(store: Store, saved: dict | None, fmt: str, what: str, need: in
     if os.path.lexists(store.root):
         shutil.rmtree(store.root)
     store.root.mkdir(parents=True)
+
+
+def write_chunk(store: Store, task: Task, second: str, arrays: dict[str, np.ndarray], meta: dict) -> None:
+    """A chunk's files (``arrays``: ``{field of the record: array}``, the float64 rows under ``rows``, the other
+    array in the file of suffix ``second``), then its record (``meta`` with each array's chunk record), each under
+    a temporary name and renamed: a worker's last step. StoreError when it cannot write (a full disk said)."""
+    rows_path, second_path, record = store.chunk(task, second)
+    try:
+        rows_path.parent.mkdir(exist_ok=True)
+        records = {}
+        for field, array in arrays.items():
+            path = rows_path if field == "rows" else second_path
+            kind = ROWS_KIND if field == "rows" else store.second_kind
+            tmp, records[field] = chunks.write_temp(path, array, kind)
+            os.replace(tmp, path)
+        write_json(record, {"layer": task.layer, "lo": task.lo, "hi": task.hi, **meta, **records})
+    except OSError as e:
+        raise disk_error(e, store.root) from None
 
 
 def crc(*arrays: np.ndarray) -> int:

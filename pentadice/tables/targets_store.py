@@ -142,7 +142,7 @@ def make(rs: rules.RuleSet, memory: int = DEFAULT_MEMORY, workers: int = 2, chun
 
 def store_of(directory: Path, rules_name: str) -> layer_store.Store:
     """The work folder of a rule set's target table built out of core."""
-    return layer_store.Store(Path(directory), rules_name, KIND)
+    return layer_store.Store(Path(directory), rules_name, KIND, KIND)
 
 
 def _from_json(rs: rules.RuleSet, data: dict, plan: Plan) -> Plan | None:
@@ -203,17 +203,8 @@ def write_chunk(
 ) -> None:
     """A chunk's files (``index``: int64 ``(3, states)``, each state's length, ``first`` and ``count``), the
     record last, each under a temporary name and renamed (a worker's last step)."""
-    rows_path, stored_path, record = store.chunk(task, ".q.npy")
-    try:
-        rows_path.parent.mkdir(exist_ok=True)
-        records = {}
-        for path, array, kind in ((rows_path, rows, ROWS_KIND), (stored_path, stored, KIND)):
-            tmp, records[kind] = chunks.write_temp(path, array, kind)
-            os.replace(tmp, path)
-        meta = {"layer": task.layer, "lo": task.lo, "hi": task.hi, "index": index.tolist(), "index_crc32": crc(index)}
-        write_json(record, {**meta, "rows": records[ROWS_KIND], "stored": records[KIND], **info})
-    except OSError as e:
-        raise disk_error(e, store.root) from None
+    meta = {"index": index.tolist(), "index_crc32": crc(index), **info}
+    layer_store.write_chunk(store, task, ".q.npy", {"rows": rows, "stored": stored}, meta)
 
 
 def read_chunk(store: layer_store.Store, task: Task) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
