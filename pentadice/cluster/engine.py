@@ -10,8 +10,11 @@
 3. the finished table checked and recorded (:func:`pentadice.tables.win_store.finish`).
 
 A finished store of the same values is checked and left alone; a damaged one is repaired from its first damaged
-layer. Dask runs a task again when its worker dies (``distributed.scheduler.allowed-failures``); a task is a pure
-function of the layers below, so the table is the same bits.
+layer. ``build_targets`` and ``build_chances`` do the same for the target and chances tables, whose rows vary in
+length (:mod:`pentadice.tables.layer_store`): one driver, ``_build_rows``, their files those of ``solve``.
+
+Dask runs a task again when its worker dies (``distributed.scheduler.allowed-failures``); a task is a pure function
+of the layers below, so the table is the same bits.
 """
 
 from __future__ import annotations
