@@ -298,6 +298,15 @@ def build_chances(
     )  # fmt: skip
 
 
+def _chunk_whole(module, store, task) -> bool:
+    """Whether a task's chunk is written whole (``module.read_chunk`` checks it against its record)."""
+    try:
+        module.read_chunk(store, task)
+    except stores.StoreError:
+        return False
+    return True
+
+
 def _build_rows(
     rs: rules.RuleSet,
     directory: Path | str,
@@ -335,7 +344,7 @@ def _build_rows(
             ran, resumed = _layers(
                 runner, compute, rs, directory, len(plan.cuts), plan.tasks,
                 merged=lambda layer: layer < first_todo,
-                done=lambda task: module.chunk_done(store, task),
+                done=lambda task: _chunk_whole(module, store, task),
                 merge=lambda layer: module.merge(store, plan, layer),
                 progress=progress,
                 before=lambda layer: module.check_layer(store, plan, layer),

@@ -162,14 +162,6 @@ def check_layer(store: layer_store.Store, plan: Plan, layer: int) -> None:
     check_disk(store, plan.layer_bytes(layer, widest), "chances table")
 
 
-def chunk_done(store: layer_store.Store, task: Task) -> bool:
-    try:
-        read_chunk(store, task)
-    except StoreError:
-        return False
-    return True
-
-
 def write_chunk(store: layer_store.Store, task: Task, rows: np.ndarray, index: np.ndarray, info: dict) -> None:
     """A chunk's rows and index (``(3, states, lanes)``: start from the chunk's first entry, first points,
     width), then its record, each under a temporary name and renamed (a worker's last step)."""

@@ -190,14 +190,6 @@ def start(store: layer_store.Store, plan: Plan) -> Plan:
     return plan
 
 
-def chunk_done(store: layer_store.Store, task: Task) -> bool:
-    try:
-        read_chunk(store, task)
-    except StoreError:
-        return False
-    return True
-
-
 def write_chunk(
     store: layer_store.Store, task: Task, rows: np.ndarray, stored: np.ndarray, index: np.ndarray, info: dict
 ) -> None:
