@@ -30,8 +30,8 @@ table: $(DATA)/penta.win-end-4.json  ## solve Penta into data/ with every table 
 $(DATA)/penta.win-end-4.json: $(INSTALLED) $(SOLVER_SOURCES)
 	$(BIN)/pentadice solve --rules penta --data $(DATA)
 
-test: install  ## the whole test suite, slow tests included
-	$(BIN)/python -m pytest
+test: install  ## the whole test suite, slow tests included, then its 15 slowest tests and the total time
+	$(BIN)/python -m pytest --durations=15
 
 # BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's),
 # --no-passes (not the one traversal's rows against the commit before it: benchmarks/bench_passes.py), --no-layout

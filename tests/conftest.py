@@ -5,6 +5,7 @@ import os
 import tempfile
 
 import pytest
+import signals
 
 from pentadice import solver
 from pentadice.game import rules
@@ -17,6 +18,8 @@ for _name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
 os.environ["LANG"] = "C.UTF-8"
 # The games database of every app, command and server the tests start: a file of this session's, never the user's.
 os.environ["PENTADICE_DB"] = os.path.join(tempfile.mkdtemp(prefix="pentadice-test-games-"), "games.sqlite3")
+# Started as a background job (SIGINT ignored, and so in every child), the Ctrl-C tests would test nothing.
+signals.default_interrupts()
 
 
 @functools.cache

@@ -5,7 +5,6 @@ gives a 500, reads a file or shows the dice generator."""
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from conftest import random_sheet, solved
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from signals import interrupt
 
 from pentadice.advisor import Advisor
 from pentadice.advisor.explain import explain
@@ -718,7 +718,7 @@ def test_serve_answers_and_stops_on_ctrl_c(penta_table_dir, tmp_path):
         busy = subprocess.run(args, capture_output=True, text=True, timeout=60)
         assert busy.returncode == 1 and busy.stderr.startswith("Error: cannot listen on"), busy.stderr
         assert "Traceback" not in busy.stderr
-        proc.send_signal(signal.SIGINT)
+        interrupt(proc)
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == 130 and err.startswith("Interrupted: the server stopped"), err
         assert "Traceback" not in err

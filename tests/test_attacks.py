@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from signals import interrupt
 
 from pentadice.faces.cli import main
 from pentadice.game.rules import get_rules
@@ -87,7 +88,6 @@ def test_verify_refuses_a_parquet_file_that_is_not_regular(copy):
 
 
 def test_an_interrupted_batch_says_how_many_lines_were_answered(penta_table_dir):
-    import signal
     import time
 
     proc = subprocess.Popen(
@@ -101,7 +101,7 @@ def test_an_interrupted_batch_says_how_many_lines_were_answered(penta_table_dir)
     answers = [proc.stdout.readline() for _ in range(3)]  # answered before the input ends
     assert all(json.loads(a)["dice"] == [1, 1, 3, 4, 6] for a in answers)
     time.sleep(0.2)
-    proc.send_signal(signal.SIGINT)
+    interrupt(proc)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and b"Interrupted: 3 lines were answered (lines 1 to 3)" in err
 

@@ -13,6 +13,7 @@ import time
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from signals import interrupt
 
 from pentadice.faces.cli import main
 
@@ -39,7 +40,7 @@ def wait_for_start(proc, seconds: float = 2.0) -> None:
 def test_interrupted_simulate_exits_130_with_one_line(penta_table_dir, sig):
     proc = start("simulate", "-n", "50000000", data=penta_table_dir)
     wait_for_start(proc, 3.0)
-    proc.send_signal(sig)
+    interrupt(proc, sig)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err.decode().strip().splitlines()[-1].startswith("Interrupted: ")
@@ -52,7 +53,7 @@ def test_interrupted_batch_exits_130_and_keeps_the_answers_given(penta_table_dir
     proc.stdin.write(b'{"dice": [1, 1, 3, 4, 6]}\n')
     proc.stdin.flush()
     wait_for_start(proc)
-    proc.send_signal(sig)
+    interrupt(proc, sig)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert b"Traceback" not in err and b"Aborted" not in err

@@ -2,13 +2,13 @@
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 from click.testing import CliRunner
+from signals import interrupt
 
 from pentadice.faces.cli import main
 from pentadice.game.rules import get_rules
@@ -100,7 +100,7 @@ def test_real_sigint_leaves_no_partial_table(tmp_path, delay, cold):
     cmd = [sys.executable, "-m", "pentadice", "solve", "--skip", "chances,win,win-end", "--out", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     time.sleep(delay)
-    proc.send_signal(signal.SIGINT)
+    interrupt(proc)
     _out, err = proc.communicate(timeout=120)
     assert "Traceback" not in err and "Exception ignored" not in err
     names = sorted(p.name for p in out.iterdir() if p.name != ".penta.lock") if out.exists() else []

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from signals import interrupt  # noqa: E402
 
 from pentadice.faces.cli import main  # noqa: E402
 from pentadice.game import rules  # noqa: E402
@@ -324,7 +325,7 @@ def test_sigterm_ends_kiriki_target_build_within_seconds(tmp_path):
     time.sleep(20)  # well into the build: its third layer (the layers before are short)
     assert proc.poll() is None
     sent = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
+    interrupt(proc, signal.SIGTERM)
     code = proc.wait(timeout=60)
     took = time.monotonic() - sent
     assert code == 130, proc.stderr.read().decode()

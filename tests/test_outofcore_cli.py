@@ -4,13 +4,13 @@ in one line and no traceback, and Ctrl-C mid-build, which keeps the chunks writt
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 from conftest import solved
+from signals import interrupt
 
 from pentadice.tables import table
 
@@ -64,7 +64,7 @@ def test_ctrl_c_keeps_the_chunks_written_and_says_how_to_go_on(yatzy_dir):
         while not (store / "L03.merged.json").exists():  # a few layers merged, chunks of the next being written
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
+        interrupt(proc)
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()

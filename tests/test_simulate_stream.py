@@ -2,7 +2,6 @@
 written chunk by chunk, and Ctrl-C printing the summary of the games played so far."""
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -11,6 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from signals import interrupt
 
 from pentadice.faces.cli import main
 from pentadice.simulator import simulate as sim
@@ -60,7 +60,7 @@ def test_ctrl_c_prints_the_summary_of_the_games_played(penta_table_dir):
         text=True,
     )
     time.sleep(10)  # past start-up, the table and a first chunk of games, even on a busy machine
-    proc.send_signal(signal.SIGINT)
+    interrupt(proc)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "Mean score:" in out and "games (seed 1)" in out
