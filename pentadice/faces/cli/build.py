@@ -15,6 +15,7 @@ from pentadice.support import exits, paths
 
 UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
          "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}  # fmt: skip
+MAX_BYTES = float(1 << 60)  # --memory above 1 EiB is a typo (or 1e999: infinity)
 
 
 class Bytes(click.ParamType):
@@ -28,7 +29,10 @@ class Bytes(click.ParamType):
         m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:e[0-9]+)?)\s*([a-z]*)\s*", str(value).lower())
         if not m or m.group(2) not in UNITS:
             self.fail(f"{value!r} is not a size (such as 4GB or 512MiB)", param, ctx)
-        size = int(float(m.group(1)) * UNITS[m.group(2)])
+        number = float(m.group(1)) * UNITS[m.group(2)]
+        if not number < MAX_BYTES:  # 1e999 is inf: no machine has that (and int() of it would fail)
+            self.fail(f"{value!r} is too large: give what the workers may use, at most 1EiB (such as 4GB)", param, ctx)
+        size = int(number)
         if size < 1 << 26:
             self.fail(f"{value!r} is too small: give the workers at least 64MiB", param, ctx)
         return size

@@ -1,8 +1,9 @@
-"""What several commands parse alike: the shared options (--rules, --data, --lang, --sheet), the box names of
-the help, and a sheet or dice read from a file or standard input."""
+"""What several commands parse alike: the shared options (--rules, --data, --lang, --sheet), a positive number
+(:class:`PositiveNumber`), the box names of the help, and a sheet or dice read from a file or standard input."""
 
 from __future__ import annotations
 
+import math
 import sys
 
 import click
@@ -41,6 +42,38 @@ def open_games_database(where: str | None, create: bool = True):
         return open_database(where, create=create)
     except StorageError as e:
         raise exits.Failure(e.message) from None
+
+
+class PositiveNumber(click.ParamType):
+    """A finite number greater than 0 and at most ``maximum`` (days, seconds): ``nan``, ``inf``, 0 and negative
+    numbers are refused, the problem named (click's FloatRange lets ``nan`` through: no comparison is true of it)."""
+
+    name = "NUMBER"
+
+    def __init__(self, maximum: float, unit: str = "") -> None:
+        self.maximum = maximum
+        self.unit = unit
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float) and math.isfinite(value) and 0 < value <= self.maximum:
+            return value
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        unit = f" {self.unit}" if self.unit else ""
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number: give one greater than 0, at most {self.maximum:g}{unit}", param, ctx)
+        if math.isinf(number):
+            self.fail(f"{value!r} is not a finite number: give one at most {self.maximum:g}{unit}", param, ctx)
+        if number <= 0:
+            self.fail(f"{value!r} is not greater than 0", param, ctx)
+        if number > self.maximum:
+            self.fail(f"{value!r} is more than {self.maximum:g}{unit}", param, ctx)
+        return number
+
+    def __repr__(self) -> str:
+        return f"PositiveNumber({self.maximum:g})"
 
 
 MAX_TARGET = 100_000  # --target above this is refused as a typo (pentadice.advisor.reach.MAX_TARGET, unimported)

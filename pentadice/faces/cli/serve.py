@@ -8,7 +8,7 @@ import sys
 import click
 
 from pentadice.faces.cli import loading
-from pentadice.faces.cli.options import DATA_OPTION, DB_OPTION, open_games_database
+from pentadice.faces.cli.options import DATA_OPTION, DB_OPTION, PositiveNumber, open_games_database
 from pentadice.game import rules
 from pentadice.storage import KEEP_DAYS
 from pentadice.support import exits, paths
@@ -78,8 +78,9 @@ def check_tls(cert: str, key: str) -> None:
 @DB_OPTION
 @click.option(
     "--keep-days",
-    type=click.FloatRange(min=0, max=36500, min_open=True),
+    type=PositiveNumber(36500, "days"),
     default=KEEP_DAYS,
+    metavar="DAYS",
     show_default=True,
     help="Days an unfinished game is kept without a move before it is removed (finished games are kept).",
 )
