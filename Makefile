@@ -30,8 +30,10 @@ table: $(DATA)/penta.win-end-4.json  ## solve Penta into data/ with every table 
 $(DATA)/penta.win-end-4.json: $(INSTALLED) $(SOLVER_SOURCES)
 	$(BIN)/pentadice solve --rules penta --data $(DATA)
 
+# TEST_WORKERS: pytest-xdist workers, each test file in one of them (its module's cached solves stay in one process).
+TEST_WORKERS ?= 2
 test: install  ## the whole test suite, slow tests included, then its 15 slowest tests and the total time
-	$(BIN)/python -m pytest --durations=15
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
 
 # BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's),
 # --no-passes (not the one traversal's rows against the commit before it: benchmarks/bench_passes.py), --no-layout

@@ -22,6 +22,16 @@ os.environ["PENTADICE_DB"] = os.path.join(tempfile.mkdtemp(prefix="pentadice-tes
 signals.default_interrupts()
 
 
+def pytest_configure(config):
+    """Under pytest-xdist, each worker's compiled kernels run on its share of the cores (a test that asks for more
+    threads still gets them), so that the workers do not oversubscribe the machine."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        import numba
+
+        numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // workers))
+
+
 @functools.cache
 def solved(name: str) -> solver.Solution:
     """The solution of a registered rule set, solved once per session."""
@@ -42,20 +52,48 @@ def penta_table_dir(tmp_path_factory, penta_solution):
 
 
 @pytest.fixture(scope="session")
-def penta_game_tables(tmp_path_factory, penta_table_dir):
+def shared_tmp(tmp_path_factory, worker_id):
+    """A folder that every pytest-xdist worker of this session sees (without xdist, the session's own): what is
+    built once for the whole session lives here, built by the first worker that needs it (:func:`built_once`)."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
+
+
+def built_once(shared, name: str, build):
+    """``shared / name``, made by ``build(folder)`` once for the session whichever worker asks first: the others
+    wait for it behind a file lock, and a build that failed half-way is never taken for a finished one."""
+    import shutil
+
+    from filelock import FileLock
+
+    done = shared / name
+    with FileLock(str(shared / f"{name}.lock")):
+        if not done.is_dir():
+            work = shared / f"{name}.building"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir()
+            build(work)
+            work.rename(done)
+    return done
+
+
+@pytest.fixture(scope="session")
+def penta_game_tables(shared_tmp, penta_table_dir):
     """A directory holding Penta's table with every table a game reads (the chances table, the win player's
-    tables), as `make table` leaves data/: built once per session by `pentadice solve` (about 70 s quiet)."""
+    tables), as `make table` leaves data/: built once per session by `pentadice solve` (about 70 s quiet), shared
+    by every worker."""
     import shutil
     import subprocess
     import sys
 
-    directory = tmp_path_factory.mktemp("game-tables")
-    for f in penta_table_dir.iterdir():
-        shutil.copy(f, directory / f.name)
-    cmd = [sys.executable, "-m", "pentadice", "solve", "--rules", "penta", "--data", str(directory), "--json"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return directory
+    def build(directory):
+        for f in penta_table_dir.iterdir():
+            shutil.copy(f, directory / f.name)
+        cmd = [sys.executable, "-m", "pentadice", "solve", "--rules", "penta", "--data", str(directory), "--json"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+    return built_once(shared_tmp, "game-tables", build)
 
 
 def linked_copy(source, directory):
