@@ -47,6 +47,7 @@ from pentadice.players.seats import (
     name_key,
     parse_auto_commit,
     parse_players,
+    valid_name,
 )
 from pentadice.players.steps import Played, Scored, Step, legal_boxes
 
@@ -72,6 +73,7 @@ __all__ = [  # the engine's names, those of its other modules included (imported
     "parse_auto_commit",
     "parse_players",
     "save_text",
+    "valid_name",
 ]
 
 _COUNT_WORDS = ("no", "one", "two", "three", "four", "five", "six")  # (the engine's messages; words.py is above it)

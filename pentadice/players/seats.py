@@ -1,6 +1,7 @@
 """Who plays a game, and how long a person has: a :class:`Player` (a name, human or computer, the score sheet,
 the turns played, a computer's strategy), the ``--players`` text (:func:`parse_players`), the checks every
-way of setting up a game shares (printable names that look different, known strategies), and the auto-commit
+way of setting up a game shares (printable names that look different, known strategies; a new name has no
+invisible character either: :func:`valid_name`), and the auto-commit
 time (``--auto-commit``, or as saved). Pure Python, no I/O.
 
 :class:`GameError` is the engine's one error (:mod:`pentadice.players.engine` raises it too): it is here, in
@@ -44,6 +45,49 @@ def check_name(name: object) -> str:
     if len(name) > MAX_NAME:
         raise GameError(f"player name {name[:MAX_NAME]!r}... is longer than {MAX_NAME} characters")
     return name
+
+
+def valid_name(name: object) -> str:
+    """A new player's name, where a name enters (a game set up, a seat, a name asked for): :func:`check_name`'s
+    rules, and no invisible character either (what :func:`name_key` drops: format characters such as a
+    zero-width space, joiner or mark, variation selectors, fillers), in the name or its NFKC form, so that no
+    two names a screen shows alike are told apart only by what cannot be seen. An emoji's own joiners and
+    selectors (a zero-width joiner between two symbols, a variation selector or tag after a symbol) are part of
+    what it shows, and pass. GameError naming the character otherwise. A name read back from a save or the
+    games database is checked by :func:`check_name` alone: what was accepted once is read again."""
+    name = check_name(name)
+    for text in dict.fromkeys((name, unicodedata.normalize("NFKC", name))):
+        if any(unsafe_char(c) for c in text):
+            raise GameError(f"player name {name!r} holds a control character: names are printable text")
+        for i, c in enumerate(text):
+            if _invisible(c) and not _in_emoji(text, i):
+                shown = "".join(f"\\u{ord(x):04x}" if _invisible(x) else x for x in name)
+                raise GameError(
+                    f"player name '{shown}' holds an invisible character (U+{ord(c):04X}): names are what they show"
+                )
+    return name
+
+
+def _invisible(c: str) -> bool:
+    return c in _INVISIBLE or unicodedata.category(c) == "Cf"
+
+
+_EMOJI_JOINERS = frozenset("\u200d\ufe0e\ufe0f") | frozenset(map(chr, range(0xE0020, 0xE0080)))
+
+
+def _in_emoji(text: str, i: int) -> bool:
+    """Whether the invisible character ``text[i]`` is part of an emoji: a zero-width joiner between two symbols
+    (their modifiers and selectors between), a variation selector or tag character after a symbol, or a
+    variation selector before a keycap's enclosing mark."""
+    c = text[i]
+    if c not in _EMOJI_JOINERS:
+        return False
+    before = text[i - 1] if i > 0 else ""
+    after = text[i + 1] if i + 1 < len(text) else ""
+    symbol_before = bool(before) and (unicodedata.category(before) in ("So", "Sk") or before in _EMOJI_JOINERS)
+    if c == "\u200d":
+        return symbol_before and bool(after) and unicodedata.category(after) == "So"
+    return symbol_before or (c in "\ufe0e\ufe0f" and after == "\u20e3")
 
 
 def check_auto_commit(seconds: object) -> float | None:
@@ -121,6 +165,8 @@ def parse_players(spec: str) -> list[Player]:
     for number, player in enumerate(unnamed, 1):
         player.name = "cpu" if len(unnamed) == 1 else f"cpu {number}"
     check_players(players)
+    for player in players:
+        valid_name(player.name)
     return players
 
 

@@ -20,7 +20,16 @@ from pentadice.faces.web.responses import answer
 from pentadice.faces.web.state import State, WebState
 from pentadice.game.moves import Keep, Score
 from pentadice.players import strategies
-from pentadice.players.engine import MAX_PLAYERS, Game, GameError, Player, check_auto_commit, parse_players
+from pentadice.players.engine import (
+    MAX_PLAYERS,
+    Game,
+    GameError,
+    Player,
+    check_auto_commit,
+    check_players,
+    parse_players,
+    valid_name,
+)
 from pentadice.support.inputs import json_kind
 
 NEW_GAME_FIELDS = ("players", "rules", "seed", "auto_commit", "dice", "save", "shared")
@@ -77,7 +86,18 @@ def _saved_game(state: WebState, data: dict):
     except GameError as e:
         raise ApiError(422, str(e)) from None
     game.save_path = None  # a path on the player's machine: nothing to the server
+    check_names(game)
     return game, state.advisor_of(game.rules.name)
+
+
+def check_names(game: Game) -> None:
+    """422 if a player's name of a saved game posted is not one a new game takes (:func:`valid_name`): names
+    enter the games database only by the rules of a new game's."""
+    for player in game.players:
+        try:
+            valid_name(player.name)
+        except GameError as e:
+            raise ApiError(422, str(e)) from None
 
 
 def _players_of(value: object) -> list[Player]:
@@ -115,6 +135,12 @@ def _players_of(value: object) -> list[Player]:
         if strategy != strategies.DEFAULT and not computer:
             raise ApiError(422, f"{bodies.short(item['name'])} is a person: a strategy is for computer players")
         players.append(Player(item["name"], computer, strategy=strategy))
+    check_players(players)  # names that look the same said as such first
+    for number, player in enumerate(players):
+        try:
+            valid_name(player.name)
+        except GameError as e:
+            raise ApiError(422, f"players[{number}]: {e}") from None
     return players
 
 

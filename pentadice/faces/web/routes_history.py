@@ -15,7 +15,7 @@ from pentadice.faces.web.bodies import ApiError
 from pentadice.faces.web.responses import answer
 from pentadice.faces.web.state import State
 from pentadice.game import rules
-from pentadice.players.engine import MAX_NAME
+from pentadice.players.engine import GameError, valid_name
 from pentadice.storage import history
 
 router = APIRouter()
@@ -28,9 +28,11 @@ def _rules_of(name: str | None) -> str | None:
 
 
 def _player_name(name: str | None) -> str | None:
-    if name is not None and (not 1 <= len(name) <= MAX_NAME or not name.isprintable()):
-        raise ApiError(422, f"a player's name has 1 to {MAX_NAME} printable characters")
-    return name
+    """A name asked for: one a game takes (:func:`valid_name`: printable, nothing invisible); 422 otherwise."""
+    try:
+        return None if name is None else valid_name(name)
+    except GameError as e:
+        raise ApiError(422, str(e)) from None
 
 
 @router.get("/api/history", responses={200: {"model": schemas.HistoryOut}, **ERRORS}, tags=["history"])

@@ -12,6 +12,7 @@ from pentadice.faces.web.apidoc import ERRORS, GAME_ERRORS, SAVE_FILE_BODY
 from pentadice.faces.web.bodies import ApiError
 from pentadice.faces.web.playing import read, started
 from pentadice.faces.web.responses import JSON, answer, escaped
+from pentadice.faces.web.routes_games import check_names
 from pentadice.faces.web.state import State
 from pentadice.players.engine import Game, GameError, save_text
 from pentadice.support.inputs import InputError
@@ -61,6 +62,7 @@ async def resume_game(request: Request, state: State) -> Response:
     --resume` reads a save file. Answers its view, with its id."""
     game = _save_file(await bodies.read(request, bodies.LARGE_LIMIT))
     game.save_path = None  # a path on the player's machine: nothing to the server
+    check_names(game)
     return await started(state, game, state.advisor_of(game.rules.name))
 
 

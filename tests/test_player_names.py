@@ -1,0 +1,81 @@
+"""Player names where they enter: a name with a control or invisible character (a zero-width space, a joiner,
+a soft hyphen, a filler, a variation selector on a letter) is refused wherever a name is given, 422 in the API
+(new games, as text or a list, saved games posted, the history's player asked for) and a usage error in
+``pentadice play``; what a screen shows stays one name (an emoji's own joiners pass)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.parse
+
+import pytest
+from fastapi.testclient import TestClient
+
+from pentadice.faces.web.api import create_app
+from pentadice.game import rules
+from pentadice.players.engine import Game, GameError, parse_players, valid_name
+
+DECEIVING = ["Ana\u200b", "An\u200da", "\u2060Ana", "Ana\u00ad", "\u3164Ana", "A\ufe0fna", "Ana\x1b[2J", "Ana\u202e"]
+SHOWN = ["Ana", "Zoë", "\uff22\uff4f", "👨\u200d👩\u200d👧", "❤\ufe0f", "1\ufe0f\u20e3", "👍🏽", "Jean-Luc"]
+
+
+@pytest.fixture(scope="module")
+def client(penta_advisor):
+    with TestClient(create_app({"penta": penta_advisor})) as c:
+        yield c
+
+
+@pytest.mark.parametrize("name", DECEIVING)
+def test_a_name_with_an_invisible_or_control_character_is_refused(name):
+    with pytest.raises(GameError, match=r"invisible|control"):
+        valid_name(name)
+    with pytest.raises(GameError, match=r"invisible|control"):
+        parse_players(f"{name},cpu")
+    with pytest.raises(GameError, match=r"invisible|control"):
+        parse_players(f"Bo,cpu:{name}")
+
+
+@pytest.mark.parametrize("name", SHOWN)
+def test_names_that_show_what_they_are_pass_emoji_included(name):
+    assert valid_name(name) == name
+    assert [p.name for p in parse_players(f"{name},cpu")] == [name, "cpu"]
+
+
+@pytest.mark.parametrize("name", ["Ana\u200b", "Ana\u00ad", "Ana\x07"])
+def test_the_api_refuses_such_a_name_in_every_place_a_name_is_given(client, name):
+    def refused(r) -> str:
+        assert r.status_code == 422, r.text
+        assert "invisible" in r.json()["error"] or "control" in r.json()["error"]
+        return r.json()["error"]
+
+    refused(client.post("/api/games", json={"players": f"{name},cpu"}))
+    refused(client.post("/api/games", json={"players": f"Bo,cpu:{name}"}))
+    refused(client.post("/api/games", json={"players": [{"name": "Bo"}, {"name": name}]}))
+    refused(client.post("/api/games", json={"players": [{"name": name}], "shared": True}))
+    save = json.loads(Game(rules.get_rules("penta"), parse_players("Ana,cpu"), 1).to_json())
+    save["players"][0]["name"] = name
+    refused(client.post("/api/games", json={"save": save}))
+    refused(client.post("/api/games/resume", content=json.dumps(save)))
+    refused(client.get("/api/history", params={"player": name}))
+    refused(client.get(f"/api/players/{urllib.parse.quote(name)}"))
+
+
+def test_the_api_takes_names_that_show_what_they_are(client):
+    r = client.post("/api/games", json={"players": [{"name": "👨\u200d👩\u200d👧"}, {"name": "Zoë"}], "shared": True})
+    assert r.status_code == 201, r.text
+    assert [s["name"] for s in r.json()["seats"]] == ["👨\u200d👩\u200d👧", "Zoë"]
+    assert client.get("/api/history", params={"player": "Zoë"}).status_code == 200
+
+
+def test_play_refuses_such_a_name_with_a_usage_error():
+    done = subprocess.run(
+        [sys.executable, "-m", "pentadice", "play", "--players", "Ana\u200b,cpu"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "invisible character (U+200B)" in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("Error:")
