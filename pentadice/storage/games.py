@@ -291,3 +291,7 @@ def _insert_results(conn: sa.Connection, game_id: str, rules: str, when: datetim
                 for r in rows
             ],
         )
+
+
+class DamagedGame(Exception):
+    """A stored game whose record cannot be decoded (args: game_id, what is damaged)."""
