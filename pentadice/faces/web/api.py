@@ -11,8 +11,9 @@ Every refusal is ``{"error": ...}`` with a 4xx status: 400 a body that is not JS
 site's page sent (but GET and HEAD) or a shared game's move without its seat's secret, 404 an unknown game or
 path, 405 a wrong method, 408 a body that did not arrive in time, 409 a move the game's state refuses (the
 engine's :class:`GameError`), 413 a body too large, 421 a ``Host`` not served (DNS rebinding), 422 a wrong field
-or value; 503 (or 507, a full disk) when the games database fails, nothing written. The HTTP layer's own
-refusals (:mod:`pentadice.faces.web.server`) are JSON too.
+or value; 503 (or 507, a full disk) when the games database fails, nothing written; 500 with the words "is
+damaged" for a game whose record in the database cannot be decoded (logged once, the other games served).
+The HTTP layer's own refusals (:mod:`pentadice.faces.web.server`) are JSON too.
 Advisor work and the games database run in worker threads (a game's requests one at a time in a process), except
 a cached answer, which is sent at once. Nothing on disk is read or written because of a request, but the page's
 own files and the games database (:mod:`pentadice.storage`).
@@ -57,7 +58,7 @@ from pentadice.faces.web.store import GameStore
 from pentadice.game.moves import MoveError
 from pentadice.players.engine import Game, GameError
 from pentadice.storage.database import Database, StorageError, open_database
-from pentadice.storage.games import KEEP_DAYS, GameRecords
+from pentadice.storage.games import KEEP_DAYS, DamagedGame, GameRecords
 
 __all__ = [
     "AUTO_COMMIT_SECONDS",
@@ -74,6 +75,7 @@ __all__ = [
 
 # The routers by resource, in the order their paths are listed in /openapi.json.
 STORAGE_RETRY_SECONDS = 5  # a request the database failed: its Retry-After
+DAMAGED_LOGGED = 1000  # damaged games logged once each, up to this many in a process (then no more said)
 ROUTERS = (
     routes_health,
     routes_rules,
@@ -153,6 +155,21 @@ def _handle_errors(app: FastAPI) -> None:
     async def storage_error(request: Request, e: StorageError) -> Response:  # nothing written: said, logged
         log.warning("%s %s: %s", request.method, request.url.path[:200], e.message)
         return answer({"error": e.message}, e.status, {"retry-after": str(STORAGE_RETRY_SECONDS)})
+
+    damaged_said: set[str] = set()
+
+    @app.exception_handler(DamagedGame)
+    async def damaged_game(request: Request, e: DamagedGame) -> Response:  # the server's fault: 500, said in words
+        game_id = str(e.args[0]) if e.args else "?"
+        what = str(e.args[1]) if len(e.args) > 1 else "it cannot be read"
+        if game_id not in damaged_said and len(damaged_said) < DAMAGED_LOGGED:
+            damaged_said.add(game_id)
+            log.error("the record of game %s in the games database is damaged: %s", game_id[:40], what)
+        message = (
+            f"the record of this game in the games database is damaged ({what}): it can be neither shown nor "
+            "played; the other games are not affected"
+        )
+        return answer({"error": message, "damaged": True}, 500)
 
     @app.exception_handler(GameError)
     async def game_error(request: Request, e: GameError) -> Response:

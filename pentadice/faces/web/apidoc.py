@@ -20,6 +20,11 @@ GAME_ERRORS = {
     404: {"model": schemas.ErrorOut, "description": "No such game (unknown, or removed: see GET /api/health's kept)."},
     409: {"model": schemas.ErrorOut, "description": "The game's state refuses the move."},
     507: {"model": schemas.ErrorOut, "description": "The disk of the games database is full; nothing was written."},
+    500: {
+        "model": schemas.DamagedOut,
+        "description": "The game's record in the games database is damaged (cannot be decoded): it can be neither "
+        "shown nor played; the other games are served. Logged once.",
+    },
 }
 SAVE_FILE_BODY = {"requestBody": {"required": True, "content": {JSON: {"schema": {"type": "object"}, "example": {}}}}}
 

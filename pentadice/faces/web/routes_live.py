@@ -25,7 +25,7 @@ router = APIRouter()
     "/api/games/{game_id}/events",
     responses={
         200: {"content": {EVENT_STREAM: {"schema": {"type": "string"}}}, "description": "The event stream."},
-        **{k: v for k, v in GAME_ERRORS.items() if k in (404, 422, 503)},
+        **{k: v for k, v in GAME_ERRORS.items() if k in (404, 422, 500, 503)},
         403: {"model": schemas.ErrorOut, "description": "Not refused for a secret: a watcher may listen."},
     },
     tags=["games"],

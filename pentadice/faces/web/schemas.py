@@ -16,6 +16,10 @@ class ErrorOut(BaseModel):
     error: str = Field(description="What was wrong, in words.", examples=["no rolls left: score the dice in a box"])
 
 
+class DamagedOut(ErrorOut):
+    damaged: Literal[True] = Field(description="The game's record in the games database cannot be decoded.")
+
+
 class Building(BaseModel):
     table: str | None = Field(description="The table being built: moments, chances, win or win-end.")
     what: str = Field(examples=["the win player's end-game table"])

@@ -1,0 +1,80 @@
+"""A game whose record in the games database is damaged (its save, undo steps or seats changed on disk so that
+they cannot be decoded): every read and move of it answers 500 with a JSON error saying the record is damaged,
+logged once without a traceback; the other games are served as before. The record is damaged in a real SQLite
+file, under an application reading it."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+import pytest
+from fastapi.testclient import TestClient
+
+from pentadice.faces.web.api import create_app
+from pentadice.storage.database import open_database
+
+DAMAGE = {
+    "seats": "{not json",
+    "undo": "[{",
+    "save": '{"format": "pentadice-game"}',
+}
+
+
+@pytest.fixture
+def served(penta_advisor, tmp_path):
+    path = tmp_path / "games.sqlite3"
+    db = open_database(path)
+    with TestClient(create_app({"penta": penta_advisor}, db=db)) as client:
+        yield client, path
+    db.close()
+
+
+@pytest.mark.parametrize("column", DAMAGE)
+def test_a_damaged_game_answers_that_its_record_is_damaged_and_the_others_play_on(served, column, caplog):
+    client, path = served
+    shared = column == "seats"
+    body = {"players": "Ana,Bo", "shared": True} if shared else {"players": "Ana", "dice": "manual"}
+    damaged = client.post("/api/games", json=body).json()["id"]
+    other = client.post("/api/games", json={"players": "Ana,cpu", "seed": 3}).json()["id"]
+    if column == "undo":
+        assert client.post(f"/api/games/{damaged}/roll", json={"dice": [1, 2, 3, 4, 5]}).status_code == 200
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"UPDATE games SET {column} = ?, version = version + 1 WHERE id = ?", (DAMAGE[column], damaged))
+    caplog.set_level(logging.INFO, logger="pentadice")
+    for _ in range(2):
+        for method, path_ in [
+            ("GET", ""),
+            ("GET", "/chances"),
+            ("GET", "/review"),
+            ("GET", "/save"),
+            ("GET", "/events"),
+            ("POST", "/roll"),
+            ("POST", "/score"),
+            ("POST", "/undo"),
+        ]:
+            json_body = {"box": "chance"} if path_ == "/score" else {} if method == "POST" else None
+            r = client.request(method, f"/api/games/{damaged}{path_}", json=json_body)
+            assert r.status_code == 500, (path_, r.text)
+            assert r.headers["content-type"] == "application/json"
+            assert "is damaged" in r.json()["error"] and r.json()["damaged"] is True
+            assert "internal error" not in r.text
+    said = [rec for rec in caplog.records if "damaged" in rec.getMessage()]
+    assert len(said) == 1 and damaged in said[0].getMessage()
+    assert all(rec.exc_info is None for rec in caplog.records)
+    assert not [rec for rec in caplog.records if "internal error" in rec.getMessage()]
+    assert client.get(f"/api/games/{other}").status_code == 200
+    assert client.post(f"/api/games/{other}/roll", json={"keep": []}).status_code == 200
+    assert client.get("/api/health").status_code == 200
+
+
+def test_the_damaged_status_is_documented_on_every_route_of_a_game(served):
+    client, _ = served
+    paths = client.get("/openapi.json").json()["paths"]
+    games = [p for p in paths if p.startswith("/api/games/{game_id}")]
+    assert len(games) >= 8
+    for p in games:
+        for method, operation in paths[p].items():
+            doc = operation["responses"].get("500")
+            assert doc is not None, (method, p)
+            assert "damaged" in doc["description"]
