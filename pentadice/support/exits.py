@@ -135,6 +135,10 @@ class Command(click.Group):
             raise click.UsageError(str(e)) from None
         except Refused as e:  # a damaged table found where a command did not look for one: the last net
             raise Failure(str(e)) from None
+        except ModuleNotFoundError as e:  # an optional part not installed: named in one line, with its pip extra
+            from pentadice.support import extras
+
+            raise Failure(str(e) if isinstance(e, extras.MissingPart) else extras.missing_message(e.name)) from None
         except click.exceptions.Exit:
             sys.stdout.flush()
             raise

@@ -120,6 +120,12 @@ def serve(
     Every table a game reads is loaded when the server starts, and those missing are built then, in the
     background: no move of a game waits for one. Games are kept in the games database (--db): a server
     started again goes on with them."""
+    from pentadice.support import extras
+
+    try:
+        extras.require()  # the web server's packages: a broken install is said now, before any table loads
+    except extras.MissingPart as e:
+        raise exits.Failure(str(e)) from None
     from pentadice.faces.web import addresses
     from pentadice.tables import chunks
 
