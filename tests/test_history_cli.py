@@ -55,7 +55,7 @@ def test_a_player_and_the_text_listing(played):
     text = run("history", "--db", str(db))
     assert text.exit_code == 0 and "Finished games in" in text.output and f"Ana {ana}" in text.output
     assert "expert" in text.output and "(computer)" in text.output
-    assert run("history", "--db", str(db), "--rules", "yatzy").output.startswith("No finished games yet")
+    assert run("history", "--db", str(db), "--rules", "yatzy").output.startswith("No finished yatzy games in")
 
 
 def test_export_to_parquet_one_row_a_player(played, tmp_path):

@@ -195,7 +195,7 @@ def test_a_schema_2_database_is_migrated_and_its_games_go_on_unshared(where, pen
 
     db = open_database(where)
     try:
-        assert database.current_version(db) == database.head() == "0003"
+        assert database.current_version(db) == database.head() == "0004"
         records = GameRecords(db, Game)
         held = records.get("going-on")
         assert held.game.to_json() == going.to_json() and held.version == 5 and held.seats is None

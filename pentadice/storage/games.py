@@ -3,6 +3,14 @@ a move, only over the version the move was played on; the finished ones have a r
 
 Each server process keeps the games it used last in memory, checked against the database's version before each
 use (one small query): a move made through another process is read from the database, never missed.
+
+A stored game that cannot be read back (its save, undo steps or seats damaged on disk) is a :class:`DamagedGame`,
+never a JSON or decoding error: the other games go on.
+
+Servers sharing a database agree on when an idle unfinished game is removed: each one that removes games says
+its ``--keep-days`` in the ``expiry`` table at each removal, and a game is removed only once every server that
+said so within :data:`CLAIM_DAYS` would remove it (the longest keep-days wins; a shorter one never takes
+another server's games).
 """
 
 from __future__ import annotations
@@ -22,12 +30,32 @@ import sqlalchemy as sa
 
 from pentadice.storage import KEEP_DAYS
 from pentadice.storage.database import Database, StorageError
-from pentadice.storage.schema import games, results
+from pentadice.storage.schema import expiry, games, results
 
 log = logging.getLogger("pentadice.storage")
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what an id can be (URL-safe base64); anything else is no game
 CACHE_GAMES = 256  # games a process keeps in memory (the database holds them all)
 EXPIRE_EVERY = 3600.0  # seconds between two removals of the idle unfinished games
+CLAIM_DAYS = 2.0  # a server's keep-days counts this long after its last removal (a stopped server's lapses)
+DAMAGE = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)  # what a bad record raises
+
+
+class DamagedGame(Exception):
+    """A game whose stored record cannot be read back: ``what`` (``save``, ``undo`` or ``seats``) is damaged
+    in the database (``args``: ``(game_id, what)``). The message names the game and the part, never the stored
+    text itself. ``status``: the HTTP status a request meeting it gets (the fault is the server's data, not the
+    request's)."""
+
+    status = 500
+
+    def __init__(self, game_id: str, what: str) -> None:
+        super().__init__(game_id, what)
+        self.game_id = game_id
+        self.what = what
+        self.message = f"game {game_id}'s record is damaged ({what}): it cannot be read back"
+
+    def __str__(self) -> str:
+        return self.message
 
 
 @dataclass(frozen=True)
@@ -103,6 +131,8 @@ class GameRecords:
         self._lock = threading.Lock()
         self._expired_at: float | None = None
         self._expire = expire  # False: a command that only records (play) leaves the removal to the server
+        self._server = secrets.token_urlsafe(12)  # this process's name in the expiry table
+        self._warned_days: float | None = None
 
     @property
     def policy(self) -> str:
@@ -165,11 +195,27 @@ class GameRecords:
             row = conn.execute(sa.select(*columns).where(games.c.id == game_id)).one_or_none()
         if row is None:
             return None
-        game = self.game_class.from_json(row.save)
-        if row.undo:
-            game.load_undo(json.loads(row.undo))
-        seats = {int(k): v for k, v in json.loads(row.seats).items()} if row.seats else None
+        game, seats = self._decoded(game_id, row)
         return self._remember(Stored(game_id, game, row.version, row.finished_at is not None, seats))
+
+    def _decoded(self, game_id: str, row) -> tuple[object, dict[int, str] | None]:
+        """The engine's game and the seats of a stored row; :class:`DamagedGame` naming the part that cannot be
+        read back."""
+        if not isinstance(row.save, str):
+            raise DamagedGame(game_id, "save")
+        try:
+            game = self.game_class.from_json(row.save)
+        except DAMAGE:
+            raise DamagedGame(game_id, "save") from None
+        if row.undo:
+            try:
+                steps = json.loads(row.undo) if isinstance(row.undo, str) else None
+                if not isinstance(steps, list):
+                    raise ValueError("not a list")
+                game.load_undo(steps)
+            except DAMAGE:
+                raise DamagedGame(game_id, "undo") from None
+        return game, _seats_of(game_id, row.seats)
 
     def versions(self, game_ids: Sequence[str]) -> dict[str, tuple[int, bool]]:
         """The version (moves written) of each of ``game_ids`` as the database has it now, and whether the
@@ -240,13 +286,50 @@ class GameRecords:
         return {"unfinished": counts.get(True, 0), "finished": counts.get(False, 0)}
 
     def expire(self) -> int:
-        """Remove the unfinished games not played for :attr:`keep_days`; how many were removed."""
-        cutoff = _now() - timedelta(days=self.keep_days)
+        """Remove the unfinished games not played for :attr:`keep_days`, or for the longer keep-days another
+        server sharing the database said within :data:`CLAIM_DAYS` (this one's said too, in the same
+        transaction); how many were removed."""
+        now = _now()
         with self.db.begin(write=True) as conn:
+            days = self._agreed_days(conn, now)
+            cutoff = now - timedelta(days=days)
             removed = conn.execute(
                 games.delete().where(games.c.finished_at.is_(None), games.c.updated_at < cutoff)
             ).rowcount
         return removed
+
+    def _agreed_days(self, conn: sa.Connection, now: datetime) -> float:
+        """Say this server's keep-days in the ``expiry`` table, forget what stopped servers said, and return the
+        longest keep-days said within :data:`CLAIM_DAYS` (logged when it is not this server's)."""
+        said = conn.execute(
+            expiry.update().where(expiry.c.server == self._server).values(keep_days=self.keep_days, seen_at=now)
+        ).rowcount
+        if not said:
+            conn.execute(expiry.insert().values(server=self._server, keep_days=self.keep_days, seen_at=now))
+        lapsed = now - timedelta(days=CLAIM_DAYS)
+        conn.execute(expiry.delete().where(expiry.c.seen_at < lapsed))
+        longest = conn.execute(sa.select(sa.func.max(expiry.c.keep_days))).scalar_one_or_none()
+        days = max(self.keep_days, float(longest or 0.0))
+        if days != self.keep_days and days != self._warned_days:
+            self._warned_days = days
+            log.warning(
+                "another server sharing the games database keeps unfinished games %g days: they are removed "
+                "after %g days, not this server's %g (servers sharing a database agree; see docs/operating.md)",
+                days,
+                days,
+                self.keep_days,
+            )
+        return days
+
+    def release(self) -> None:
+        """Withdraw this server's keep-days from the ``expiry`` table (a server stopping: its games' expiry is
+        then the remaining servers' alone); a database that fails is left to lapse it after
+        :data:`CLAIM_DAYS`."""
+        try:
+            with self.db.begin(write=True) as conn:
+                conn.execute(expiry.delete().where(expiry.c.server == self._server))
+        except StorageError as e:
+            log.warning("withdrawing this server's keep-days failed: %s", e.message)
 
     def expire_now_and_then(self) -> None:
         """:meth:`expire`, at most once in :data:`EXPIRE_EVERY` seconds (not where ``expire`` was false)."""
@@ -259,6 +342,25 @@ class GameRecords:
                 self.expire()
             except StorageError as e:  # housekeeping: a database that cannot be written now still serves reads
                 log.warning("removing the idle games failed: %s", e.message)
+
+
+def _seats_of(game_id: str, text: object) -> dict[int, str] | None:
+    """A shared game's stored seats (index -> SHA-256 of its secret); :class:`DamagedGame` if they are not
+    that."""
+    if text is None or text == "":
+        return None
+    try:
+        data = json.loads(text) if isinstance(text, str) else None
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        seats = {}
+        for k, v in data.items():
+            if not (k.isascii() and k.isdigit() and len(k) <= 2 and isinstance(v, str) and len(v) <= 128):
+                raise ValueError("not a seat")
+            seats[int(k)] = v
+    except DAMAGE:
+        raise DamagedGame(game_id, "seats") from None
+    return seats
 
 
 def _seats_text(seats: dict[int, str] | None) -> str | None:
@@ -291,7 +393,3 @@ def _insert_results(conn: sa.Connection, game_id: str, rules: str, when: datetim
                 for r in rows
             ],
         )
-
-
-class DamagedGame(Exception):
-    """A stored game whose record cannot be decoded (args: game_id, what is damaged)."""

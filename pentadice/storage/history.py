@@ -3,12 +3,16 @@
 
 The proficiency measure is the review's mean loss per decision (points of expected final score given up, 0 for
 the best move; below :data:`~pentadice.players.review.EXPERT_MEAN_LOSS`, 0.2, is expert play). Statistics are
-per player name and rule set: a Penta score and a Maxi Yatzy score are not added up.
+per player name and rule set: a Penta score and a Maxi Yatzy score are not added up. Names are told apart as a
+game tells its players apart (:func:`pentadice.players.seats.name_key`: ``Ana`` and ``Ana`` with a zero-width
+space are one player), grouped on this side of the query so that no database needs a migration or a function of
+its own for it; a player's games are found by that key too.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
@@ -30,6 +34,20 @@ def _when(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z")
 
 
+def _key(name: str) -> str:
+    from pentadice.players.seats import name_key
+
+    return name_key(name)
+
+
+def _names_like(conn: sa.Connection, name: str) -> list[str]:
+    """The stored spellings of ``name``: every player name with its key (one small query of the distinct
+    names)."""
+    wanted = _key(name)
+    stored = conn.execute(sa.select(results.c.name).distinct()).scalars()
+    return [n for n in stored if isinstance(n, str) and _key(n) == wanted]
+
+
 def _mean_loss(decisions: int | None, loss: float | None) -> float | None:
     return loss / decisions if decisions and loss is not None else None
 
@@ -44,9 +62,10 @@ def finished_games(
     where = [games.c.finished_at.is_not(None)]
     if rules is not None:
         where.append(games.c.rules == rules)
-    if player is not None:
-        where.append(games.c.id.in_(sa.select(results.c.game_id).where(results.c.name == player)))
     with db.begin() as conn:
+        if player is not None:
+            spelt = _names_like(conn, player)
+            where.append(games.c.id.in_(sa.select(results.c.game_id).where(results.c.name.in_(spelt))))
         total = conn.execute(sa.select(sa.func.count()).select_from(games).where(*where)).scalar_one()
         rows = conn.execute(
             sa.select(games.c.id, games.c.rules, games.c.source, games.c.created_at, games.c.finished_at)
@@ -90,14 +109,11 @@ def finished_games(
 
 
 def player_stats(db: Database, name: str | None = None, rules: str | None = None) -> list[dict]:
-    """Per player name and rule set: games, wins, mean and best score, decisions reviewed, mean loss per
-    decision and whether that is expert play; the most games first."""
+    """Per player (names told apart by their key, see the module) and rule set: games, wins, mean and best
+    score, decisions reviewed, mean loss per decision and whether that is expert play, the last game; the most
+    games first. A player's name is the spelling of most of their games. ``name``: that player alone."""
     r = results.c
-    where = []
-    if name is not None:
-        where.append(r.name == name)
-    if rules is not None:
-        where.append(r.rules == rules)
+    where = [] if rules is None else [r.rules == rules]
     reviewed = sa.case((r.decisions.is_not(None), r.decisions), else_=0)
     query = (
         sa.select(
@@ -106,45 +122,79 @@ def player_stats(db: Database, name: str | None = None, rules: str | None = None
             sa.func.min(sa.case((r.computer, 1), else_=0)).label("computer"),
             sa.func.count().label("games"),
             sa.func.sum(sa.case((r.winner, 1), else_=0)).label("wins"),
-            sa.func.avg(r.score).label("mean_score"),
+            sa.func.sum(r.score).label("total_score"),
             sa.func.max(r.score).label("best_score"),
             sa.func.sum(reviewed).label("decisions"),
             sa.func.sum(sa.case((r.decisions.is_not(None), r.loss), else_=0.0)).label("loss"),
             sa.func.max(r.finished_at).label("last"),
         )
-        .where(*where)
         .group_by(r.name, r.rules)
         .order_by(sa.func.count().desc(), r.name, r.rules)
     )
     with db.begin() as conn:
-        rows = conn.execute(query).all()
-    out = []
+        if name is not None:
+            where.append(r.name.in_(_names_like(conn, name)))
+        rows = conn.execute(query.where(*where)).all()
+    return _grouped(rows)
+
+
+def _grouped(rows: Iterable) -> list[dict]:
+    """The statistics of ``rows`` (one a stored spelling and rule set, the most games first) added up per
+    player key and rule set."""
+    groups: dict[tuple[str, str], dict] = {}
     for row in rows:
-        mean = _mean_loss(int(row.decisions or 0), float(row.loss or 0.0))
+        key = (_key(row.name), row.rules)
+        g = groups.get(key)
+        if g is None:  # the first spelling met has the most games: the player's name
+            g = groups[key] = {"name": row.name, "rules": row.rules, "computer": True, "games": 0, "wins": 0}
+            g.update(total=0, best_score=None, decisions=0, loss=0.0, last=None)
+        g["computer"] = g["computer"] and bool(row.computer)
+        g["games"] += int(row.games)
+        g["wins"] += int(row.wins or 0)
+        g["total"] += int(row.total_score or 0)
+        g["best_score"] = int(row.best_score) if g["best_score"] is None else max(g["best_score"], int(row.best_score))
+        g["decisions"] += int(row.decisions or 0)
+        g["loss"] += float(row.loss or 0.0)
+        if row.last is not None and (g["last"] is None or row.last > g["last"]):
+            g["last"] = row.last
+    out = []
+    for g in groups.values():
+        mean = _mean_loss(g["decisions"], g["loss"])
         out.append(
             {
-                "name": row.name,
-                "rules": row.rules,
-                "computer": bool(row.computer),
-                "games": int(row.games),
-                "wins": int(row.wins or 0),
-                "mean_score": float(row.mean_score),
-                "best_score": int(row.best_score),
-                "decisions": int(row.decisions or 0),
+                "name": g["name"],
+                "rules": g["rules"],
+                "computer": g["computer"],
+                "games": g["games"],
+                "wins": g["wins"],
+                "mean_score": g["total"] / g["games"],
+                "best_score": g["best_score"],
+                "decisions": g["decisions"],
                 "mean_loss": mean,
                 "expert": mean is not None and mean < EXPERT_MEAN_LOSS,
-                "last": _when(row.last),
+                "last": _when(g["last"]),
             }
         )
+    out.sort(key=lambda s: (-s["games"], s["name"], s["rules"]))
     return out
+
+
+def players_page(db: Database, rules: str | None = None, limit: int = PAGE, offset: int = 0) -> dict:
+    """A page of :func:`player_stats` (``limit`` from ``offset``, at most :data:`MOST`): ``{"players": [...],
+    "total": n}``, ``total`` the players (and rule sets) in all."""
+    every = player_stats(db, None, rules)
+    limit = max(1, min(limit, MOST))
+    offset = max(0, offset)
+    return {"players": every[offset : offset + limit], "total": len(every)}
 
 
 def player_series(db: Database, name: str, rules: str | None = None, limit: int = MOST) -> list[dict]:
     """A player's finished games in the order played: when, rule set, score, won, decisions and mean loss per
     decision (how their play changes over time)."""
     r = results.c
-    where = [r.name == name] + ([r.rules == rules] if rules is not None else [])
+    where = [r.rules == rules] if rules is not None else []
     with db.begin() as conn:
+        where.append(r.name.in_(_names_like(conn, name)))
         rows = conn.execute(
             sa.select(r.game_id, r.rules, r.finished_at, r.score, r.winner, r.decisions, r.loss)
             .where(*where)
@@ -199,9 +249,57 @@ def export(db: Database, path: str | os.PathLike[str]) -> int:
         "decisions": pa.array([x.decisions for x in rows], pa.int32()),
         "mean_loss": pa.array([_mean_loss(x.decisions, x.loss) for x in rows], pa.float64()),
     }
-    table = pa.table(columns)
-    write_file(path, lambda f: pq.write_table(table, f))
+    table = pa.table(columns).replace_schema_metadata({b"pentadice": EXPORT_FORMAT.encode()})
+    write_file(export_target(path), lambda f: pq.write_table(table, f))
     return len(rows)
+
+
+EXPORT_FORMAT = "pentadice-history/1"  # said in the Parquet file's metadata: a previous export, replaced
+EXPORT_COLUMNS = ("game_id", "rules", "source", "started", "finished", "seat", "name", "computer", "strategy",
+                  "score", "winner", "decisions", "mean_loss")  # fmt: skip
+
+
+def is_history_export(path: str | os.PathLike[str]) -> bool:
+    """Whether the existing file ``path`` is a previous :func:`export` (which may then be replaced): a Parquet
+    file saying so in its metadata, or one of exactly its columns (written before it said so). Anything else,
+    the games database itself included, is left alone."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"PAR1":
+                return False
+    except OSError:
+        return False
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, ValueError, pa.ArrowException):
+        return False
+    said = (schema.metadata or {}).get(b"pentadice", b"")
+    return said.startswith(b"pentadice-history/") or (not said and tuple(schema.names) == EXPORT_COLUMNS)
+
+
+def export_target(path: str | os.PathLike[str]):
+    """Where :func:`export` writes ``path``, checked before any work: a new file, or a previous export;
+    :class:`pentadice.tables.atomic.TargetError` naming the problem for anything else (an empty name, a
+    directory, a file of another kind)."""
+    from pentadice.support.paths import PathError, expand
+    from pentadice.tables import atomic
+
+    given = os.fspath(path)
+    if not given.strip():
+        raise atomic.TargetError("the file name is empty: give a file name, e.g. games.parquet")
+    try:
+        final = os.path.realpath(expand(given))
+    except PathError as e:
+        raise atomic.TargetError(str(e)) from None
+    if os.path.isfile(final) and os.path.getsize(final) > 0 and not is_history_export(final):
+        raise atomic.TargetError(
+            f"{given} exists and is not an export of the history (a Parquet file `pentadice history --out` "
+            "wrote): it is left alone; give another name, or remove it first"
+        )
+    return atomic.target(path, replaces=is_history_export)
 
 
 def _naive_utc(value: datetime) -> datetime:

@@ -7,6 +7,8 @@ writes through these, never through SQL text).
   (each person's seat -> the SHA-256 of its secret, JSON; null: a game of one screen).
 - ``results``: one row a player of a finished game, what the history and the statistics read: the final score,
   whether they won, and the review's decisions and total loss (the proficiency measure).
+- ``expiry``: one row a server that removes idle unfinished games: its ``--keep-days`` and when it last removed
+  some; servers sharing a database remove a game only once all of them would (schema 4).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import sqlalchemy as sa
 
 metadata = sa.MetaData()
 
-SCHEMA_VERSION = "0003"  # the newest migration's revision (tests/test_storage_schema.py: Alembic's head)
+SCHEMA_VERSION = "0004"  # the newest migration's revision (tests/test_storage_schema.py: Alembic's head)
 
 ID_LENGTH = 32  # a game id: 22 characters of URL-safe base64 (128 random bits), room to spare
 
@@ -50,3 +52,17 @@ results = sa.Table(
     sa.Column("decisions", sa.Integer, nullable=True),  # the review's (schema 2; null in games finished before)
     sa.Column("loss", sa.Float, nullable=True),  # total loss of those decisions, points (schema 2)
 )
+
+expiry = sa.Table(
+    "expiry",
+    metadata,
+    sa.Column("server", sa.String(ID_LENGTH), primary_key=True),  # a server process's random name
+    sa.Column("keep_days", sa.Float, nullable=False),
+    sa.Column("seen_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+# What the history (a read-only command) reads: an older schema holding these is read as it is, never migrated.
+READS = {
+    "games": {"id", "rules", "source", "created_at", "finished_at"},
+    "results": {c.name for c in results.columns},
+}

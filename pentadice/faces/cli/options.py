@@ -23,11 +23,25 @@ RULES_OPTION = click.option(
 DATA_OPTION = click.option("--data", default=None, type=click.Path(file_okay=False), help=paths.DEFAULT_HELP)
 
 
+def _database(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--db`` checked as the storage layer checks it (:func:`pentadice.storage.check_where`): a usage error
+    for an empty value or an in-memory database."""
+    from pentadice.storage import check_where
+
+    if value is not None:
+        try:
+            check_where(value)
+        except ValueError as e:
+            raise click.BadParameter(f"the games database {value!r} {e}") from None
+    return value
+
+
 DB_OPTION = click.option(
     "--db",
     "db",
     default=None,
     metavar="PATH|URL",
+    callback=_database,
     help="The games database: a SQLite file's path, or a postgresql://USER@HOST/NAME URL [default: $PENTADICE_DB, "
     "else games.sqlite3 in the user's data directory, ~/.local/share/pentadice].",
 )

@@ -1,0 +1,308 @@
+"""`pentadice history` as a careless operator and a hostile database meet it: it only reads (a foreign file, an
+empty one, an older or a read-only-mounted database are never changed by a byte), `--out` replaces only a
+previous export, one damaged row does not hide the others, names from the database can neither forge a line nor
+drive the terminal nor pass for another player, and every refusal is one line. The databases are real SQLite
+files whose finished games are written as rows (no game is played here)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from pentadice.faces.cli import main
+from pentadice.storage import database
+from pentadice.storage.database import open_database
+from pentadice.storage.schema import games, results
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def pentadice(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The real command in a process of its own (what an operator types)."""
+    cmd = [sys.executable, "-m", "pentadice", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
+
+
+def one_line(done, *words: str, code: int = 1) -> str:
+    """The one ``Error:`` line of a refused command (no traceback, no warning before it)."""
+    out = done.stderr if isinstance(done, subprocess.CompletedProcess) else done.output
+    rc = done.returncode if isinstance(done, subprocess.CompletedProcess) else done.exit_code
+    assert rc == code, out
+    assert "Traceback" not in out and "Warning" not in out
+    lines = out.strip().splitlines()
+    if code == 2:  # a usage error: Click's banner, then its one line
+        lines = [ln for ln in lines if ln.startswith("Error:")]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), out
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def finished(path: Path, tables: list[list[str]], rules: str = "penta", version: str | None = None) -> Path:
+    """A games database at ``path`` holding one finished game a list of names (scores 100, 101, ...; the last
+    seat wins), at the newest schema or brought only to ``version``."""
+    if version is None:
+        db = open_database(path)
+    else:
+        url = database.sa.make_url(database.locate(path))
+        db = database.Database(database._sqlite_engine(url))
+        database.upgrade(db, to=version)
+    now = datetime.now(UTC)
+    prefix = secrets.token_hex(4)  # the ids of this call's games
+    try:
+        with db.begin(write=True) as conn:
+            for i, names in enumerate(tables):
+                when = now - timedelta(minutes=len(tables) - i)
+                gid = f"{prefix}{i:03d}"
+                game = dict(id=gid, rules=rules, created_at=when, updated_at=when, finished_at=when, version=9)
+                conn.execute(games.insert().values(**game, coach=False, source="web", save="{}"))
+                for seat, name in enumerate(names):
+                    row = dict(game_id=gid, seat=seat, name=name, computer=False, strategy=None, rules=rules)
+                    row.update(finished_at=when, score=100 + seat, winner=seat == len(names) - 1)
+                    if version is None or version >= "0002":
+                        row.update(decisions=13, loss=1.3)
+                    conn.execute(results.insert().values(**row))
+    finally:
+        db.close()
+    return path
+
+
+def quiet(path: Path) -> None:
+    """Checkpoint and leave the file in rollback mode with no side files (a state any write would change)."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+
+
+# --out replaces only its own kind.
+
+
+def test_out_replaces_only_a_previous_export_never_the_database_or_another_file(tmp_path):
+    db = finished(tmp_path / "club.sqlite3", [["Ana", "Bo"], ["Cy", "Ana"]])
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    other = tmp_path / "penta.json"
+    other.write_text('{"mine": true}\n')
+    theirs = tmp_path / "other.parquet"  # a Parquet file of someone else's
+    pq.write_table(pa.table({"x": [1, 2]}), theirs)
+    for target in (db, notes, other, theirs):
+        before = digest(target)
+        line = one_line(pentadice("history", "--db", str(db), "--out", str(target)), "cannot write", "left alone")
+        assert line.count(str(target)) == 1
+        assert digest(target) == before
+    export = tmp_path / "games.parquet"
+    assert run("history", "--db", str(db), "--out", str(export)).exit_code == 0
+    finished(tmp_path / "club.sqlite3", [["Di", "Ed"]])  # one game more: the export written again over the last
+    again = run("history", "--db", str(db), "--out", str(export))
+    assert again.exit_code == 0 and "Wrote 6 results" in again.output, again.output
+    assert len(pq.read_table(export)) == 6
+    older = tmp_path / "older.parquet"  # an export written before exports said what they are: its columns
+    pq.write_table(pq.read_table(export).replace_schema_metadata({}), older)
+    assert run("history", "--db", str(db), "--out", str(older)).exit_code == 0
+    empty = run("history", "--db", str(db), "--out", "")
+    assert empty.exit_code == 2 and "'--out'" in empty.output and "is empty" in empty.output
+    assert "is a directory" not in empty.output
+
+
+# history only reads.
+
+
+def test_history_changes_no_byte_of_a_foreign_an_empty_or_an_older_database(tmp_path):
+    foreign = tmp_path / "foreign.sqlite3"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("create table contacts (name text)")
+        conn.execute("insert into contacts values ('Ana')")
+    conn.close()
+    before = digest(foreign)
+    one_line(pentadice("history", "--db", str(foreign)), "is not a pentadice games database", "no table games")
+    assert digest(foreign) == before
+    with sqlite3.connect(foreign) as conn:
+        assert [r[0] for r in conn.execute("select name from sqlite_master where type='table'")] == ["contacts"]
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    conn.close()
+
+    empty = tmp_path / "empty.sqlite3"
+    empty.touch()
+    one_line(pentadice("history", "--db", str(empty)), "is not a pentadice games database")
+    assert empty.stat().st_size == 0
+
+    older = finished(tmp_path / "older.sqlite3", [["Ana", "Bo"]], version="0003")
+    quiet(older)
+    before = digest(older)
+    listed = run("history", "--db", str(older), "--json")
+    assert listed.exit_code == 0 and json.loads(listed.output)["total"] == 1  # read as it is
+    assert digest(older) == before
+
+    oldest = finished(tmp_path / "oldest.sqlite3", [["Ana", "Bo"]], version="0001")
+    quiet(oldest)
+    before = digest(oldest)
+    one_line(pentadice("history", "--db", str(oldest)), "older schema version 0001", "pentadice serve --db")
+    assert digest(oldest) == before
+
+    current = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"]])
+    quiet(current)
+    before = digest(current)
+    assert run("history", "--db", str(current)).exit_code == 0
+    assert run("history", "--db", str(current), "--out", str(tmp_path / "x.parquet")).exit_code == 0
+    assert digest(current) == before
+
+
+def test_history_reads_a_database_on_a_read_only_mount(tmp_path):
+    """A tmpfs mounted read-only in a mount namespace of its own (root, as CI runs): history reads the database
+    there, in WAL mode and with no side files (only immutable=1 can read it then)."""
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare is not installed")
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"unshare -m is not permitted here: {probe.stderr.strip()}")
+    db = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"], ["Cy", "Ana"]])
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    for side in ("-wal", "-shm"):
+        Path(f"{db}{side}").unlink(missing_ok=True)
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    script = (
+        f"mount -t tmpfs -o size=8m tmpfs {mount} && cp {db} {mount}/ && mount -o remount,ro {mount} && "
+        f"{sys.executable} -m pentadice history --db {mount}/games.sqlite3 --json; echo rc=$?; "
+        f"{sys.executable} -m pentadice history --db {mount}/games.sqlite3 --player Ana; echo rc=$?; "
+        f"{sys.executable} -m pentadice backup --db {mount}/games.sqlite3 {tmp_path}/copy.sqlite3; echo rc=$?"
+    )
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
+    if "permission denied" in done.stderr.lower() and "mount" in done.stderr.lower():
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    assert done.stdout.count("rc=0") == 3, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "cannot be written" not in done.stdout + done.stderr
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer["total"] == 2
+    assert "Finished games in" in done.stdout
+    assert json.loads(run("history", "--db", str(tmp_path / "copy.sqlite3"), "--json").output)["total"] == 2
+
+
+# One damaged row.
+
+
+def test_a_name_that_is_not_utf8_is_shown_damaged_and_the_other_rows_still_show(tmp_path):
+    db = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"], ["Cy", "Di"]])
+    with sqlite3.connect(db) as conn:
+        conn.execute("update results set name = cast(x'426fff' as text) where name = 'Bo'")
+    conn.close()
+    text = run("history", "--db", str(db))
+    assert text.exit_code == 0, text.output
+    assert "Cy 100, Di 101" in text.output and "Bo\ufffd 101" in text.output
+    answer = json.loads(run("history", "--db", str(db), "--json").output)
+    assert answer["total"] == 2 and {p["name"] for g in answer["games"] for p in g["players"]} >= {"Cy", "Di"}
+    out = tmp_path / "all.parquet"
+    assert run("history", "--db", str(db), "--out", str(out)).exit_code == 0
+    assert len(pq.read_table(out)) == 4
+
+
+# Names that deceive.
+
+
+def test_names_from_the_database_neither_forge_lines_nor_reach_the_terminal_raw(tmp_path):
+    forged = "Cy\nFinished games in X: 999"
+    db = finished(tmp_path / "games.sqlite3", [["\x1b[2JAna", forged], ["\x1b]0;owned\x07Bo", "Ed\u202eevil"]])
+    done = pentadice("history", "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout and "\u202e" not in done.stdout
+    assert not any(line.startswith("Finished games in X") for line in done.stdout.splitlines())
+    assert "Cy\\nFinished games in X: 999" in done.stdout and "\\x1b[2JAna" in done.stdout
+
+
+def test_names_that_look_alike_are_one_player_in_the_statistics(tmp_path):
+    db = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"], ["Ana\u200b", "Bo"], ["\uff21na", "Cy"]])
+    answer = json.loads(run("history", "--db", str(db), "--json").output)
+    ana = [s for s in answer["players"] if s["name"].startswith(("A", "\uff21"))]
+    assert len(ana) == 1 and ana[0]["name"] == "Ana" and ana[0]["games"] == 3
+    mine = json.loads(run("history", "--db", str(db), "--json", "--player", "Ana").output)
+    assert mine["total"] == 3 and len(mine["player_games"]) == 3 and len(mine["players"]) == 1
+    text = run("history", "--db", str(db)).output
+    assert "Ana\\u200b 100" in text  # the game's own line shows the name as stored, its invisible character seen
+
+
+def test_the_players_api_is_paged_and_groups_names_alike(tmp_path, penta_advisor):
+    from fastapi.testclient import TestClient
+
+    from pentadice.faces.web.api import create_app
+
+    db = finished(tmp_path / "games.sqlite3", [["Ana", f"P{i:02d}"] for i in range(12)] + [["Ana\u200b", "Bo"]])
+    opened = open_database(db)
+    try:
+        with TestClient(create_app({"penta": penta_advisor}, db=opened)) as client:
+            whole = client.get("/api/players?limit=1000").json()
+            assert whole["total"] == 14 and len(whole["players"]) == 14
+            assert whole["players"][0]["name"] == "Ana" and whole["players"][0]["games"] == 13
+            page = client.get("/api/players?limit=5&offset=5").json()
+            assert page["total"] == 14 and [p["name"] for p in page["players"]] == [
+                p["name"] for p in whole["players"][5:10]
+            ]
+            assert len(client.get("/api/players").json()["players"]) == 14  # under the default page
+            assert client.get("/api/players?limit=0").status_code == 422
+            assert client.get("/api/players?offset=-1").status_code == 422
+            assert client.get("/api/players/Ana").json()["stats"][0]["games"] == 13
+    finally:
+        opened.close()
+
+
+# --db and the smaller refusals.
+
+
+@pytest.mark.parametrize("command", [["history"], ["serve", "--no-prepare", "--port", "0"], ["backup"]])
+@pytest.mark.parametrize("value", ["", "sqlite://", "sqlite:///:memory:", "   "])
+def test_a_db_that_keeps_nothing_is_a_usage_error(command, value, tmp_path):
+    extra = [str(tmp_path / "copy.sqlite3")] if command == ["backup"] else []
+    done = run(*command, "--db", value, *extra)
+    one_line(done, "--db", code=2)
+    assert ("empty" if not value.strip() else "in-memory") in done.output
+
+
+def test_a_db_in_the_environment_that_keeps_nothing_is_refused_in_one_line(tmp_path):
+    env = {**os.environ, "PENTADICE_DB": "sqlite://"}
+    one_line(pentadice("history", env=env), "in-memory")
+
+
+def test_no_games_of_a_player_says_so_not_play_one(tmp_path):
+    db = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"]])
+    said = run("history", "--db", str(db), "--player", "Zed")
+    assert said.exit_code == 0 and said.output.strip() == f"No finished game in {db} has a player named Zed."
+    assert "play one" not in said.output
+
+
+def test_a_read_only_sqlite_url_is_read_without_a_warning(tmp_path):
+    db = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"]])
+    for url in (f"sqlite:///{db}?mode=ro", f"sqlite:///file:{db}?mode=ro&uri=true"):
+        done = pentadice("history", "--db", url, "--json")
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        assert json.loads(done.stdout)["total"] == 1
+    one_line(pentadice("history", "--db", f"sqlite:///{db}?cache=shared"), "options this program does not take")
+
+
+def test_a_database_from_a_newer_pentadice_says_so_in_one_line(tmp_path):
+    db = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"]])
+    with sqlite3.connect(db) as conn:
+        conn.execute("update alembic_version set version_num = '5'")
+    conn.close()
+    line = one_line(pentadice("history", "--db", str(db)), "newer than this pentadice", "'5'", "upgrade pentadice")
+    assert "now 0" not in line

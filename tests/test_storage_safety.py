@@ -1,0 +1,299 @@
+"""The games database under damage and careless operation: a stored game whose save, undo steps or seats are
+damaged is a DamagedGame naming the game and the part (never a JSON error, never the stored text); a schema
+that claims the newest version with the wrong tables, an alembic_version of two rows or of a forged line is
+refused at start-up in one line that names a schema problem; `pentadice backup` copies the games a plain copy
+misses (they sit in the WAL file) and replaces nothing but a previous backup; servers sharing a database with
+different --keep-days never remove each other's games early. Real SQLite files (and a real PostgreSQL where
+the behaviour is the backend's)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from click.testing import CliRunner
+
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.players.engine import Game, parse_players
+from pentadice.storage import database
+from pentadice.storage.database import NotGames, open_database
+from pentadice.storage.games import DamagedGame, GameRecords
+from pentadice.storage.schema import expiry, games
+
+PENTA = rules.get_rules("penta")
+
+
+def pentadice(*args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "pentadice", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def one_line(done: subprocess.CompletedProcess, *words: str) -> str:
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr + done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# A damaged game.
+
+
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("save", '{"format": "pentadice-game"}'),
+        ("save", "\x00garbage"),
+        ("undo", "[{"),
+        ("undo", '{"not": "a list"}'),
+        ("undo", '[{"players": 3}]'),
+        ("seats", "{not json"),
+        ("seats", '["a", "b"]'),
+        ("seats", '{"x": "hash"}'),
+        ("seats", '{"0": 5}'),
+    ],
+)
+def test_a_damaged_record_is_a_damaged_game_naming_the_part_and_the_others_are_read(tmp_path, column, value):
+    db = open_database(tmp_path / "games.sqlite3")
+    try:
+        records = GameRecords(db, Game)
+        game = Game(PENTA, parse_players("Ana,Bo"), seed=1, coach=column == "undo", auto_commit_seconds=None)
+        damaged = records.add(game, seats={0: "a" * 64, 1: "b" * 64} if column == "seats" else None)
+        other = records.add(Game(PENTA, parse_players("Cy"), seed=2))
+        with db.begin(write=True) as conn:
+            conn.execute(games.update().where(games.c.id == damaged).values(**{column: value, "version": 1}))
+        for reader in (records, GameRecords(db, Game)):  # the cached copy is stale: read again; a fresh process
+            with pytest.raises(DamagedGame) as e:
+                reader.get(damaged)
+            assert e.value.args == (damaged, column) and e.value.what == column and e.value.game_id == damaged
+            assert str(e.value) == f"game {damaged}'s record is damaged ({column}): it cannot be read back"
+            assert value not in str(e.value)
+            assert reader.get(other).game.players[0].name == "Cy"
+    finally:
+        db.close()
+
+
+def test_a_save_that_is_not_utf8_is_a_damaged_game(tmp_path):
+    path = tmp_path / "games.sqlite3"
+    db = open_database(path)
+    try:
+        records = GameRecords(db, Game)
+        damaged = records.add(Game(PENTA, parse_players("Ana"), seed=1))
+        with sqlite3.connect(path) as conn:
+            conn.execute("update games set save = cast(x'7bff22' as text), version = 1 where id = ?", (damaged,))
+        conn.close()
+        with pytest.raises(DamagedGame) as e:
+            GameRecords(db, Game).get(damaged)
+        assert e.value.what == "save"
+    finally:
+        db.close()
+
+
+# Schemas that lie.
+
+
+def _serve(db: Path) -> subprocess.CompletedProcess:
+    return pentadice("serve", "--no-prepare", "--port", "0", "--db", str(db))
+
+
+def test_the_newest_version_with_the_wrong_columns_is_refused_at_start_up(tmp_path):
+    path = tmp_path / "games.sqlite3"
+    open_database(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("alter table games rename column seats to seats_gone")
+    conn.close()
+    before = digest(path)
+    with pytest.raises(NotGames) as e:
+        open_database(path)
+    assert "no column seats" in e.value.message and "cannot be reached" not in e.value.message
+    line = one_line(_serve(path), "is not a pentadice games database", "no column seats")
+    assert "cannot be reached" not in line
+    one_line(pentadice("history", "--db", str(path)), "no column seats")
+    assert digest(path) == before
+
+
+def test_a_games_table_missing_is_named_as_a_schema_problem(tmp_path):
+    path = tmp_path / "games.sqlite3"
+    open_database(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("drop table results")
+    conn.close()
+    one_line(_serve(path), "is not a pentadice games database: no table results")
+    one_line(pentadice("history", "--db", str(path)), "no table results")
+
+
+@pytest.mark.parametrize(
+    "versions",
+    [["0004", "0004"], ["0004\nError: forged line"], ["\x1b]0;owned\x07"]],
+)
+def test_a_forged_schema_version_is_refused_in_one_clean_line(tmp_path, versions):
+    path = tmp_path / "games.sqlite3"
+    open_database(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("drop table alembic_version")
+        conn.execute("create table alembic_version (version_num varchar(32))")
+        conn.executemany("insert into alembic_version values (?)", [(v,) for v in versions])
+    conn.close()
+    for done in (_serve(path), pentadice("history", "--db", str(path))):
+        line = one_line(done)
+        assert "MultipleResultsFound" not in line and "forged" not in done.stderr.splitlines()[-1][:20]
+        assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+
+
+# Backups.
+
+
+def test_backup_copies_the_games_a_plain_copy_misses_and_replaces_only_a_backup(tmp_path):
+    path = tmp_path / "games.sqlite3"
+    db = open_database(path)
+    writer = sqlite3.connect(path)  # a server's connection, holding the WAL open: nothing checkpointed
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    try:
+        records = GameRecords(db, Game, expire=False)
+        ids = [records.add(Game(PENTA, parse_players("Ana"), seed=s)) for s in range(5)]
+        assert Path(f"{path}-wal").stat().st_size > 0
+        plain = tmp_path / "plain-copy.sqlite3"
+        shutil.copy(path, plain)  # what `cp` gives while the server runs
+        with sqlite3.connect(plain) as conn:
+            tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
+            assert "games" not in tables or conn.execute("select count(*) from games").fetchone()[0] < 5
+        conn.close()
+        out = tmp_path / "backup.sqlite3"
+        done = pentadice("backup", "--db", str(path), str(out))
+        assert done.returncode == 0 and "Backed up 5 games" in done.stdout, done.stderr
+        assert not list(tmp_path.glob(".*.tmp"))
+        copy = open_database(out, read_only=True)
+        try:
+            assert GameRecords(copy, Game, expire=False).count()["unfinished"] == 5
+        finally:
+            copy.close()
+        assert out.read_bytes()[18:20] == b"\x01\x01"  # one file: no WAL of its own
+        records.add(Game(PENTA, parse_players("Bo"), seed=9))
+        again = pentadice("backup", "--db", str(path), str(out))  # a previous backup is replaced
+        assert again.returncode == 0 and "Backed up 6 games" in again.stdout, again.stderr
+        notes = tmp_path / "notes.txt"
+        notes.write_text("mine\n")
+        for target in (notes, path, plain):
+            before = digest(target)
+            one_line(pentadice("backup", "--db", str(path), str(target)), "left alone" if target != path else "itself")
+            assert digest(target) == before
+        assert len(ids) == 5
+    finally:
+        writer.close()
+        db.close()
+
+
+def test_backup_of_postgresql_says_to_use_pg_dump(tmp_path):
+    one_line(pentadice("backup", "--db", "postgresql://nobody@127.0.0.1:1/none", str(tmp_path / "x")), "pg_dump")
+    assert not (tmp_path / "x").exists()
+
+
+def test_backup_of_what_is_no_games_database_is_refused(tmp_path):
+    foreign = tmp_path / "foreign.sqlite3"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("create table contacts (name text)")
+    conn.close()
+    one_line(pentadice("backup", "--db", str(foreign), str(tmp_path / "copy")), "is not a pentadice games database")
+    assert not (tmp_path / "copy").exists()
+    done = CliRunner().invoke(main, ["backup", "--db", str(tmp_path / "missing.sqlite3"), str(tmp_path / "copy")])
+    assert done.exit_code == 1 and "there is no games database" in done.output
+
+
+# Servers sharing a database.
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def where(request, tmp_path):
+    if request.param == "sqlite":
+        return str(tmp_path / "games.sqlite3")
+    return request.getfixturevalue("postgres_url")
+
+
+def test_servers_sharing_a_database_remove_a_game_only_when_all_would(where):
+    db = open_database(where)
+    try:
+        month, day = GameRecords(db, Game, keep_days=30), GameRecords(db, Game, keep_days=1)
+        idle = month.add(Game(PENTA, parse_players("Ana")))
+        with db.begin(write=True) as conn:
+            conn.execute(games.update().values(updated_at=datetime.now(UTC) - timedelta(days=5)))
+        assert month.expire() == 0  # the first server says its 30 days
+        assert day.expire() == 0  # the second keeps what the first keeps
+        assert day.get(idle) is not None
+        month.release()  # the first stops: its days are withdrawn
+        assert day.expire() == 1 and day.get(idle) is None
+        again = month.add(Game(PENTA, parse_players("Bo")))
+        assert month.expire() == 0  # the first server back: its 30 days said again
+        with db.begin(write=True) as conn:
+            conn.execute(games.update().values(updated_at=datetime.now(UTC) - timedelta(days=5)))
+        assert day.expire() == 0
+        with db.begin(write=True) as conn:  # the first server killed 3 days ago, never withdrawing its days
+            lapsed = datetime.now(UTC) - timedelta(days=3)
+            conn.execute(expiry.update().where(expiry.c.server == month._server).values(seen_at=lapsed))
+        assert day.expire() == 1 and day.get(again) is None
+    finally:
+        db.close()
+
+
+def test_a_schema_3_database_is_brought_to_the_expiry_table_by_a_server(tmp_path):
+    path = tmp_path / "games.sqlite3"
+    old = database.Database(database._sqlite_engine(sa.make_url(database.locate(path))))
+    database.upgrade(old, to="0003")
+    old.close()
+    db = open_database(path)
+    try:
+        assert database.current_version(db) == database.head()
+        assert GameRecords(db, Game).expire() == 0
+    finally:
+        db.close()
+
+
+def test_player_statistics_group_names_alike_on_each_backend(where):
+    from pentadice.storage import history
+    from pentadice.storage.schema import results
+
+    db = open_database(where)
+    try:
+        now = datetime.now(UTC)
+        with db.begin(write=True) as conn:
+            for i, names in enumerate([["Ana", "Bo"], ["Ana\u200b", "Bo"], ["\uff21na", "Bo\u2060"], ["Cy", "Di"]]):
+                gid = f"game{i}"
+                conn.execute(
+                    games.insert().values(
+                        id=gid, rules="penta", created_at=now, updated_at=now, finished_at=now, version=1,
+                        coach=False, source="web", save="{}",
+                    )
+                )  # fmt: skip
+                for seat, name in enumerate(names):
+                    conn.execute(
+                        results.insert().values(
+                            game_id=gid, seat=seat, name=name, computer=False, rules="penta", finished_at=now,
+                            score=100 + 10 * i + seat, winner=seat == 1, decisions=10, loss=1.0 * (i + 1),
+                        )
+                    )  # fmt: skip
+        stats = {s["name"]: s for s in history.player_stats(db)}
+        assert set(stats) == {"Ana", "Bo", "Cy", "Di"}
+        assert stats["Ana"]["games"] == 3 and stats["Ana"]["best_score"] == 120 and stats["Ana"]["wins"] == 0
+        assert stats["Ana"]["mean_score"] == pytest.approx(110.0) and stats["Ana"]["decisions"] == 30
+        assert stats["Ana"]["mean_loss"] == pytest.approx(6.0 / 30)
+        assert stats["Bo"]["games"] == 3 and stats["Bo"]["wins"] == 3
+        assert [s["name"] for s in history.player_stats(db, "Ana\u200b")] == ["Ana"]
+        assert len(history.player_series(db, "\uff21na")) == 3
+        assert history.finished_games(db, player="Bo")["total"] == 3
+        page = history.players_page(db, limit=2, offset=1)
+        assert page["total"] == 4 and len(page["players"]) == 2
+    finally:
+        db.close()
