@@ -25,6 +25,7 @@ COMMANDS = {
     "verify": "verify",
     "serve": "serve",
     "history": "history",
+    "backup": "backup",
     "export-app": "export_app",
     "build": "build",
 }

@@ -1,0 +1,168 @@
+"""A copy of a SQLite games database that is safe to take while servers play on it (``pentadice backup``).
+
+Copying the file (``cp games.sqlite3 backup``) while a server runs misses the latest games: in WAL mode they sit
+in ``games.sqlite3-wal`` until a checkpoint. The copy here is SQLite's online backup
+(:meth:`sqlite3.Connection.backup`): the database as one transaction sees it, WAL included, read through a
+read-only connection (nothing of the database changes), written to a temporary file beside the target and renamed
+into place (:mod:`pentadice.tables.atomic`), in the rollback-journal mode, so that the backup is one file.
+
+The target may be a new name or a previous backup (a pentadice games database not in WAL mode, as this writes
+them); anything else, a database in use (WAL) among them, is left alone. PostgreSQL has its own tools:
+``pg_dump``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import stat
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from pentadice.storage.database import StorageError, locate, open_database, said, shown, sqlite_file
+from pentadice.support.interrupts import Held
+from pentadice.support.paths import PathError, expand
+from pentadice.tables import atomic
+from pentadice.tables.atomic import TargetError
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+ROLLBACK = 1  # the file format's write and read versions (bytes 18 and 19): 1 rollback journal, 2 WAL
+
+
+@dataclass(frozen=True)
+class Backup:
+    """A backup written: where from and to, its size, and the games it holds."""
+
+    source: str
+    target: str
+    size: int
+    games: int
+    finished: int
+
+
+def is_games_backup(path: str | os.PathLike[str]) -> bool:
+    """Whether the existing file ``path`` may be replaced by a backup: a SQLite file in rollback-journal mode
+    (as backups are written; a database a server uses is in WAL mode) holding pentadice's ``alembic_version``
+    and ``games`` tables."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except OSError:
+        return False
+    if len(head) < 100 or not head.startswith(SQLITE_HEADER) or head[18] != ROLLBACK or head[19] != ROLLBACK:
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        names = {row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")}
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return {"alembic_version", "games"} <= names
+
+
+def backup(where: str | os.PathLike[str] | None, out: str | os.PathLike[str]) -> Backup:
+    """Copy the games database at ``where`` (see :func:`pentadice.storage.database.locate`) to ``out`` while it
+    may be in use; StorageError for a database that is not a SQLite games database (PostgreSQL: ``pg_dump``),
+    TargetError for a target that may not be replaced, OSError for one that cannot be written."""
+    url = sa.make_url(locate(where))
+    if url.get_backend_name() == "postgresql":
+        raise StorageError(
+            f"{said(shown(url))} is a PostgreSQL database: back it up with "
+            "PostgreSQL's own pg_dump (e.g. pg_dump --format=custom --file=games.dump DBNAME); "
+            "`pentadice backup` copies SQLite files"
+        )
+    db = open_database(where, read_only=True)  # a pentadice games database, not newer than this program
+    try:
+        path = sqlite_file(db.engine.url)[0]
+        given = os.fspath(out)
+        if not given.strip():
+            raise TargetError("the backup's file name is empty: give one, e.g. games-backup.sqlite3")
+        try:
+            final = Path(os.path.realpath(expand(given)))
+        except PathError as e:
+            raise TargetError(str(e)) from None
+        if _same_file(final, Path(path)):
+            raise TargetError(f"{given} is the database itself: give the backup another name")
+        if final.is_file() and final.stat().st_size > 0 and not is_games_backup(final):
+            raise TargetError(
+                f"{given} exists and is not a backup of a games database (a file `pentadice backup` wrote): "
+                "it is left alone; give another name, or remove it first"
+            )
+        target = atomic.target(given, replaces=is_games_backup)
+        assert target.path is not None
+        raw = db.engine.raw_connection()  # the read-only connection (mode=ro; immutable on a read-only mount)
+        try:
+            source = raw.driver_connection
+            tmp = atomic.write_temp(target.path, lambda fh: None)  # its name, permissions, stale ones removed
+            try:
+                _copy(source, tmp)
+                _replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        finally:
+            raw.close()
+        counts = _counts(target.path)
+    finally:
+        db.close()
+    return Backup(path, given, target.path.stat().st_size, *counts)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _copy(source: sqlite3.Connection, tmp: Path) -> None:
+    """The online backup of ``source`` into the empty file ``tmp``, in rollback-journal mode, flushed to disk."""
+    try:
+        dest = sqlite3.connect(tmp)
+        try:
+            source.backup(dest)
+            dest.execute("PRAGMA journal_mode=DELETE")
+            dest.commit()
+        finally:
+            dest.close()
+    except sqlite3.Error as e:
+        text = str(e).lower()
+        if "full" in text:
+            raise OSError(28, "the disk is full") from None
+        raise StorageError(f"the backup could not be made: {said(e)}") from None
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _replace(tmp: Path, target: atomic.Target) -> None:
+    """Rename ``tmp`` into place (signals held meanwhile), unless the target became something else."""
+    try:
+        st = os.lstat(target.path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise TargetError(f"{target.given} became {atomic.kind_of(st.st_mode)} meanwhile: it is left alone")
+    with Held(committed=True):
+        os.replace(tmp, target.path)
+
+
+def _counts(path: Path) -> tuple[int, int]:
+    """The games and finished games in the backup at ``path``."""
+    conn = sqlite3.connect(f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro", uri=True)
+    try:
+        games, finished = conn.execute("select count(*), count(finished_at) from games").fetchone()
+    finally:
+        conn.close()
+    return int(games), int(finished)
