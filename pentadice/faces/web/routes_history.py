@@ -1,7 +1,7 @@
 """The history of finished games and the players' statistics, read from the games database:
 ``GET /api/history`` (the finished games, the latest first, each with its review at ``GET /api/games/{id}/review``),
-``GET /api/players`` (per player name and rule set: games, wins, mean and best score, mean loss per decision) and
-``GET /api/players/{name}`` (the same, with the player's games in the order played: the mean loss over time)."""
+``GET /api/players`` (a page of them, per player and rule set: games, wins, mean and best score, mean loss a decision)
+and ``GET /api/players/{name}`` (the same, with the player's games in the order played: the mean loss over time)."""
 
 from __future__ import annotations
 
@@ -54,12 +54,17 @@ async def finished_games(
 
 @router.get("/api/players", responses={200: {"model": schemas.PlayersOut}, **ERRORS}, tags=["history"])
 async def players(
-    state: State, rules_name: str | None = Query(None, alias="rules", description="Only this rule set.")
+    state: State,
+    limit: int = Query(history.PAGE, ge=1, le=history.MOST),
+    offset: int = Query(0, ge=0, le=10**9),
+    rules_name: str | None = Query(None, alias="rules", description="Only this rule set."),
 ) -> Response:
-    """Each player name's statistics per rule set, the most games first."""
+    """Each player's statistics per rule set, the most games first, a page at a time as ``/api/history``'s
+    (``total``: how many in all). Names that look alike (``Ana`` and ``Ana`` with a zero-width space) are one
+    player, as in a game."""
     db = state.store.records.db
-    found = await run_in_threadpool(history.player_stats, db, None, _rules_of(rules_name))
-    return answer({"players": found, "expert_mean_loss": history.EXPERT_MEAN_LOSS})
+    found = await run_in_threadpool(history.players_page, db, _rules_of(rules_name), limit, offset)
+    return answer({**found, "expert_mean_loss": history.EXPERT_MEAN_LOSS})
 
 
 @router.get("/api/players/{name}", responses={200: {"model": schemas.PlayerOut}, **ERRORS}, tags=["history"])

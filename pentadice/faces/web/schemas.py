@@ -372,7 +372,8 @@ class PlayerStatsOut(BaseModel):
 
 
 class PlayersOut(BaseModel):
-    players: list[PlayerStatsOut]
+    players: list[PlayerStatsOut] = Field(description="The players asked for (limit, offset), the most games first.")
+    total: int = Field(description="Players (per rule set) in all.")
     expert_mean_loss: float
 
 
