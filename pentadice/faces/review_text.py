@@ -1,4 +1,5 @@
-"""The review of a game in words, for the terminal (``pentadice review``): lines of at most 80 columns.
+"""The review of a game in words, for the terminal (``pentadice review``): lines of at most 80 columns, the names
+from the saved file without control characters (:func:`pentadice.support.inputs.clean`).
 
 First the decisions that cost points, each with the option chosen, the best one and the expected points lost;
 then each player: decisions, total and mean loss, whether that is expert play, and the worst mistakes.
@@ -10,6 +11,7 @@ from pentadice.faces import words
 from pentadice.game import rules
 from pentadice.players.review import EXPERT_MEAN_LOSS, LOSS_SHOWN, Decision, PlayerReview, Review
 from pentadice.support.i18n import _, ngettext
+from pentadice.support.inputs import clean
 
 
 def review_lines(review: Review, rs: rules.RuleSet) -> list[str]:
@@ -62,7 +64,7 @@ def _moment(d: Decision, rs: rules.RuleSet) -> str:
 
 def _decision_lines(d: Decision, rs: rules.RuleSet) -> list[str]:
     s = d.step
-    who = s.player + (" " + _("(auto-commit)") if s.auto else "")
+    who = clean(s.player) + (" " + _("(auto-commit)") if s.auto else "")
     chosen, best = option_text(d.chosen, rs, len(s.dice)), option_text(d.best, rs, len(s.dice))
     lost = _("not an option here") if d.loss is None else _("lost {loss}").format(loss=f"{d.loss:.2f}")
     dice = " ".join(map(str, s.dice))
@@ -73,7 +75,8 @@ def _decision_lines(d: Decision, rs: rules.RuleSet) -> list[str]:
 
 
 def _player_lines(p: PlayerReview, rs: rules.RuleSet) -> list[str]:
-    who = _("{name} (computer)").format(name=p.name) if p.computer else p.name
+    name = clean(p.name)  # a name from the saved file: never a control character to the terminal
+    who = _("{name} (computer)").format(name=name) if p.computer else name
     n = len(p.decisions)
     if not n:
         return [_("{player}: no decisions recorded.").format(player=who)]
