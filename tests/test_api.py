@@ -185,7 +185,8 @@ def test_advise_refusals(client):
         r = client.post("/api/advise", json=body)
         assert r.status_code == 422 and message in r.json()["error"]
     r = client.get("/api/advise")
-    assert r.status_code == 405 and r.json()["error"].startswith("GET is not allowed") and r.headers["allow"] == "POST"
+    assert r.status_code == 405 and r.json()["error"].startswith("GET is not allowed")
+    assert r.headers["allow"] == "POST, OPTIONS"
     assert client.delete("/api/games").status_code == 405
     assert client.post("/api/nothing").status_code == 404 and "error" in client.get("/api/nothing").json()
 
@@ -384,9 +385,9 @@ def test_head_on_an_api_path_is_its_get_without_the_body(client):
     r = client.head("/api/games/nothing-here")
     assert r.status_code == 404 and r.content == b""
     r = client.head("/api/advise")
-    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert r.status_code == 405 and r.headers["allow"] == "POST, OPTIONS"
     r = client.post("/api/health")
-    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD" and "error" in r.json()
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD, OPTIONS" and "error" in r.json()
 
 
 def test_a_body_that_does_not_arrive_in_time_is_408(advisors, monkeypatch):

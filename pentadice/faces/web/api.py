@@ -55,6 +55,7 @@ from pentadice.faces.web.preparing import Preparation
 from pentadice.faces.web.responses import JSON, NO_STORE, SECURITY_HEADERS, answer
 from pentadice.faces.web.state import WebState
 from pentadice.faces.web.store import GameStore
+from pentadice.game import rules
 from pentadice.game.moves import MoveError
 from pentadice.players.engine import Game, GameError
 from pentadice.storage.database import Database, StorageError, open_database
@@ -221,7 +222,9 @@ def _private_database() -> Database:
 
 
 def _openapi(app: FastAPI) -> dict:
-    """The generated description, with the request bodies' schemas (documented, not parsed by FastAPI)."""
+    """The generated description, with the request bodies' schemas (documented, not parsed by FastAPI) and what
+    this application serves: the rule sets a body may name (and their dice), those a history query may name, the
+    languages; kept exactly as the server reads them (``tests/test_api_contract.py`` runs Schemathesis on it)."""
     if app.openapi_schema is None:
         spec = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
         components = spec.setdefault("components", {}).setdefault("schemas", {})
@@ -229,8 +232,47 @@ def _openapi(app: FastAPI) -> dict:
             schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(schema.pop("$defs", {}))
             components[model.__name__] = schema
+        _served_in_document(spec, app.state.web)
         app.openapi_schema = spec
     return app.openapi_schema
+
+
+def _served_in_document(spec: dict, state: WebState) -> None:
+    """What the document says of this application's own values: a body's ``rules`` is a rule set served (or
+    null), ``dice`` as many as a served rule set's; a query's ``rules`` any rule set known, ``lang`` a language
+    spoken, a player's name 1 to 32 characters; an optional query parameter is a string, or absent."""
+    from pentadice.players.engine import MAX_NAME
+    from pentadice.support import i18n
+
+    components = spec["components"]["schemas"]
+    served = list(state.advisors)
+    for name in ("AdviseIn", "BatchIn", "NewGameIn"):
+        field = components[name]["properties"]["rules"]
+        field["anyOf"] = [{"type": "string", "enum": served}, {"type": "null"}]
+    player = spec["paths"].get("/api/players/{name}", {}).get("get")
+    if player is not None:  # no finished game has that name
+        player["responses"].setdefault("404", {
+            "description": "No finished game has a player of that name.",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
+        })  # fmt: skip
+    counts = [a.rules.dice for a in state.advisors.values()]
+    dice = components["AdviseIn"]["properties"]["dice"]
+    dice["minItems"], dice["maxItems"] = min(counts), max(counts)
+    known = {"rules": {"type": "string", "enum": list(rules.REGISTRY)}, "lang": {"type": "string",
+             "enum": list(i18n.LANGUAGES)}}  # fmt: skip
+    for operations in spec["paths"].values():
+        for operation in operations.values():
+            for param in operation.get("parameters", ()):
+                schema = param.get("schema", {})
+                options = [s for s in schema.get("anyOf", ()) if s.get("type") != "null"]
+                if param["in"] == "query" and not param.get("required") and len(options) == 1:
+                    rest = {k: v for k, v in schema.items() if k != "anyOf"}
+                    schema = param["schema"] = {**options[0], **rest}  # absent, not null: a query has no null
+                if param["name"] in known and param["in"] == "query":
+                    param["schema"] = {**{k: v for k, v in schema.items() if k in ("title", "description")},
+                                       **known[param["name"]]}  # fmt: skip
+                elif param["name"] in ("player", "name") and schema.get("type") == "string":
+                    schema.update(minLength=1, maxLength=MAX_NAME)
 
 
 def _version() -> str:

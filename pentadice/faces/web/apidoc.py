@@ -26,7 +26,30 @@ GAME_ERRORS = {
         "shown nor played; the other games are served. Logged once.",
     },
 }
-SAVE_FILE_BODY = {"requestBody": {"required": True, "content": {JSON: {"schema": {"type": "object"}, "example": {}}}}}
+
+
+def _save_file_schema() -> dict:
+    """A save file, as :meth:`pentadice.players.engine.Game.from_json` reads it: an object with its fields, no
+    other (what each holds is checked by the reader: 422 for a save that is not a game's)."""
+    from pentadice.players.saves import SAVE_KEYS, SAVE_OPTIONAL_KEYS
+
+    return {
+        "type": "object",
+        "required": sorted(SAVE_KEYS),
+        "properties": {key: {} for key in sorted(SAVE_KEYS | SAVE_OPTIONAL_KEYS)},
+        "additionalProperties": False,
+        "description": "A save file (GET /api/games/{id}/save, `pentadice play --save`), posted as it is.",
+    }
+
+
+SAVE_FILE_BODY = {"requestBody": {"required": True, "content": {JSON: {"schema": _save_file_schema()}}}}
+# A move without fields: no body, {} or {"version": N}.
+VERSION_BODY = {
+    "requestBody": {
+        "required": False,
+        "content": {JSON: {"schema": {"$ref": "#/components/schemas/VersionIn"}, "example": {"version": 3}}},
+    }
+}
 
 
 def body_doc(model: type, example: object) -> dict:

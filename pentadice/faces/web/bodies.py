@@ -89,7 +89,10 @@ def check_fields(data: dict, fields: Iterable[str], required: Iterable[str] = ()
 
 
 def whole(value: object, what: str, lo: int, hi: int) -> int:
-    """A JSON whole number from ``lo`` to ``hi`` (not true or false); 422 otherwise."""
+    """A JSON whole number from ``lo`` to ``hi`` (not true or false; ``3.0`` is 3, as JSON Schema's integers
+    are); 422 otherwise."""
+    if isinstance(value, float) and value.is_integer() and lo <= value <= hi:
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise ApiError(422, f"{what} must be a whole number, not {short(value)}")
     if not lo <= value <= hi:

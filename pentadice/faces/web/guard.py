@@ -1,11 +1,13 @@
 """The guard before the application: the security headers on every answer, a ``Host`` not served refused
-(DNS rebinding), a request another site's page sent refused, and HEAD on an API path answered as its GET."""
+(DNS rebinding), the methods of an API path (OPTIONS answered with them, another method refused with 405 and
+them), a request another site's page sent refused, and HEAD on an API path answered as its GET."""
 
 from __future__ import annotations
 
 import ipaddress
 from urllib.parse import urlsplit
 
+from fastapi.responses import Response
 from fastapi.routing import APIRoute
 from starlette.routing import Match
 
@@ -45,6 +47,16 @@ class SecurityHeaders:
         if refused is not None:
             await answer({"error": refused[1]}, refused[0], {"connection": "close"})(scope, receive, send_with_headers)
             return
+        allowed = allowed_methods(self.routes, scope["path"]) if api else None
+        if allowed is not None and scope["method"] == "OPTIONS":  # what a preflight will build on
+            await Response(status_code=204, headers={"allow": ", ".join(allowed)})(scope, receive, send_with_headers)
+            return
+        if allowed is not None and scope["method"] not in allowed:
+            shown, path = scope["method"][:20], scope["path"][:200]
+            refusal = answer({"error": f"{shown} is not allowed on {path}; allowed: {', '.join(allowed)}"}, 405,
+                             {"allow": ", ".join(allowed)})  # fmt: skip
+            await refusal(scope, receive, send_with_headers)
+            return
         if scope["method"] not in ("GET", "HEAD") and _cross_site(scope):
             refusal = answer({"error": "a request from another site's page is refused: the API serves this page"}, 403)
             await refusal(scope, receive, send_with_headers)
@@ -63,6 +75,24 @@ class SecurityHeaders:
     def _serves_get(self, scope) -> bool:
         as_get = {**scope, "method": "GET"}
         return any(isinstance(r, APIRoute) and r.matches(as_get)[0] is Match.FULL for r in self.routes)
+
+
+METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(routes: list, path: str) -> list[str] | None:
+    """The methods the API serves on ``path`` (HEAD with GET, OPTIONS on every path), in a fixed order; None if
+    no route has that path. A path that is a route's own, without parameters (``/api/games/resume``), is that
+    resource alone: a route whose path has a parameter (``/api/games/{game_id}``) does not count there."""
+    api = [r for r in routes if isinstance(r, APIRoute)]
+    own = [r for r in api if r.path == path and not r.param_convertors]
+    matching = own or [r for r in api if r.path_regex.match(path)]
+    if not matching:
+        return None
+    methods = {"OPTIONS"}.union(*(r.methods for r in matching))
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods, key=lambda m: (METHOD_ORDER.index(m) if m in METHOD_ORDER else len(METHOD_ORDER), m))
 
 
 def _host_refusal(scope, hosts: frozenset[str]) -> tuple[int, str] | None:

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from pentadice.advisor import chances
 from pentadice.faces.web import bodies, schemas, seats
-from pentadice.faces.web.apidoc import ERRORS, GAME_ERRORS, body_doc
+from pentadice.faces.web.apidoc import ERRORS, GAME_ERRORS, VERSION_BODY, body_doc
 from pentadice.faces.web.bodies import ApiError
 from pentadice.faces.web.playing import AUTO_COMMIT_SECONDS, act, known_chances, person_to_act, read, started, view
 from pentadice.faces.web.responses import answer
@@ -52,7 +52,8 @@ async def new_game(request: Request, state: State) -> Response:
     shared = data.get("shared", False)
     if not isinstance(shared, bool):
         raise ApiError(422, f"shared must be true or false, not {bodies.short(shared)}")
-    game, advisor = _saved_game(state, data) if "save" in data else _new_game(state, data)
+    saved = data.get("save") is not None  # "save": null is no save: a new game
+    game, advisor = _saved_game(state, data) if saved else _new_game(state, data)
     return await started(state, game, advisor, shared)
 
 
@@ -250,7 +251,7 @@ async def score(game_id: str, request: Request, state: State) -> Response:
     return await act(state, game_id, move, _version_of(data), secret)
 
 
-@_move("auto-commit")
+@_move("auto-commit", openapi_extra=VERSION_BODY)
 async def auto_commit(game_id: str, request: Request, state: State) -> Response:
     """The countdown ran out: fill the advisor's box (the computer's choice). Only after a person's last roll."""
 
@@ -266,7 +267,7 @@ async def auto_commit(game_id: str, request: Request, state: State) -> Response:
     return await _bodiless(request, state, game_id, move, secret)
 
 
-@_move("computer")
+@_move("computer", openapi_extra=VERSION_BODY)
 async def computer(game_id: str, request: Request, state: State) -> Response:
     """One step of the computer player whose turn it is: its first roll, a keep or a box. In a shared game,
     from a device holding any seat of it."""
@@ -290,7 +291,12 @@ async def computer(game_id: str, request: Request, state: State) -> Response:
     return await _bodiless(request, state, game_id, move, secret)
 
 
-@router.post("/api/games/{game_id}/undo", responses={200: {"model": schemas.GameOut}, **GAME_ERRORS}, tags=["games"])
+@router.post(
+    "/api/games/{game_id}/undo",
+    responses={200: {"model": schemas.GameOut}, **GAME_ERRORS},
+    openapi_extra=VERSION_BODY,
+    tags=["games"],
+)
 async def undo(game_id: str, request: Request, state: State) -> Response:
     """Coach games: take back the last step (a box, a keep with its roll, or a turn's first roll)."""
     secret = seats.secret_of(request.headers)

@@ -7,11 +7,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 
-from pentadice.faces.web import schemas
 from pentadice.faces.web.apidoc import GAME_ERRORS
 from pentadice.faces.web.bodies import ApiError
 from pentadice.faces.web.guard import HEAD_SCOPE_KEY
 from pentadice.faces.web.playing import read
+from pentadice.faces.web.responses import JSON
 from pentadice.faces.web.state import State
 
 EVENT_STREAM = "text/event-stream"
@@ -21,12 +21,28 @@ STREAM_HEADERS = {"x-accel-buffering": "no"}  # a proxy (nginx) passes each even
 router = APIRouter()
 
 
+def _json(doc: dict) -> dict:
+    """A refusal's documentation, its body JSON (the route's own answer is the event stream)."""
+    model = doc["model"].__name__
+    return {"description": doc["description"], "content": {JSON: {"schema": {"$ref": f"#/components/schemas/{model}"}}}}
+
+
+class EventStream(StreamingResponse):
+    """A stream of Server-Sent Events (what the document says the route answers)."""
+
+    media_type = EVENT_STREAM
+
+
 @router.get(
     "/api/games/{game_id}/events",
+    response_class=EventStream,
     responses={
-        200: {"content": {EVENT_STREAM: {"schema": {"type": "string"}}}, "description": "The event stream."},
-        **{k: v for k, v in GAME_ERRORS.items() if k in (404, 422, 500, 503)},
-        403: {"model": schemas.ErrorOut, "description": "Not refused for a secret: a watcher may listen."},
+        200: {
+            "content": {EVENT_STREAM: {"schema": {"type": "string", "description": "Server-Sent Events."}}},
+            "description": 'The event stream: `event: game` and `data: {"version": N, "over": false}` at '
+            "once and at each move; a `: ping` comment every 15 seconds of quiet.",
+        },
+        **{k: _json(v) for k, v in GAME_ERRORS.items() if k in (404, 422, 500, 503)},
     },
     tags=["games"],
 )

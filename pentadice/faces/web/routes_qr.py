@@ -10,28 +10,14 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from pentadice.faces.web import bodies
-from pentadice.faces.web.apidoc import ERRORS
+from pentadice.faces.web import bodies, schemas
+from pentadice.faces.web.apidoc import ERRORS, body_doc
 from pentadice.faces.web.bodies import ApiError
 
 SVG = "image/svg+xml"
 TEXT_LIMIT = 512  # characters of the link
 QR_BODY_LIMIT = 4 * bodies.KIB
-QR_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {
-                    "type": "object",
-                    "required": ["text"],
-                    "properties": {"text": {"type": "string", "maxLength": TEXT_LIMIT, "format": "uri"}},
-                },
-                "example": {"text": "http://192.168.1.5:8000/games/ID#seat=SECRET"},
-            }
-        },
-    }
-}
+QR_BODY = body_doc(schemas.QrIn, {"text": "http://192.168.1.5:8000/games/ID#seat=SECRET"})
 
 router = APIRouter()
 

@@ -7,9 +7,19 @@ the advisor; ``tests/test_api.py`` checks that they agree with these models.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+Face = Annotated[int, Field(ge=1, le=6)]
+Version = Annotated[int, Field(ge=0, le=2**31 - 1)]
+STRATEGY_PATTERN = "^([Oo][Pp][Tt][Ii][Mm][Aa][Ll]|[Ww][Ii][Nn])$"  # optimal or win, in any case
+
+
+class Body(BaseModel):
+    """A request body: a JSON object of the fields named, no other (unknown fields are refused, 422)."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class ErrorOut(BaseModel):
@@ -88,10 +98,12 @@ class RulesOut(BaseModel):
     rules: list[RuleSetOut]
 
 
-class AdviseIn(BaseModel):
+class AdviseIn(Body):
     """One ``advise --batch`` line, plus the rule set and how many options to list."""
 
-    dice: list[int] = Field(
+    dice: list[Face] = Field(
+        min_length=5,
+        max_length=6,
         description="The dice showing (faces 1 to 6), as many as the rule set has (6 in maxi-yatzy).",
         examples=[[1, 1, 3, 4, 6]],
     )
@@ -102,8 +114,10 @@ class AdviseIn(BaseModel):
         "where the rule set pays one.",
         examples=[{"ones": 3, "full_house": 25}],
     )
-    rules: str | None = Field(None, description="Rule set (default: penta, or the only one served).")
-    top: int | None = Field(None, ge=1, description="List only the best N options (default: all).")
+    rules: str | None = Field(
+        None, description="Rule set, one of those served (default: penta, or the only one served)."
+    )
+    top: int | None = Field(None, ge=1, le=1_000_000, description="List only the best N options (default: all).")
 
 
 class OptionOut(BaseModel):
@@ -157,30 +171,46 @@ class BatchError(BaseModel):
     error: str
 
 
-class BatchIn(BaseModel):
-    rules: str | None = None
-    top: int | None = Field(None, ge=1)
-    items: list[dict[str, Any]] = Field(max_length=1000, description="Situations, as /api/advise bodies.")
+class BatchIn(Body):
+    rules: str | None = Field(None, description="Rule set, one of those served (default: penta).")
+    top: int | None = Field(None, ge=1, le=1_000_000)
+    items: list[Any] = Field(
+        max_length=1000,
+        description="Situations, as /api/advise bodies (dice, rolls_left, sheet). An item that is not one is "
+        "answered in its place in results by its error ({line, error}), the answer still 200.",
+    )
 
 
 class BatchOut(BaseModel):
     results: list[AdviceNoWhy | BatchError]
 
 
-class PlayerIn(BaseModel):
-    name: str = Field(max_length=32)
+class PlayerIn(Body):
+    name: str = Field(
+        min_length=1,
+        max_length=32,
+        description="Printable, no surrounding spaces, no control or invisible character (422 otherwise); "
+        "distinct from the other players' as it shows.",
+    )
     computer: bool = False
-    strategy: Literal["optimal", "win"] = Field("optimal", description="A computer's strategy.")
+    strategy: str | None = Field(
+        "optimal",
+        pattern=STRATEGY_PATTERN,
+        description="A computer's strategy: optimal or win, in any case (null: optimal).",
+    )
 
 
-class NewGameIn(BaseModel):
-    players: str | list[PlayerIn] = Field(
+class NewGameIn(Body):
+    players: str | Annotated[list[PlayerIn], Field(min_length=1, max_length=6)] = Field(
         "You,cpu",
         description='"Ana,cpu:win,cpu" (a name is a person; cpu, cpu:STRATEGY, cpu:NAME or cpu:STRATEGY:NAME a '
         "computer; strategies: optimal, the default, and win), or a list.",
+        max_length=280,
     )
-    rules: str | None = Field(None, description="Rule set (default: penta).")
-    seed: int | None = Field(None, ge=0, description="Seed of the dice: the same seed and moves, the same game.")
+    rules: str | None = Field(None, description="Rule set, one of those served (default: penta).")
+    seed: int | None = Field(
+        None, ge=0, le=2**128 - 1, description="Seed of the dice: the same seed and moves, the same game."
+    )
     auto_commit: float | None = Field(
         3, ge=0, le=86400, description="Seconds the page counts down after a person's last roll (null: off)."
     )
@@ -188,7 +218,9 @@ class NewGameIn(BaseModel):
         "random", description="manual: a coach game, whose dice the client gives (real dice)."
     )
     save: dict[str, Any] | None = Field(
-        None, description="A saved game (from GET /api/games/{id}/save or `pentadice play --save`): go on with it."
+        None,
+        description="A saved game (from GET /api/games/{id}/save or `pentadice play --save`): go on with it "
+        "(players, rules, seed and dice then come from it, and may not be given). null: no save, a new game.",
     )
     shared: bool = Field(
         False,
@@ -263,15 +295,21 @@ class ChancesOut(BaseModel):
     preparing: Building | None = Field(None, description="The chances table being prepared (chances then null).")
 
 
-class RollIn(BaseModel):
-    keep: list[int] = Field(default_factory=list, description="Faces kept (empty: roll them all).")
-    dice: list[int] | None = Field(None, description="Coach games: the faces of the dice rolled.")
-    version: int | None = Field(None, description="The view's version: 409 if the game has moved on since.")
+class RollIn(Body):
+    keep: list[Face] = Field(default_factory=list, max_length=6, description="Faces kept (empty: roll them all).")
+    dice: list[Face] | None = Field(None, max_length=6, description="Coach games: the faces of the dice rolled.")
+    version: Version | None = Field(None, description="The view's version: 409 if the game has moved on since.")
 
 
-class ScoreIn(BaseModel):
+class ScoreIn(Body):
     box: str = Field(examples=["fives"])
-    version: int | None = Field(None, description="The view's version: 409 if the game has moved on since.")
+    version: Version | None = Field(None, description="The view's version: 409 if the game has moved on since.")
+
+
+class VersionIn(Body):
+    """The optional body of a move without fields (auto-commit, computer, undo): none, ``{}`` or a version."""
+
+    version: Version | None = Field(None, description="The view's version: 409 if the game has moved on since.")
 
 
 class PlayedOut(BaseModel):
@@ -328,7 +366,15 @@ class MessagesOut(BaseModel):
     messages: dict[str, str]
 
 
-REQUEST_MODELS = (AdviseIn, BatchIn, NewGameIn, RollIn, ScoreIn)
+class QrIn(Body):
+    text: str = Field(
+        max_length=512,
+        pattern="^[Hh][Tt][Tt][Pp][Ss]?://",
+        description="An http:// or https:// link with a host, no spaces (422 otherwise).",
+    )
+
+
+REQUEST_MODELS = (AdviseIn, BatchIn, NewGameIn, RollIn, ScoreIn, VersionIn, QrIn)
 
 
 class HistoryPlayerOut(BaseModel):
