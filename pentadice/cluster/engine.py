@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from pentadice.cluster import tasks
+from pentadice.cluster.address import AddressError, ClusterError, probe
 from pentadice.game import rules
 from pentadice.support.exits import TableError
 from pentadice.tables import chances_store, chunks, table, targets_store
@@ -36,10 +37,7 @@ from pentadice.tables import win_plan as plans
 from pentadice.tables import win_store as stores
 
 SCHEDULER_ENV = "PENTADICE_SCHEDULER"
-
-
-class ClusterError(TableError):
-    """Dask is missing, or its scheduler cannot be reached."""
+__all__ = ["AddressError", "ClusterError", "Progress", "build", "build_chances", "build_targets", "check_scheduler"]
 
 
 @dataclasses.dataclass
@@ -80,12 +78,10 @@ class OnDask:
                 "building out of core needs Dask: pip install 'pentadice[cluster]' (or `make install`)"
             ) from None
         self.cluster = None
+        self.client = None
         try:
             if scheduler:
-                import dask
-
-                # Dask's own setting (DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT), 30 s unless set.
-                self.client = Client(scheduler, timeout=dask.config.get("distributed.comm.timeouts.connect"))
+                self.client = Client(check_scheduler(scheduler), timeout=connect_timeout())
             else:
                 self.cluster = LocalCluster(
                     n_workers=workers,
@@ -94,11 +90,16 @@ class OnDask:
                     memory_limit=0,
                     dashboard_address="127.0.0.1:0",
                     silence_logs=50,
+                    preload=["pentadice.cluster.quiet_worker"],  # Ctrl-C at a terminal: the driver's alone
                 )
                 self.client = Client(self.cluster)
-        except (OSError, TimeoutError) as e:
+        except ClusterError:
+            raise
+        except Exception as e:  # Dask's own failures, of many kinds: one line, no traceback
             self.close()
-            raise ClusterError(f"cannot reach the Dask scheduler {scheduler or '(local)'}: {e}") from None
+            reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            where = f"reach the Dask scheduler {scheduler}" if scheduler else "start a local Dask cluster"
+            raise ClusterError(f"cannot {where}: {reason}") from None
         self.dashboard = self.client.dashboard_link
 
     def run(self, compute: Callable, rs: rules.RuleSet, directory: str, todo: list) -> Iterator[dict]:
@@ -116,11 +117,35 @@ class OnDask:
                 future.cancel()
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.client.close()
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                self.client.close()
         if self.cluster is not None:
             with contextlib.suppress(Exception):
                 self.cluster.close()
+
+
+def connect_timeout() -> float:
+    """Seconds to wait for a scheduler: Dask's own setting (DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT), 30 s
+    unless set."""
+    import dask
+    from dask.utils import parse_timedelta
+
+    return parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), default="seconds")
+
+
+def check_scheduler(scheduler: str) -> str:
+    """The address of a running Dask scheduler, checked (:mod:`pentadice.cluster.address`) before Dask is given
+    it: AddressError (a ValueError) for an address a build cannot use, ClusterError naming what answers there when
+    it is not a scheduler. Returns it as given, stripped."""
+    try:
+        import dask.distributed  # noqa: F401  (its settings: the timeout, TLS)
+    except ImportError:
+        raise ClusterError(
+            "building out of core needs Dask: pip install 'pentadice[cluster]' (or `make install`)"
+        ) from None
+    probe(scheduler.strip(), connect_timeout())
+    return scheduler.strip()
 
 
 def default_workers() -> int:
@@ -154,7 +179,8 @@ def build(
     values = win.padded(rs, values)
     checksum = stores.values_checksum(rs, values)
     start = time.perf_counter()
-    with table.writer_lock(store.lock_files):
+    runners = Runners(scheduler, workers, progress)  # a scheduler reached before anything is written
+    with runners, table.writer_lock(store.lock_files):
         plan = stores.start(
             store, plans.make(rs, win.stored_thetas(rs), memory, max(workers, 1), chunk), values, checksum
         )
@@ -163,17 +189,15 @@ def build(
             return {"rules": rs.name, "built": False, "files": str(store.root), "bytes": plan.bytes}
         stores.check_disk(store, stores.needed_bytes(store, plan))  # the rest of a build resumed
         progress.total(plan.n_tasks)
-        runner = _runner(scheduler, workers, progress)
-        try:
-            ran, resumed = _layers(
-                runner, tasks.compute, rs, directory, len(plan.cuts), plan.tasks,
-                merged=lambda layer: stores.layer_merged(store, layer),
-                done=lambda task: stores.chunk_done(store, task),
-                merge=lambda layer: stores.merge(store, plan, layer),
-                progress=progress,
-            )  # fmt: skip
-        finally:
-            runner.close()
+        runner = runners.get()
+        ran, resumed = _layers(
+            runner, tasks.compute, rs, directory, len(plan.cuts), plan.tasks,
+            merged=lambda layer: stores.layer_merged(store, layer),
+            done=lambda task: stores.chunk_done(store, task),
+            merge=lambda layer: stores.merge(store, plan, layer),
+            progress=progress,
+        )  # fmt: skip
+        runners.close()
         seconds = time.perf_counter() - start
         info = {
             "build_seconds": seconds,
@@ -191,15 +215,41 @@ def build(
         "tasks": plan.n_tasks,
         "bytes": plan.bytes,
         "files": str(store.root),
-        "dashboard": runner.dashboard,
+        "dashboard": runners.dashboard,
     }
 
 
-def _runner(scheduler: str | None, workers: int, progress: Progress) -> InProcess | OnDask:
-    runner = InProcess() if workers == 0 and not scheduler else OnDask(scheduler, max(workers, 1))
-    if runner.dashboard:
-        progress.say(f"Dask dashboard: {runner.dashboard}")
-    return runner
+class Runners:
+    """Where a build's tasks run, made when first needed (a local cluster is started only for a build with work to
+    do), except a scheduler's connection, made at once: a scheduler that cannot be reached is said before anything
+    is planned or written. A context: closed at its end."""
+
+    def __init__(self, scheduler: str | None, workers: int, progress: Progress) -> None:
+        self.scheduler, self.workers, self.progress = scheduler, workers, progress
+        self.runner: InProcess | OnDask | None = None
+        self.dashboard: str | None = None
+        if scheduler:
+            self.get()
+
+    def get(self) -> InProcess | OnDask:
+        if self.runner is None:
+            s, w = self.scheduler, self.workers
+            self.runner = InProcess() if w == 0 and not s else OnDask(s, max(w, 1))
+            self.dashboard = self.runner.dashboard
+            if self.dashboard:
+                self.progress.say(f"Dask dashboard: {self.dashboard}")
+        return self.runner
+
+    def close(self) -> None:
+        runner, self.runner = self.runner, None
+        if runner is not None:
+            runner.close()
+
+    def __enter__(self) -> Runners:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _layers(
@@ -328,8 +378,9 @@ def _build_rows(
     workers = default_workers() if workers is None else workers
     store = module.store_of(directory, rs.name)
     start = time.perf_counter()
-    with table.writer_lock(store.lock_files):
-        if not store.root.exists():
+    runners = Runners(scheduler, workers, progress)  # a scheduler reached before anything is written
+    with runners, table.writer_lock(store.lock_files):
+        if not store.plan_file.exists():  # no build under way (its folder may hold only a file of the user's)
             try:
                 path = finished()
                 if path is not None:
@@ -339,18 +390,15 @@ def _build_rows(
         plan = start_plan(store, max(workers, 1))
         first_todo = module.resume_from(store, plan)
         progress.total(plan.n_tasks)
-        runner = _runner(scheduler, workers, progress)
-        try:
-            ran, resumed = _layers(
-                runner, compute, rs, directory, len(plan.cuts), plan.tasks,
-                merged=lambda layer: layer < first_todo,
-                done=lambda task: _chunk_whole(module, store, task),
-                merge=lambda layer: module.merge(store, plan, layer),
-                progress=progress,
-                before=lambda layer: module.check_layer(store, plan, layer),
-            )  # fmt: skip
-        finally:
-            runner.close()
+        ran, resumed = _layers(
+            runners.get(), compute, rs, directory, len(plan.cuts), plan.tasks,
+            merged=lambda layer: layer < first_todo,
+            done=lambda task: _chunk_whole(module, store, task),
+            merge=lambda layer: module.merge(store, plan, layer),
+            progress=progress,
+            before=lambda layer: module.check_layer(store, plan, layer),
+        )  # fmt: skip
+        runners.close()
         seconds = time.perf_counter() - start
         data = finish(store, plan, seconds, workers)
     return {
@@ -362,7 +410,7 @@ def _build_rows(
         "tasks": plan.n_tasks,
         "bytes": data.stat().st_size,
         "files": str(data),
-        "dashboard": runner.dashboard,
+        "dashboard": runners.dashboard,
     }
 
 

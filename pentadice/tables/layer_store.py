@@ -23,7 +23,7 @@ import numpy as np
 
 from pentadice.support.exits import TableError
 from pentadice.tables import chunks, table
-from pentadice.tables.win_store import StoreError, disk_error, read_json, write_json
+from pentadice.tables.win_store import StoreError, disk_error, read_json, remove_written, write_json
 
 ROWS_KIND = "layer-rows"  # a layer's float64 rows, mid-build (chunks.KINDS)
 
@@ -110,9 +110,8 @@ def fresh_folder(store: Store, saved: dict | None, fmt: str, what: str, need: in
         if any(store.root.iterdir()) and (saved or {}).get("format") != fmt:
             raise StoreError(f"{store.root} holds files that are not a {what}'s build: remove it")
     check_disk(store, need, what)
-    if os.path.lexists(store.root):
-        shutil.rmtree(store.root)
-    store.root.mkdir(parents=True)
+    remove_written(store.root)  # what an old build wrote; a file of the user's is left
+    store.root.mkdir(parents=True, exist_ok=True)
 
 
 def write_chunk(store: Store, task: Task, second: str, arrays: dict[str, np.ndarray], meta: dict) -> None:
@@ -171,7 +170,7 @@ def write_layer(store: Store, layer: int, rows: Sequence[np.ndarray], stored: Se
 
 def done_with(store: Store, layer: int) -> None:
     """After a layer is merged: its chunk files, and the rows of the layer below (no task reads them now)."""
-    shutil.rmtree(store.layer_dir(layer), ignore_errors=True)
+    remove_written(store.layer_dir(layer))
     if layer > 0:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(store.rows(layer - 1))
@@ -200,7 +199,7 @@ def resume_from(store: Store, n_layers: int, merged_whole: Callable[[int], bool]
         with contextlib.suppress(FileNotFoundError):
             os.unlink(store.merged(i))
         if i > k:  # chunks computed from the layers now forgotten
-            shutil.rmtree(store.layer_dir(i), ignore_errors=True)
+            remove_written(store.layer_dir(i))
     return k
 
 
@@ -224,5 +223,6 @@ def gather(store: Store, n_layers: int, kind: str, head: np.ndarray | None = Non
 
 
 def done(store: Store) -> None:
-    """The table is written: the work folder removed."""
-    shutil.rmtree(store.root, ignore_errors=True)
+    """The table is written: the work folder removed (what the build wrote: a file of the user's stays, and the
+    folder with it)."""
+    remove_written(store.root)

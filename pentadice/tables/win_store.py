@@ -24,6 +24,7 @@ import dataclasses
 import errno
 import json
 import os
+import re
 import shutil
 import zlib
 from pathlib import Path
@@ -81,6 +82,36 @@ class Store:
         """``(rows, record)`` of a task's chunk."""
         stem = self.layer_dir(task.layer) / f"s{task.slot:02d}-c{task.chunk:05d}"
         return stem.with_suffix(".npy"), stem.with_suffix(".json")
+
+
+# The names a build gives its files (both kinds of store: this module's and tables/layer_store.py's): only these are
+# ever removed from a store, so that a file of the user's put there is left alone (and the folder holding it).
+WRITTEN = re.compile(
+    r"plan\.json|tables\.npy|table\.json|work\.npy|index\.npy|L[0-9]{2}\.(rows\.npy|q\.npy|merged\.json)"
+    r"|\.[A-Za-z0-9.]+\.npy\.new"  # an array being written in place (.tables.npy.new, .L03.rows.npy.new)
+    r"|(s[0-9]{2}-)?c[0-9]{5}\.(npy|json|rows\.npy|q\.npy|index\.npy)"  # a chunk's files, in its layer's folder
+    r"|\..+\.[0-9]+-[a-z0-9_]{8}\.tmp"  # a file being written (atomic.write_temp)
+)
+LAYER_FOLDER = re.compile(r"L[0-9]{2}")
+
+
+def remove_written(folder: Path) -> None:
+    """Remove what a build wrote in ``folder`` (a store, or a layer's folder of chunks): the files named as a build
+    names them (:data:`WRITTEN`) and its layers' folders, then ``folder`` itself when that leaves it empty. Any
+    other file (the user's) is left where it is, with the folders that hold it."""
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            if LAYER_FOLDER.fullmatch(entry.name):
+                remove_written(Path(entry.path))
+        elif WRITTEN.fullmatch(entry.name) and (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+    with contextlib.suppress(OSError):  # not empty: a file of the user's is there
+        os.rmdir(folder)
 
 
 def write_json(path: Path, data: dict) -> None:
@@ -148,9 +179,8 @@ def start(store: Store, plan: Plan, values: np.ndarray, checksum: str) -> Plan:
             raise StoreError(f"{store.root} holds files that are not win tables: remove it or build elsewhere")
     old = sum(p.stat().st_blocks * 512 for p in store.root.rglob("*") if p.is_file()) if store.root.is_dir() else 0
     check_disk(store, plan.bytes + max(plan.layer_bytes(i) for i in range(len(plan.cuts))) - old)  # before writing
-    if os.path.lexists(store.root):
-        shutil.rmtree(store.root)  # a store of other values or another plan: built afresh
-    store.root.mkdir(parents=True)
+    remove_written(store.root)  # a store of other values or another plan: built afresh
+    store.root.mkdir(parents=True, exist_ok=True)
     write_json(store.plan_file, {"format": FORMAT, "rules": rs.name, "values_checksum": checksum, **plan.as_json()})
     tmp = store.root / ".tables.npy.new"
     try:
@@ -242,7 +272,7 @@ def merge(store: Store, plan: Plan, layer: int) -> None:
         write_json(store.merged(layer), {"layer": layer, "crc32": crc})
     except OSError as e:
         raise disk_error(e, store.root) from None
-    shutil.rmtree(store.layer_dir(layer), ignore_errors=True)
+    remove_written(store.layer_dir(layer))
 
 
 def layer_merged(store: Store, layer: int) -> bool:

@@ -55,8 +55,8 @@ class Bytes(click.ParamType):
     envvar="PENTADICE_SCHEDULER",
     default=None,
     metavar="ADDRESS",
-    help="A running Dask scheduler (tcp://HOST:PORT) whose workers see --data at the same path "
-    "[default: $PENTADICE_SCHEDULER, else a cluster of this machine's cores].",
+    help="A running Dask scheduler (tcp://HOST:PORT; tls://HOST:PORT with Dask's TLS settings) whose workers see "
+    "--data at the same path [default: $PENTADICE_SCHEDULER, else a cluster of this machine's cores].",
 )
 @click.option(
     "--workers",
@@ -95,6 +95,13 @@ def build(rules_name: str, data: str | None, which: str, scheduler: str | None, 
     rs = rules.get_rules(rules_name)
     directory = paths.data_dir(data)
     what = {"win": "win tables", "targets": "target table", "chances": "chances table"}[which]
+    if scheduler is not None:  # said before any table is read or planned
+        try:
+            scheduler = engine.check_scheduler(scheduler)
+        except engine.AddressError as e:
+            raise click.BadParameter(str(e), param_hint="'--scheduler' / PENTADICE_SCHEDULER") from None
+        except engine.ClusterError as e:
+            raise exits.Failure(str(e)) from None
     values = None
     if which != "targets":
         try:
@@ -102,6 +109,11 @@ def build(rules_name: str, data: str | None, which: str, scheduler: str | None, 
         except table.TableError as e:
             raise exits.Failure(str(e)) from None
     bar = None
+
+    def kept():
+        """The folder of the build's work."""
+        store = {"win": win_store.Store, "targets": targets_store.store_of, "chances": chances_store.store_of}[which]
+        return store(directory, rs.name)
 
     def total(n: int) -> None:
         nonlocal bar
@@ -143,12 +155,14 @@ def build(rules_name: str, data: str | None, which: str, scheduler: str | None, 
         else:
             summary = engine.build(rs, directory, values, scheduler, workers, memory, progress, chunk)
     except KeyboardInterrupt:
-        kept = {"win": win_store.Store, "targets": targets_store.store_of, "chances": chances_store.store_of}[which](
-            directory, rs.name
-        )
         raise exits.Interrupted(
-            f"the chunks written so far are kept in {kept.root}; run the same command again to go on"
+            f"the chunks written so far are kept in {kept().root}; run the same command again to go on"
         ) from None
+    except engine.ClusterError as e:
+        root = kept().root
+        if root.is_dir() and any(root.iterdir()):
+            raise exits.Failure(f"{e}; what the build wrote is kept in {root}, for the same command to go on") from None
+        raise exits.Failure(str(e)) from None
     except table.TableError as e:
         raise exits.Failure(str(e)) from None
     except ValueError as e:

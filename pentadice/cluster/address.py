@@ -1,0 +1,131 @@
+"""The address of a running Dask scheduler (``build --scheduler``), checked before Dask is given it.
+
+Dask, given an address it cannot use, fails in ways an operator cannot read: a ``tls://`` address without Dask's
+TLS settings, ``ucx://`` without UCX or ``ws://`` end in a long traceback, ``inproc://`` names a scheduler inside
+one process, and at a ``tcp://`` port where another server listens Dask reads that server's reply as the length of
+a frame and allocates it (an HTTP server's ``HTTP/1.0`` is 3 EiB). So:
+
+- :func:`parse` takes ``tcp://HOST:PORT`` (or ``HOST:PORT``: Dask's own default), and ``tls://HOST:PORT`` only
+  when Dask's TLS settings give a client certificate or a CA file; anything else is :class:`AddressError`;
+- :func:`probe` opens a plain socket to a ``tcp://`` address and reads what answers: a Dask scheduler speaks first
+  (its handshake: a frame whose length is small), where an HTTP server waits for a request and an SSH server
+  greets with text. :class:`ClusterError` names the address and what was found there. Nothing is sent, so a
+  scheduler only notes a connection closed during its handshake.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import urllib.parse
+
+from pentadice.support.exits import TableError
+
+HANDSHAKE_LIMIT = 1 << 20  # a scheduler's handshake is a few hundred bytes; any frame above this is not one
+
+
+class ClusterError(TableError):
+    """Dask is missing, or its scheduler cannot be reached or is not one."""
+
+
+class AddressError(ValueError):
+    """A ``--scheduler`` address that is not one a build can use (its scheme, its form)."""
+
+
+def parse(address: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a scheduler's address; AddressError naming what is wrong."""
+    text = address.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    scheme = scheme.lower()
+    if scheme == "tls" and not tls_configured():
+        raise AddressError(
+            f"{address}: a tls:// scheduler needs Dask's TLS settings (distributed.comm.tls.ca-file and "
+            "client.cert, e.g. DASK_DISTRIBUTED__COMM__TLS__CA_FILE): set them, or give its tcp:// address"
+        )
+    if scheme not in ("tcp", "tls"):
+        what = {
+            "inproc": "an inproc:// address names a scheduler inside one process",
+            "ucx": "ucx:// needs UCX, which this build does not use",
+            "ws": "ws:// is not a transport this build uses",
+            "wss": "wss:// is not a transport this build uses",
+        }.get(scheme, f"{scheme}:// is not a Dask scheduler's address")
+        raise AddressError(f"{address}: {what}; give the scheduler's tcp://HOST:PORT (8786 by default)")
+    try:
+        parts = urllib.parse.urlsplit(f"//{rest}")
+        port = parts.port
+    except ValueError:
+        raise AddressError(f"{address}: the port is not a number from 1 to 65535") from None
+    if not parts.hostname or parts.path or parts.query or parts.fragment or parts.username is not None:
+        raise AddressError(f"{address}: give the scheduler as {scheme}://HOST:PORT (8786 by default)")
+    if not port:
+        raise AddressError(f"{address}: give the scheduler's port, as {scheme}://{parts.hostname}:8786")
+    return scheme, parts.hostname, port
+
+
+def tls_configured() -> bool:
+    """Whether Dask's settings give a client what a tls:// connection needs (a CA file, or a client certificate)."""
+    import dask
+
+    tls = dask.config.get("distributed.comm.tls", default={}) or {}
+    return bool(tls.get("ca-file") or (tls.get("client") or {}).get("cert"))
+
+
+def probe(address: str, timeout: float) -> None:
+    """Connect to the ``tcp://`` scheduler at ``address`` and read its first frame's length, within ``timeout``
+    seconds for each; ClusterError naming the address and what answers there when it is not a Dask scheduler.
+    A ``tls://`` address is left to Dask (its answer comes only after a TLS handshake)."""
+    scheme, host, port = parse(address)
+    if scheme != "tcp":
+        return
+    try:
+        sock = socket.create_connection((host, port), timeout=timeout)
+    except socket.gaierror as e:
+        raise ClusterError(f"cannot reach the Dask scheduler {address}: no host {host} ({e.strerror})") from None
+    except TimeoutError:
+        raise ClusterError(f"cannot reach the Dask scheduler {address}: no answer in {timeout:g} s") from None
+    except OSError as e:
+        reason = "nothing listens there (connection refused)" if isinstance(e, ConnectionRefusedError) else None
+        raise ClusterError(f"cannot reach the Dask scheduler {address}: {reason or e.strerror or e}") from None
+    with sock:
+        try:
+            head = _read(sock, 16)
+        except TimeoutError:
+            raise ClusterError(
+                f"{address} is not a Dask scheduler: it said nothing in {timeout:g} s (a scheduler speaks first; an "
+                "HTTP server, such as Dask's dashboard, waits for a request): give the scheduler's port, 8786 by "
+                "default"
+            ) from None
+        except OSError as e:
+            raise ClusterError(f"cannot reach the Dask scheduler {address}: {e.strerror or e}") from None
+        if len(head) < 16:
+            said = f"it said {_shown(head)} and closed the connection" if head else "it closed the connection at once"
+            raise ClusterError(f"{address} is not a Dask scheduler: {said}")
+        length, frames = struct.unpack("<QQ", head)
+        if not (16 <= length <= HANDSHAKE_LIMIT and 1 <= frames <= 64 and 8 * (1 + frames) <= length):
+            sock.settimeout(0.2)
+            with contextlib.suppress(OSError):  # the rest of its first line, for the message
+                head += sock.recv(64)
+            raise ClusterError(f"{address} is not a Dask scheduler: it answered {_shown(head)}")
+
+
+def _read(sock: socket.socket, n: int) -> bytes:
+    """Up to ``n`` bytes, fewer when the other side closes first."""
+    data = b""
+    while len(data) < n:
+        got = sock.recv(n - len(data))
+        if not got:
+            break
+        data += got
+    return data
+
+
+def _shown(data: bytes) -> str:
+    """What a server sent, for a message: its text when it is text (``'SSH-2.0-OpenSSH_9'``), else its bytes in
+    hexadecimal; control characters never printed as they are."""
+    text = data.decode("ascii", errors="replace")
+    if all(c.isprintable() or c in "\r\n" for c in text):
+        return repr(text.splitlines()[0] if text.strip() else text)
+    return "bytes " + data.hex(" ")
