@@ -7,8 +7,9 @@ server on the same database writes is found by polling: while anyone watches, on
 the version of every game watched in it, in one small query, every :data:`POLL_SECONDS` (on SQLite and
 PostgreSQL alike; PostgreSQL's LISTEN/NOTIFY would spare the polling, and is the next step). A watcher is sent
 the game's version, never its view: it reads the view itself (with its seat's secret, if any). The streams
-open at once in a process are bounded (:data:`STREAM_LIMIT`), and they all end as soon as the server stops
-(``stopping``, checked at each poll)."""
+open at once in a process are bounded (:data:`STREAM_LIMIT`), and so are those of one client address
+(:data:`CLIENT_STREAMS`) and of one game (:data:`GAME_STREAMS`), so that one client cannot take the places of
+every other game's screens; they all end as soon as the server stops (``stopping``, checked at each poll)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import asyncio
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 
 from starlette.concurrency import run_in_threadpool
@@ -28,8 +30,38 @@ RETRY_MS = 1000  # how soon a browser's EventSource connects again after a drop
 # Streams open at once in a process: the HTTP layer counts each as a request being processed (of
 # pentadice.faces.web.server's REQUEST_LIMIT, 1,024), and half of those are kept for the other requests.
 STREAM_LIMIT = 512
+# Streams of one client address (the connection's): a household's tables, a few tabs each, behind one address.
+CLIENT_STREAMS = 64
+# Streams of one game: a six-seat table with a few tabs or devices each, and screens watching it.
+GAME_STREAMS = 32
 LOG_EVERY = 60.0  # a failing poll is logged at most this often
 log = logging.getLogger("pentadice.web")
+
+
+class Place:
+    """A stream's place in the bounds (:meth:`Live.take`): taken when its request is accepted, given back once,
+    when its stream ends or, for a stream that never started (its client gone first), when it is dropped."""
+
+    def __init__(self, live: Live, client: str, game_id: str) -> None:
+        self.live, self.client, self.game_id = live, client, game_id
+        self.held = True
+
+    def give_back(self) -> None:
+        if self.held:
+            self.held = False
+            self.live._give_back(self)
+
+    def __del__(self) -> None:
+        self.give_back()
+
+
+class Refused(Exception):
+    """A stream refused: ``status`` (429 for a client or game holding its share, 503 for a full server), what
+    was full, in words."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
 
 
 class Watcher:
@@ -69,9 +101,16 @@ class Live:
         limit: int = STREAM_LIMIT,
         interval: float = POLL_SECONDS,
         stopping: Callable[[], bool] | None = None,
+        client_limit: int = CLIENT_STREAMS,
+        game_limit: int = GAME_STREAMS,
     ) -> None:
         self.versions = versions
         self.limit = limit
+        self.client_limit = client_limit
+        self.game_limit = game_limit
+        self._by_client: Counter[str] = Counter()  # places held, by client address and by game
+        self._by_game: Counter[str] = Counter()
+        self._places = 0
         self.interval = interval
         self.stopping = stopping
         self.closed = False
@@ -81,13 +120,36 @@ class Live:
 
     @property
     def open(self) -> int:
-        """Streams open now."""
-        return sum(len(c.watchers) for c in self._channels.values())
+        """Streams open now (or accepted and about to start)."""
+        return self._places
 
     @property
     def full(self) -> bool:
         """Whether a new stream must be refused (:data:`STREAM_LIMIT` open, or the server stopping)."""
-        return self.closed or self.open >= self.limit
+        return self.closed or self._places >= self.limit
+
+    def take(self, client: str, game_id: str) -> Place:
+        """A place for a new stream of ``game_id`` from the client address ``client``; :class:`Refused` when the
+        server is full (503) or the client or the game holds its share already (429)."""
+        if self.full:
+            raise Refused(503, f"too many live streams are open on this server ({self._places}): try again")
+        if self._by_client[client] >= self.client_limit:
+            raise Refused(
+                429, f"this address has {self.client_limit} live streams open, the most one may: close some first"
+            )
+        if self._by_game[game_id] >= self.game_limit:
+            raise Refused(429, f"this game has {self.game_limit} live streams open, the most one may: close some first")
+        self._by_client[client] += 1
+        self._by_game[game_id] += 1
+        self._places += 1
+        return Place(self, client, game_id)
+
+    def _give_back(self, place: Place) -> None:
+        for counts, key in ((self._by_client, place.client), (self._by_game, place.game_id)):
+            counts[key] -= 1
+            if counts[key] <= 0:
+                del counts[key]
+        self._places -= 1
 
     def changed(self, game_id: str, version: int, over: bool) -> None:
         """This process wrote a move of ``game_id`` (now at ``version``): its watchers here are woken at once
