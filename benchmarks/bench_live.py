@@ -176,7 +176,7 @@ def bench(data: Path, workers: int, subscribers: int, moves: int, flood: int = 0
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60, **where)
             greedy = None
             if flood:
-                targets = [post(conn, "/api/games", {"players": "Eve", "shared": True})["id"] for _ in range(3)]
+                targets = [post(conn, "/api/games", {"players": "Eve", "shared": True})["id"] for _ in range(4)]
                 greedy = Flood(port, targets, flood)
                 time.sleep(1.0)  # its share taken, the rest asking again and again
                 print(

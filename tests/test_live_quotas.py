@@ -90,11 +90,12 @@ def server(penta_table_dir, tmp_path_factory):
 
 def test_one_address_holding_its_whole_share_leaves_another_games_players_their_streams_and_events(server):
     port = server
-    flooded = [_post(port, "/api/games", {"players": "Ana,cpu"})["id"] for _ in range(3)]
+    games = -(-live.CLIENT_STREAMS // live.CLIENT_GAME_STREAMS)  # as few as hold the whole share
+    flooded = [_post(port, "/api/games", {"players": "Ana,cpu"})["id"] for _ in range(games)]
     greedy: list[Stream] = []
     try:
-        for i in range(live.CLIENT_STREAMS):  # the whole share of 127.0.0.1, over three games
-            s = Stream(port, flooded[i % 3])
+        for i in range(live.CLIENT_STREAMS):  # the whole share of 127.0.0.1, over its games
+            s = Stream(port, flooded[i % games])
             assert s.status == 200, (i, s.head)
             greedy.append(s)
         more = Stream(port, flooded[0])
@@ -121,7 +122,12 @@ def test_one_game_holds_at_most_its_share_of_streams_from_any_addresses(server):
     port = server
     game_id = _post(port, "/api/games", {"players": "Ana,cpu"})["id"]
     other = _post(port, "/api/games", {"players": "Bo,cpu"})["id"]
-    held = [Stream(port, game_id, source=f"127.0.0.{3 + i % 8}") for i in range(live.GAME_STREAMS)]
+    mine = [Stream(port, game_id, source="127.0.0.3") for _ in range(live.CLIENT_GAME_STREAMS + 1)]
+    assert [s.status for s in mine] == [200] * live.CLIENT_GAME_STREAMS + [429]  # one address: half the game's
+    assert "of this game" in mine[-1].body()["error"]
+    mine.pop().close()
+    held = mine + [Stream(port, game_id, source=f"127.0.0.{4 + i % 8}")
+                   for i in range(live.GAME_STREAMS - len(mine))]  # fmt: skip
     try:
         assert all(s.status == 200 for s in held)
         refused = Stream(port, game_id, source="127.0.0.20")
@@ -146,7 +152,7 @@ def test_one_game_holds_at_most_its_share_of_streams_from_any_addresses(server):
 
 
 def test_a_place_is_given_back_when_its_stream_ends_or_never_starts():
-    watching = live.Live(lambda ids: {}, client_limit=2, game_limit=3)
+    watching = live.Live(lambda ids: {}, client_limit=2, game_limit=3, client_game_limit=2)
     one = watching.take("10.0.0.1", "g")
     watching.take("10.0.0.1", "h")  # dropped at once: a stream that never started gives its place back
     gc.collect()
@@ -161,4 +167,17 @@ def test_a_place_is_given_back_when_its_stream_ends_or_never_starts():
     for place in (one, two, three):
         place.give_back()
         place.give_back()  # once only
-    assert watching.open == 0 and not watching._by_client and not watching._by_game
+    assert watching.open == 0 and not watching._by_client and not watching._by_game and not watching._by_both
+    watching = live.Live(lambda ids: {}, client_game_limit=1)
+    kept = watching.take("10.0.0.1", "g")
+    with pytest.raises(live.Refused, match="of this game"):
+        watching.take("10.0.0.1", "g")
+    kept.give_back()
+
+
+def test_an_ipv6_clients_network_counts_as_one_address():
+    key = live.client_key
+    assert key("2001:db8:1:2::1") == key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
+    assert key("2001:db8:1:3::1") != key("2001:db8:1:2::1")
+    assert key("::ffff:192.0.2.7") == key("192.0.2.7") == "192.0.2.7"
+    assert key("127.0.0.2") != key("127.0.0.1") and key("testclient") == "testclient"

@@ -236,13 +236,13 @@ class Stream:
 
 def _streams(port: int, game_id: str, n: int) -> list[Stream]:
     """``n`` streams of the game, less those refused because the worker that took them holds the game's share
-    already (the other worker still loading its tables takes none meanwhile)."""
+    (or this address's share of it) already: the other worker, still loading its tables, takes none meanwhile."""
     out = []
     for _ in range(n):
         try:
             out.append(Stream(port, game_id))
         except AssertionError as e:
-            assert "this game has" in str(e), e
+            assert "live streams" in str(e), e  # 429: this game's share, or this address's of it
     return out
 
 

@@ -8,12 +8,15 @@ the version of every game watched in it, in one small query, every :data:`POLL_S
 PostgreSQL alike; PostgreSQL's LISTEN/NOTIFY would spare the polling, and is the next step). A watcher is sent
 the game's version, never its view: it reads the view itself (with its seat's secret, if any). The streams
 open at once in a process are bounded (:data:`STREAM_LIMIT`), and so are those of one client address
-(:data:`CLIENT_STREAMS`) and of one game (:data:`GAME_STREAMS`), so that one client cannot take the places of
-every other game's screens; they all end as soon as the server stops (``stopping``, checked at each poll)."""
+(:data:`CLIENT_STREAMS`; an IPv6 client's /64 network counts as one address: :func:`client_key`), of one game
+(:data:`GAME_STREAMS`) and of one game from one address (:data:`CLIENT_GAME_STREAMS`), so that one client cannot
+take the places of every other game's screens, nor of one game's; they all end as soon as the server stops
+(``stopping``, checked at each poll)."""
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import logging
 import time
@@ -34,6 +37,8 @@ STREAM_LIMIT = 512
 CLIENT_STREAMS = 64
 # Streams of one game: a six-seat table with a few tabs or devices each, and screens watching it.
 GAME_STREAMS = 32
+# Streams of one game from one address: half the game's, so that one address cannot take a game's every place.
+CLIENT_GAME_STREAMS = 16
 LOG_EVERY = 60.0  # a failing poll is logged at most this often
 log = logging.getLogger("pentadice.web")
 
@@ -103,13 +108,16 @@ class Live:
         stopping: Callable[[], bool] | None = None,
         client_limit: int = CLIENT_STREAMS,
         game_limit: int = GAME_STREAMS,
+        client_game_limit: int = CLIENT_GAME_STREAMS,
     ) -> None:
         self.versions = versions
         self.limit = limit
         self.client_limit = client_limit
         self.game_limit = game_limit
-        self._by_client: Counter[str] = Counter()  # places held, by client address and by game
+        self.client_game_limit = client_game_limit
+        self._by_client: Counter[str] = Counter()  # places held, by client address, by game, by both
         self._by_game: Counter[str] = Counter()
+        self._by_both: Counter[tuple[str, str]] = Counter()
         self._places = 0
         self.interval = interval
         self.stopping = stopping
@@ -139,13 +147,21 @@ class Live:
             )
         if self._by_game[game_id] >= self.game_limit:
             raise Refused(429, f"this game has {self.game_limit} live streams open, the most one may: close some first")
+        if self._by_both[client, game_id] >= self.client_game_limit:
+            raise Refused(
+                429,
+                f"this address has {self.client_game_limit} live streams of this game open, the most one may: close "
+                "some first",
+            )
         self._by_client[client] += 1
         self._by_game[game_id] += 1
+        self._by_both[client, game_id] += 1
         self._places += 1
         return Place(self, client, game_id)
 
     def _give_back(self, place: Place) -> None:
-        for counts, key in ((self._by_client, place.client), (self._by_game, place.game_id)):
+        both = (place.client, place.game_id)
+        for counts, key in ((self._by_client, place.client), (self._by_game, place.game_id), (self._by_both, both)):
             counts[key] -= 1
             if counts[key] <= 0:
                 del counts[key]
@@ -225,6 +241,21 @@ class Live:
                 channel = self._channels.get(game_id)
                 if channel is not None:
                     channel.update(version, over)
+
+
+def client_key(host: str) -> str:
+    """The address a client's streams are counted under: its IP address; an IPv6 address's /64 network (one
+    household's or one machine's share: such a client may pick any of its 2**64 addresses). Not an address
+    (a test client's name): as it is."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host[:64]
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:  # an IPv4 client of a dual-stack socket
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
 
 
 def event(version: int, over: bool) -> bytes:

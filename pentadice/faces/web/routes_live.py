@@ -47,8 +47,9 @@ class EventStream(StreamingResponse):
         429: _json(
             {
                 "model": schemas.ErrorOut,
-                "description": f"This client address has {live.CLIENT_STREAMS} streams open, or this game "
-                f"{live.GAME_STREAMS}, the most either may; with a Retry-After.",
+                "description": f"This client address has {live.CLIENT_STREAMS} streams open, this game "
+                f"{live.GAME_STREAMS}, or this game {live.CLIENT_GAME_STREAMS} from this address, the most each "
+                "may; with a Retry-After.",
             }
         ),
         503: _json(
@@ -64,8 +65,9 @@ class EventStream(StreamingResponse):
 async def events(game_id: str, request: Request, state: State) -> Response:
     """The game's changes as Server-Sent Events: on connecting and at each move written (by any server process),
     `event: game` with `data: {"version": N, "over": false}`; a `: ping` comment every 15 seconds of quiet.
-    429 with a Retry-After when this client address (the connection's) has 64 streams open, or this game 32
-    (a six-seat table with a few tabs each, and screens watching); 503 when 512 are open in this process."""
+    429 with a Retry-After when this client address (the connection's; an IPv6 client's /64) has 64 streams
+    open, this game 32 (a six-seat table with a few tabs each, and screens watching), or this game 16 from this
+    address; 503 when 512 are open in this process."""
     watching = state.live
     if request.scope.get(HEAD_SCOPE_KEY):  # HEAD: the headers of the stream, no stream
         await read(state, game_id, lambda held: None)
@@ -73,7 +75,7 @@ async def events(game_id: str, request: Request, state: State) -> Response:
             raise ApiError(503, "too many live streams are open on this server: try again",
                            headers={"retry-after": str(BUSY_RETRY_SECONDS)})  # fmt: skip
         return Response(b"", media_type=EVENT_STREAM, headers=STREAM_HEADERS)
-    client = request.client.host if request.client is not None else ""
+    client = live.client_key(request.client.host if request.client is not None else "")
     try:  # before the game is read: a refusal costs the server nothing (a flood of them included)
         place = watching.take(client, game_id)  # given back when the stream ends, or is dropped unstarted
     except live.Refused as e:
