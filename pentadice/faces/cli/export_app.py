@@ -4,9 +4,15 @@ DIR gets the page (``index.html``, ``app.js``, ``style.css``), the advisor and t
 ``offline.js``), the service worker (``sw.js``, its cache version the hash of these files), the manifest and the
 icons, ``config.json`` (no server: the app answers its own API calls), the page's words in each language under
 ``messages/`` (what ``GET /api/messages`` answers), and under ``app-tables/`` each rule set's
-exported tables (:mod:`pentadice.faces.web.app_tables`) with an ``index.json``. Written to a temporary folder
-beside DIR and renamed into place; a DIR that is not empty is refused unless ``--force`` (then replaced whole).
-Serve DIR at the root of its host: the page's files and its addresses (``/games/ID``) are absolute paths.
+exported tables (:mod:`pentadice.faces.web.app_tables`) with an ``index.json``, and last ``pentadice-export.json``,
+the list of the files written (what marks the folder as an export).
+
+Written to a temporary folder beside DIR (``.DIR.new.PID-XXXXXXXX``) and renamed into place, Ctrl-C and SIGTERM
+held during the renames; a DIR that is not empty is refused, and with ``--force`` replaced only when it is a
+previous export (its manifest lists every file in it), never the home folder, the current folder or the table
+directory. A symbolic link is written through: the folder it points at is replaced, the link stays. Folders a
+killed export left beside DIR are removed by the next. Serve DIR at the root of its host: the page's files and its
+addresses (``/games/ID``) are absolute paths.
 """
 
 from __future__ import annotations
@@ -14,14 +20,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
+import re
 import shutil
-import tempfile
 from pathlib import Path
 
 import click
 
 from pentadice.faces.cli.options import DATA_OPTION
 from pentadice.support import exits, i18n, paths
+from pentadice.support.interrupts import CommittedInterrupt, Held
+from pentadice.tables import atomic
 
 DEFAULT_RULES = "penta"
 
@@ -45,13 +54,129 @@ def _rule_sets(text: str) -> list:
     return out
 
 
-def _target(directory: str, force: bool) -> Path:
-    target = Path(directory).expanduser().absolute()
-    if target.exists() and not target.is_dir():
-        raise exits.BadInput(f"{target} is a file, not a folder")
-    if target.is_dir() and any(target.iterdir()) and not force:
-        raise exits.BadInput(f"{target} is not empty (--force replaces it with the app)")
+MANIFEST = "pentadice-export.json"  # written last into an export: the list of its files, how --force knows one
+MANIFEST_FORMAT = "pentadice-offline-app"
+LEFTOVER = re.compile(r"(new|old)\.([0-9]+)-[a-z0-9_]{8}")  # after ".DIR.": our folders beside DIR, with the PID
+OLD_LEFTOVER = re.compile(r"(old\.)?[a-z0-9_]{8}")  # the same, left by a version that did not name the PID
+
+
+def _target(directory: str, force: bool, tables: Path) -> Path:
+    """The folder to write (symbolic links followed: the folder a link points at is replaced, the link stays),
+    checked before any work: a new name, an empty folder, or with ``--force`` a previous export (its manifest
+    lists every file in it); never the home folder, the current folder (or a folder holding it) or the table
+    directory (or a folder holding it). BadInput naming the problem otherwise."""
+    given = paths.expand(directory)
+    target = Path(os.path.realpath(given))
+    ancestor = target
+    while not os.path.lexists(ancestor) and ancestor.parent != ancestor:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        what = "is a file" if ancestor == target else f"is under {ancestor}, which is a file"
+        raise exits.BadInput(f"cannot write the app to {given}: it {what}, not a folder")
+    for name, place in (("your home folder", Path.home()), ("the current folder", Path.cwd()),
+                        ("the table directory", tables)):  # fmt: skip
+        place = Path(os.path.realpath(place))
+        if target == place or target in place.parents:
+            what = f"is {name}" if target == place else f"holds {name} ({place})"
+            raise exits.BadInput(
+                f"{given} {what}: it is left alone (the app's folder is replaced whole); give a folder of the "
+                "app's own, such as ./app"
+            )
+    if target.is_dir() and any(target.iterdir()):
+        if not force:
+            raise exits.BadInput(f"{given} is not empty (--force replaces a previous export of the app)")
+        reason = not_an_export(target)
+        if reason:
+            raise exits.BadInput(f"{given} is not a previous export of the app ({reason}): it is left alone; "
+                                 "give a new or empty folder")  # fmt: skip
     return target
+
+
+def not_an_export(folder: Path) -> str | None:
+    """Why ``folder`` is not a folder that export-app wrote (None: it is one, and ``--force`` may replace it):
+    its manifest (``pentadice-export.json``) must list every file in it and nothing else may be there. A folder
+    exported before the manifest was written is recognised by its ``config.json`` and ``app-tables/index.json``,
+    and every file in it being a name an export writes."""
+    try:
+        found = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir() or p.is_symlink())
+        manifest = _read_json(folder / MANIFEST)
+    except OSError as e:
+        return f"it cannot be read: {e.strerror or e}"
+    if manifest is not None:
+        if manifest.get("format") != MANIFEST_FORMAT or not isinstance(manifest.get("files"), list):
+            return f"its {MANIFEST} is not an export's"
+        listed = set(manifest["files"]) | {MANIFEST}
+    else:
+        config, index = _read_json(folder / "config.json"), _read_json(folder / "app-tables" / "index.json")
+        exported = (config or {}).get("server") is False and (index or {}).get("format") == "pentadice-app-tables"
+        if not exported:
+            return f"no {MANIFEST}"
+        listed = {name for name in found if _written_name(name)}
+    others = [name for name in found if name not in listed]
+    if others:
+        return f"{others[0]} is not a file it wrote" + (f", nor are {len(others) - 1} more" if len(others) > 1 else "")
+    return None
+
+
+def _written_name(name: str) -> bool:
+    """Whether ``name`` (a path in a folder) is one an export writes: the page's files, config.json, sw.js, the
+    words, the tables."""
+    from pentadice.faces.web.page import STATIC
+
+    if name in ("config.json", "sw.js") or re.fullmatch(r"messages/[a-z]{2,3}\.json", name):
+        return True
+    if re.fullmatch(r"app-tables/[a-z0-9+-]+\.(json|f64)", name):
+        return True
+    path = STATIC / name
+    return path.is_file() and not path.is_symlink()
+
+
+def _read_json(path: Path) -> dict | None:
+    """A small JSON object, or None (missing, too large, not JSON, not an object)."""
+    try:
+        with open(path, "rb") as fh:
+            body = fh.read(1 << 20)
+        data = json.loads(body)
+    except FileNotFoundError:
+        return None
+    except (ValueError, IsADirectoryError, NotADirectoryError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def remove_leftovers(target: Path) -> list[Path]:
+    """Remove the folders an export to ``target`` left beside it when it was killed (``.DIR.new.PID-XXXXXXXX``:
+    an app half-written, ``.DIR.old.PID-XXXXXXXX``: the app it replaced), whose process is gone; those of an
+    earlier version (no PID) only when they hold nothing but files an export writes. Returns them."""
+    removed = []
+    prefix = f".{target.name}."
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        rest, path = name[len(prefix) :], target.parent / name
+        if path.is_symlink() or not path.is_dir():
+            continue
+        match = LEFTOVER.fullmatch(rest)
+        if match is not None:
+            if atomic._alive(int(match.group(2))):  # another export at work
+                continue
+        elif not (OLD_LEFTOVER.fullmatch(rest) and _only_export_files(path)):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _only_export_files(folder: Path) -> bool:
+    try:
+        names = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir() or p.is_symlink()]
+    except OSError:
+        return False
+    return bool(names) and all(_written_name(n) or n == MANIFEST for n in names)
 
 
 def write_app(folder: Path, exported: list, static: Path) -> dict[str, int]:
@@ -107,6 +232,10 @@ def write_app(folder: Path, exported: list, static: Path) -> dict[str, int]:
         raise exits.Failure(str(e)) from None
     (folder / "sw.js").write_bytes(body)
     sizes["sw.js"] = len(body)
+    manifest = {"format": MANIFEST_FORMAT, "version": version, "files": sorted(sizes)}
+    body = json.dumps(manifest, indent=1).encode()  # last: what marks the folder as an export (--force)
+    (folder / MANIFEST).write_bytes(body)
+    sizes[MANIFEST] = len(body)
     return sizes
 
 
@@ -121,7 +250,11 @@ def write_app(folder: Path, exported: list, static: Path) -> dict[str, int]:
     "Maxi Yatzy's is too large).",
 )
 @DATA_OPTION
-@click.option("--force", is_flag=True, help="Replace DIR when it is not empty.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace DIR when it holds a previous export of the app (and nothing else); any other folder is left alone.",
+)
 def export_app(directory: str, rule_names: str, data: str | None, force: bool) -> None:
     """Write the offline app to DIR: static files any HTTPS host can serve (the coach and solo games against
     the computer, in the browser, with no server)."""
@@ -130,8 +263,8 @@ def export_app(directory: str, rule_names: str, data: str | None, force: bool) -
     from pentadice.tables import table
 
     rule_sets = _rule_sets(rule_names)
-    target = _target(directory, force)
     where = paths.data_dir(data)
+    target = _target(directory, force, where)
     exported = []
     for rs in rule_sets:
         try:
@@ -142,37 +275,56 @@ def export_app(directory: str, rule_names: str, data: str | None, force: bool) -
             ) from None
         exported.append(app_tables.export(rs, loaded.values))
     parent = target.parent
+    temporary = None
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
-    except OSError as e:
-        raise exits.Failure(f"cannot write beside {target}: {e.strerror or e}") from None
-    try:
-        sizes = write_app(temporary, exported, STATIC)
-        os.chmod(temporary, 0o755)
-        _put_in_place(temporary, target)
-    except OSError as e:
-        raise exits.Failure(f"cannot write {target}: {e.strerror or e}") from None
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            remove_leftovers(target)
+            temporary = parent / f".{target.name}.new.{os.getpid()}-{_random()}"
+            temporary.mkdir()
+        except OSError as e:
+            raise exits.Failure(f"cannot write beside {target}: {e.strerror or e}") from None
+        try:
+            sizes = write_app(temporary, exported, STATIC)
+            os.chmod(temporary, 0o755)
+            _put_in_place(temporary, target, force, directory)
+        except OSError as e:
+            raise exits.Failure(f"cannot write {target}: {e.strerror or e}") from None
+    except CommittedInterrupt:
+        raise exits.Interrupted(f"the offline app was written to {target} first, whole") from None
+    except KeyboardInterrupt:
+        raise exits.Interrupted(f"nothing was written: {target} is as it was") from None
     finally:
-        shutil.rmtree(temporary, ignore_errors=True)
+        if temporary is not None:
+            shutil.rmtree(temporary, ignore_errors=True)
     total = sum(sizes.values())
     tables = ", ".join(f"{e.name} {(len(e.values) + len(e.json_bytes)) / 2**20:.1f} MiB" for e in exported)
     click.echo(f"Wrote the offline app to {target}: {len(sizes)} files, {total / 2**20:.1f} MiB (tables: {tables}).")
     click.echo("Serve the folder at the root of an HTTPS host; open it once, then it works offline.")
 
 
-def _put_in_place(temporary: Path, target: Path) -> None:
-    """``temporary`` renamed to ``target``; a ``target`` already there (empty, or ``--force``) is moved aside
-    first and removed once the new folder is in place."""
-    if not target.exists():
-        temporary.rename(target)
-        return
-    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-    os.rmdir(aside)
-    target.rename(aside)
-    try:
-        temporary.rename(target)
-    except OSError:
-        aside.rename(target)  # the old app back where it was
-        raise
-    shutil.rmtree(aside, ignore_errors=True)
+def _random() -> str:
+    return "".join(random.SystemRandom().choices("abcdefghijklmnopqrstuvwxyz0123456789_", k=8))
+
+
+def _put_in_place(temporary: Path, target: Path, force: bool, given: str) -> None:
+    """``temporary`` renamed to ``target``; a ``target`` already there (empty, or with ``--force`` a previous
+    export, checked again now) is moved aside first and removed once the new folder is in place. Ctrl-C and
+    SIGTERM are held meanwhile: the old app or the new one is at ``target``, never neither (a signal is raised
+    after, as :class:`CommittedInterrupt`)."""
+    if target.is_dir() and any(target.iterdir()):
+        reason = not_an_export(target) if force else "it is not empty"
+        if reason:
+            raise exits.BadInput(f"{given} changed meanwhile ({reason}): it is left alone")
+    with Held(committed=True):
+        if not os.path.lexists(target):
+            temporary.rename(target)
+            return
+        aside = target.parent / f".{target.name}.old.{os.getpid()}-{_random()}"
+        target.rename(aside)
+        try:
+            temporary.rename(target)
+        except OSError:
+            aside.rename(target)  # the old app back where it was
+            raise
+        shutil.rmtree(aside, ignore_errors=True)

@@ -1,0 +1,170 @@
+"""``pentadice export-app DIR --force`` replaces only a folder it wrote: never the home folder, the current folder,
+the table directory or a folder holding files of the user's; a symbolic link is written through; a replacement
+cut by SIGTERM leaves the old app or the new one in place, and folders a killed export left beside DIR are removed
+by the next. The table read is a table of zeros of Penta's shape (the app's files, not its advice, are tested)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from pentadice.faces.cli import main
+from pentadice.game import rules
+from pentadice.tables import table
+
+MANIFEST = "pentadice-export.json"
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> Path:
+    """A table directory holding a Penta table (zeros: the export copies it, nothing reads its advice)."""
+    directory = tmp_path_factory.mktemp("tables")
+    rs = rules.get_rules("penta")
+    table.save(rs, np.zeros(rs.table_shape), directory)
+    return directory
+
+
+def export(*args: str, tables: Path, cwd: Path | None = None, home: Path | None = None) -> subprocess.CompletedProcess:
+    """``pentadice export-app ARGS --data TABLES`` (in ``cwd``, with HOME ``home``), run by click's runner in this
+    process (a new process costs a second each): its exit status and standard error."""
+    with contextlib.chdir(cwd or Path.cwd()):
+        done = CliRunner().invoke(
+            main, ["export-app", *args, "--data", str(tables)], env={"HOME": str(home)} if home else None
+        )
+    assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
+    return subprocess.CompletedProcess(args, done.exit_code, done.stdout, done.stderr)
+
+
+def refused(done: subprocess.CompletedProcess, says: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert says in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_force_replaces_a_previous_export_and_nothing_else(tables, tmp_path):
+    app = tmp_path / "app"
+    first = export(str(app), tables=tables)
+    assert first.returncode == 0, first.stderr
+    manifest = json.loads((app / MANIFEST).read_text())
+    assert sorted(manifest["files"]) == sorted(n for n in files(app) if n != MANIFEST)
+    refused(export(str(app), tables=tables), "is not empty")
+    (app / "index.html").write_text("an old page")
+    again = export(str(app), "--force", tables=tables)
+    assert again.returncode == 0, again.stderr
+    assert (app / "index.html").read_text() != "an old page"
+    (app / "CNAME").write_text("mine")  # a file of the user's in the export: the folder is not the app's alone now
+    refused(export(str(app), "--force", tables=tables), "CNAME is not a file it wrote")
+    assert (app / "CNAME").read_text() == "mine" and (app / MANIFEST).exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["app"]  # no temporary folder left beside it
+
+
+def test_force_leaves_a_folder_of_the_users_alone(tables, tmp_path):
+    folder = tmp_path / "full"
+    folder.mkdir()
+    (folder / "mine.txt").write_text("kept")
+    refused(export(str(folder), "--force", tables=tables), "is not a previous export of the app")
+    assert files(folder) == {"mine.txt": b"kept"}
+
+
+def test_force_never_replaces_the_home_the_current_folder_or_the_tables(tables, tmp_path):
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("secret")
+    work = home / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("kept")
+    inner = work / "inner"
+    inner.mkdir()
+    before = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
+    own = tmp_path / "tables" / "data"  # a table directory of the test's own, whose folder holds no home
+    own.mkdir(parents=True)
+    for f in tables.iterdir():
+        os.link(f, own / f.name)
+    before_tables = files(own)
+    for args, cwd, says in (
+        (("~", "--force"), work, "is your home folder"),
+        ((".", "--force"), work, "is the current folder"),
+        ((".",), work, "is the current folder"),
+        (("..", "--force"), inner, f"holds the current folder ({inner})"),
+        ((str(own), "--force"), work, "is the table directory"),
+        ((str(own.parent), "--force"), work, f"holds the table directory ({own})"),
+    ):
+        refused(export(*args, tables=own, cwd=cwd, home=home), says)
+    assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file()} == before
+    assert files(own) == before_tables
+
+
+def test_a_path_under_a_file_is_one_clear_line(tables, tmp_path):
+    (tmp_path / "file.txt").write_text("kept")
+    refused(export(str(tmp_path / "file.txt" / "sub"), tables=tables), "which is a file, not a folder")
+    assert (tmp_path / "file.txt").read_text() == "kept"
+
+
+def test_a_symbolic_link_is_written_through(tables, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    for args in ((str(link),), (str(link), "--force")):  # into the empty folder, then over the export there
+        done = export(*args, tables=tables)
+        assert done.returncode == 0, done.stderr
+        assert link.is_symlink() and os.readlink(link) == str(real)
+        assert (real / MANIFEST).is_file() and (real / "app-tables" / "penta.f64").stat().st_size == 8 * 2**20
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+
+
+def test_folders_a_killed_export_left_are_removed_by_the_next(tables, tmp_path):
+    app = tmp_path / "app"
+    assert export(str(app), tables=tables).returncode == 0
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)  # a process that is gone
+    old = tmp_path / f".app.old.{pid}-abcd1234"
+    new = tmp_path / f".app.new.{pid}-efgh5678"
+    earlier = tmp_path / ".app.old.k2j4h5g6"  # as an earlier version named the app it replaced
+    for leftover in (old, earlier):
+        subprocess.run(["cp", "-a", str(app), str(leftover)], check=True)
+    new.mkdir()
+    (new / "index.html").write_text("half")
+    mine = tmp_path / ".app.settings"  # a folder of the user's whose name looks alike
+    mine.mkdir()
+    (mine / "keep.txt").write_text("kept")
+    done = export(str(app), "--force", tables=tables)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".app.settings", "app"]
+    assert (mine / "keep.txt").read_text() == "kept"
+
+
+def test_sigterm_between_the_renames_leaves_the_new_app_whole(tables, tmp_path, monkeypatch):
+    """SIGTERM arriving just after the old app is moved aside (the moment that left the folder missing and a
+    ``.app.old.*`` behind): it is held until the new app is in place and the old one removed, then ends the command
+    (exit 130, one line)."""
+    app = tmp_path / "app"
+    assert CliRunner().invoke(main, ["export-app", str(app), "--data", str(tables)]).exit_code == 0
+    (app / "index.html").write_text("the old page")
+    rename = Path.rename
+
+    def rename_then_sigterm(self, to):
+        result = rename(self, to)
+        if self == app:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return result
+
+    monkeypatch.setattr(Path, "rename", rename_then_sigterm)
+    done = CliRunner().invoke(main, ["export-app", str(app), "--force", "--data", str(tables)])
+    assert done.exit_code == 130, done.output
+    assert done.output.strip().splitlines() == [f"Interrupted: the offline app was written to {app} first, whole"]
+    assert (app / "index.html").read_text() != "the old page" and (app / MANIFEST).is_file()
+    assert [p.name for p in tmp_path.iterdir()] == ["app"]
