@@ -272,7 +272,8 @@ def test_installable_and_offline_from_export(playwright, https_export, tmp_path)
 
 def test_export_app_refuses_clearly(penta_table_dir, tmp_path):
     """A folder that is not empty, an unknown or too large rule set, a missing table: one line, a non-zero exit,
-    nothing written; ``--force`` replaces the folder whole."""
+    nothing written; ``--force`` replaces a previous export whole, and leaves a folder of other files alone
+    (tests/test_export_app_safety.py has the rest)."""
     folder = tmp_path / "full"
     folder.mkdir()
     (folder / "mine.txt").write_text("kept")
@@ -289,7 +290,11 @@ def test_export_app_refuses_clearly(penta_table_dir, tmp_path):
     assert (folder / "mine.txt").read_text() == "kept"
     assert not any(Path(tmp_path / n).exists() for n in "abc")
     done = CliRunner().invoke(main, ["export-app", str(folder), "--force", "--data", str(penta_table_dir)])
-    assert done.exit_code == 0, done.output
-    assert not (folder / "mine.txt").exists() and (folder / "app-tables" / "penta.f64").stat().st_size == 8 * 2**20
+    assert done.exit_code == 2 and "is not a previous export of the app" in done.output, done.output
+    (folder / "mine.txt").unlink()
+    for force in ((), ("--force",)):  # into the empty folder, then over that export
+        done = CliRunner().invoke(main, ["export-app", str(folder), *force, "--data", str(penta_table_dir)])
+        assert done.exit_code == 0, done.output
+    assert (folder / "app-tables" / "penta.f64").stat().st_size == 8 * 2**20
     assert json.loads((folder / "config.json").read_text())["server"] is False
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary folder left
