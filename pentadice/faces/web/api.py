@@ -77,6 +77,11 @@ __all__ = [
 # The routers by resource, in the order their paths are listed in /openapi.json.
 STORAGE_RETRY_SECONDS = 5  # a request the database failed: its Retry-After
 DAMAGED_LOGGED = 1000  # damaged games logged once each, up to this many in a process (then no more said)
+DAMAGED_PARTS = {  # what DamagedGame names, in words
+    "save": "its saved game cannot be read",
+    "undo": "its undo steps cannot be read",
+    "seats": "its seats cannot be read",
+}
 ROUTERS = (
     routes_health,
     routes_rules,
@@ -162,7 +167,8 @@ def _handle_errors(app: FastAPI) -> None:
     @app.exception_handler(DamagedGame)
     async def damaged_game(request: Request, e: DamagedGame) -> Response:  # the server's fault: 500, said in words
         game_id = str(e.args[0]) if e.args else "?"
-        what = str(e.args[1]) if len(e.args) > 1 else "it cannot be read"
+        part = str(e.args[1]) if len(e.args) > 1 else ""
+        what = DAMAGED_PARTS.get(part, part[:80] or "it cannot be read")
         if game_id not in damaged_said and len(damaged_said) < DAMAGED_LOGGED:
             damaged_said.add(game_id)
             log.error("the record of game %s in the games database is damaged: %s", game_id[:40], what)
