@@ -11,8 +11,7 @@ import time
 import weakref
 from dataclasses import dataclass
 
-from pentadice.storage.database import StorageError
-from pentadice.storage.games import DamagedGame, GameRecords, Result, Stored, results_of
+from pentadice.storage.games import GameRecords, Result, Stored, results_of
 
 COUNT_SECONDS = 2.0  # /api/health's count of the games is at most this old
 
@@ -67,12 +66,7 @@ class GameStore:
         where its rule set is not served here (a game of another server or of ``play`` in the same database).
         :class:`~pentadice.storage.games.DamagedGame` if its record cannot be decoded (its save, undo steps or
         seats damaged in the database)."""
-        try:
-            stored = self.records.get(game_id)
-        except (DamagedGame, StorageError):
-            raise
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError):  # a record that cannot be decoded
-            raise DamagedGame(game_id, "its saved game, undo steps or seats cannot be read") from None
+        stored = self.records.get(game_id)
         if stored is None:
             return None
         return Held(stored, self.advisor_of(stored.game.rules.name))
