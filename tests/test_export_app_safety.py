@@ -138,13 +138,15 @@ def test_folders_a_killed_export_left_are_removed_by_the_next(tables, tmp_path):
         subprocess.run(["cp", "-a", str(app), str(leftover)], check=True)
     new.mkdir()
     (new / "index.html").write_text("half")
-    mine = tmp_path / ".app.settings"  # a folder of the user's whose name looks alike
+    mine = tmp_path / ".app.settings"  # folders of the user's whose names look alike
     mine.mkdir()
     (mine / "keep.txt").write_text("kept")
+    backup = tmp_path / ".app.backup01"  # a copy of the export, named as the user likes
+    subprocess.run(["cp", "-a", str(app), str(backup)], check=True)
     done = export(str(app), "--force", tables=tables)
     assert done.returncode == 0, done.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".app.settings", "app"]
-    assert (mine / "keep.txt").read_text() == "kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".app.backup01", ".app.settings", "app"]
+    assert (mine / "keep.txt").read_text() == "kept" and (backup / MANIFEST).is_file()
 
 
 def test_sigterm_between_the_renames_leaves_the_new_app_whole(tables, tmp_path, monkeypatch):

@@ -57,7 +57,7 @@ def _rule_sets(text: str) -> list:
 MANIFEST = "pentadice-export.json"  # written last into an export: the list of its files, how --force knows one
 MANIFEST_FORMAT = "pentadice-offline-app"
 LEFTOVER = re.compile(r"(new|old)\.([0-9]+)-[a-z0-9_]{8}")  # after ".DIR.": our folders beside DIR, with the PID
-OLD_LEFTOVER = re.compile(r"(old\.)?[a-z0-9_]{8}")  # the same, left by a version that did not name the PID
+OLD_LEFTOVER = re.compile(r"old\.[a-z0-9_]{8}")  # the app replaced, left by a version that did not name the PID
 
 
 def _target(directory: str, force: bool, tables: Path) -> Path:
@@ -73,8 +73,10 @@ def _target(directory: str, force: bool, tables: Path) -> Path:
     if not ancestor.is_dir():
         what = "is a file" if ancestor == target else f"is under {ancestor}, which is a file"
         raise exits.BadInput(f"cannot write the app to {given}: it {what}, not a folder")
-    for name, place in (("your home folder", Path.home()), ("the current folder", Path.cwd()),
+    for name, place in (("your home folder", _home()), ("the current folder", Path.cwd()),
                         ("the table directory", tables)):  # fmt: skip
+        if place is None:
+            continue
         place = Path(os.path.realpath(place))
         if target == place or target in place.parents:
             what = f"is {name}" if target == place else f"holds {name} ({place})"
@@ -90,6 +92,13 @@ def _target(directory: str, force: bool, tables: Path) -> Path:
             raise exits.BadInput(f"{given} is not a previous export of the app ({reason}): it is left alone; "
                                  "give a new or empty folder")  # fmt: skip
     return target
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home()
+    except (RuntimeError, KeyError):  # no HOME and no entry in the password database
+        return None
 
 
 def not_an_export(folder: Path) -> str | None:
@@ -146,8 +155,9 @@ def _read_json(path: Path) -> dict | None:
 
 def remove_leftovers(target: Path) -> list[Path]:
     """Remove the folders an export to ``target`` left beside it when it was killed (``.DIR.new.PID-XXXXXXXX``:
-    an app half-written, ``.DIR.old.PID-XXXXXXXX``: the app it replaced), whose process is gone; those of an
-    earlier version (no PID) only when they hold nothing but files an export writes. Returns them."""
+    an app half-written, ``.DIR.old.PID-XXXXXXXX``: the app it replaced), whose process is gone; the app replaced
+    by an earlier version (``.DIR.old.XXXXXXXX``, no PID) only when it is an export (:func:`not_an_export`).
+    Returns them."""
     removed = []
     prefix = f".{target.name}."
     try:
@@ -164,19 +174,11 @@ def remove_leftovers(target: Path) -> list[Path]:
         if match is not None:
             if atomic._alive(int(match.group(2))):  # another export at work
                 continue
-        elif not (OLD_LEFTOVER.fullmatch(rest) and _only_export_files(path)):
+        elif not (OLD_LEFTOVER.fullmatch(rest) and not_an_export(path) is None):
             continue
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return removed
-
-
-def _only_export_files(folder: Path) -> bool:
-    try:
-        names = [p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir() or p.is_symlink()]
-    except OSError:
-        return False
-    return bool(names) and all(_written_name(n) or n == MANIFEST for n in names)
 
 
 def write_app(folder: Path, exported: list, static: Path) -> dict[str, int]:
