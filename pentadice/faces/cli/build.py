@@ -95,6 +95,7 @@ def build(rules_name: str, data: str | None, which: str, scheduler: str | None, 
     rs = rules.get_rules(rules_name)
     directory = paths.data_dir(data)
     what = {"win": "win tables", "targets": "target table", "chances": "chances table"}[which]
+    scheduler = scheduler.strip() if scheduler and scheduler.strip() else None  # PENTADICE_SCHEDULER= : unset
     if scheduler is not None:  # said before any table is read or planned
         try:
             scheduler = engine.check_scheduler(scheduler)
