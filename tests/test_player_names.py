@@ -17,7 +17,19 @@ from pentadice.faces.web.api import create_app
 from pentadice.game import rules
 from pentadice.players.engine import Game, GameError, parse_players, valid_name
 
-DECEIVING = ["Ana\u200b", "An\u200da", "\u2060Ana", "Ana\u00ad", "\u3164Ana", "A\ufe0fna", "Ana\x1b[2J", "Ana\u202e"]
+DECEIVING = [
+    "Ana\u200b",
+    "An\u200da",
+    "\u2060Ana",
+    "Ana\u00ad",
+    "\u3164Ana",
+    "A\ufe0fna",
+    "Ana\x1b[2J",
+    "Ana\u202e",
+    "Ana\u2800",
+    "Ana\U000e0041",
+    "An\u2028a",
+]
 SHOWN = ["Ana", "Zoë", "\uff22\uff4f", "👨\u200d👩\u200d👧", "❤\ufe0f", "1\ufe0f\u20e3", "👍🏽", "Jean-Luc"]
 
 

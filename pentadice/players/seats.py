@@ -68,8 +68,11 @@ def valid_name(name: object) -> str:
     return name
 
 
+_BLANK = frozenset("\u2800\u3164\uffa0")  # shown as nothing though not spaces (a blank braille cell, fillers)
+
+
 def _invisible(c: str) -> bool:
-    return c in _INVISIBLE or unicodedata.category(c) == "Cf"
+    return c in _INVISIBLE or c in _BLANK or unicodedata.category(c) == "Cf"
 
 
 _EMOJI_JOINERS = frozenset("\u200d\ufe0e\ufe0f") | frozenset(map(chr, range(0xE0020, 0xE0080)))
