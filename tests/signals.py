@@ -9,8 +9,10 @@ instead of leaving the command at work until a time-out."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 
@@ -39,3 +41,19 @@ def interrupt(proc: subprocess.Popen, sig: int = signal.SIGINT) -> None:
         f"the command under test ignores {signal.Signals(sig).name}: it inherited it as ignored from the test session"
     )
     proc.send_signal(sig)
+
+
+def cpu_seconds(pid: int) -> float:
+    """The processor time process ``pid`` has used so far, all its threads together (/proc's utime and stime)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_for_work(proc: subprocess.Popen, seconds: float, timeout: float = 600.0) -> None:
+    """Wait until ``proc`` has done ``seconds`` of processor time: past its start-up and into its work however busy
+    the machine is, where a fixed sleep is too short on a loaded machine and too long on a quiet one."""
+    end = time.monotonic() + timeout
+    while cpu_seconds(proc.pid) < seconds:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, f"the command used under {seconds} s of processor time in {timeout} s"
+        time.sleep(0.1)

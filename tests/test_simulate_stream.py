@@ -4,13 +4,12 @@ written chunk by chunk, and Ctrl-C printing the summary of the games played so f
 import json
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from signals import interrupt
+from signals import interrupt, wait_for_work
 
 from pentadice.faces.cli import main
 from pentadice.simulator import simulate as sim
@@ -59,7 +58,8 @@ def test_ctrl_c_prints_the_summary_of_the_games_played(penta_table_dir):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(10)  # past start-up, the table and a first chunk of games, even on a busy machine
+    # Past start-up and the table (about 1 s of processor time) and a first chunk of 400,000 games (about 14 s).
+    wait_for_work(proc, 24)
     interrupt(proc)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
