@@ -30,6 +30,7 @@ class SecurityHeaders:
         self.app = app
         self.routes = routes
         self.hosts = hosts
+        self._allowed_held: dict[str, list[str] | None] = {}
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -47,7 +48,7 @@ class SecurityHeaders:
         if refused is not None:
             await answer({"error": refused[1]}, refused[0], {"connection": "close"})(scope, receive, send_with_headers)
             return
-        allowed = allowed_methods(self.routes, scope["path"]) if api else None
+        allowed = self._allowed(scope["path"]) if api else None
         if allowed is not None and scope["method"] == "OPTIONS":  # what a preflight will build on
             await Response(status_code=204, headers={"allow": ", ".join(allowed)})(scope, receive, send_with_headers)
             return
@@ -72,12 +73,26 @@ class SecurityHeaders:
 
         await self.app(scope, receive, send_with_headers)
 
+    def _allowed(self, path: str) -> list[str] | None:
+        """:func:`allowed_methods` of ``path``; those of up to :data:`ALLOWED_HELD` short paths held (a few
+        microseconds each otherwise, on every API request; at most about 330 KB held)."""
+        held = self._allowed_held
+        found = held.get(path, False)
+        if found is False:
+            found = allowed_methods(self.routes, path)
+            if len(path) <= 80:  # a game's paths are about 40 characters; longer ones are not held
+                if len(held) >= ALLOWED_HELD:
+                    held.clear()
+                held[path] = found
+        return found
+
     def _serves_get(self, scope) -> bool:
         as_get = {**scope, "method": "GET"}
         return any(isinstance(r, APIRoute) and r.matches(as_get)[0] is Match.FULL for r in self.routes)
 
 
 METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+ALLOWED_HELD = 4096  # paths whose methods are held (a game's paths among them: cleared when full)
 
 
 def allowed_methods(routes: list, path: str) -> list[str] | None:
