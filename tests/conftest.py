@@ -1,9 +1,11 @@
 """Shared fixtures: solved tables are expensive, so each is solved once per test session."""
 
 import functools
+import json
 import os
 import tempfile
 
+import numpy as np
 import pytest
 import signals
 
@@ -32,10 +34,33 @@ def pytest_configure(config):
         numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // workers))
 
 
+# Under pytest-xdist, the folder every worker of the session sees (set by _shared_between_workers): a rule set is
+# then solved by one worker for all of them (Maxi Yatzy's solve takes minutes).
+_SHARED: list = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_between_workers(shared_tmp, worker_id):
+    if worker_id != "master":
+        _SHARED.append(shared_tmp)
+
+
 @functools.cache
 def solved(name: str) -> solver.Solution:
-    """The solution of a registered rule set, solved once per session."""
-    return solver.solve(rules.get_rules(name))
+    """The solution of a registered rule set, solved once per session (by one worker for all, under xdist)."""
+    rs = rules.get_rules(name)
+    if not _SHARED:
+        return solver.solve(rs)
+
+    def build(folder):
+        solution = solver.solve(rs)
+        np.save(folder / "values.npy", solution.values)
+        times = {k: getattr(solution, k) for k in ("compile_seconds", "solve_seconds", "threads")}
+        (folder / "solution.json").write_text(json.dumps(times))
+
+    folder = built_once(_SHARED[0], f"solved-{name}", build)
+    times = json.loads((folder / "solution.json").read_text())
+    return solver.Solution(rs, np.load(folder / "values.npy"), **times)
 
 
 @pytest.fixture(scope="session")
