@@ -239,3 +239,17 @@ def test_a_resumed_build_removes_only_the_files_it_wrote(tmp_path, monkeypatch, 
     if which != "win":  # the work folder: what the build wrote in it is gone
         assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) == [
             f"{layers[0].name}/mine.txt", "L09/mine.txt", "mine.txt"]  # fmt: skip
+
+
+def test_the_local_cluster_leaves_no_callback_that_would_swallow_ctrl_c():
+    """The local cluster's scheduler runs in the driver and watches every garbage collection: Ctrl-C arriving in
+    that callback was printed as "Exception ignored in ... _gc_callback" with a traceback, and the build went on
+    (seen at a terminal, with the progress bar). The driver keeps no such callback."""
+    import gc
+
+    runners = engine.Runners(None, 1, engine.Progress())
+    try:
+        runners.get()
+        assert [cb for cb in gc.callbacks if "distributed" in getattr(cb, "__module__", "")] == []
+    finally:
+        runners.close()

@@ -92,6 +92,7 @@ class OnDask:
                     silence_logs=50,
                     preload=["pentadice.cluster.quiet_worker"],  # Ctrl-C at a terminal: the driver's alone
                 )
+                _no_gc_diagnosis()
                 self.client = Client(self.cluster)
         except ClusterError:
             raise
@@ -123,6 +124,17 @@ class OnDask:
         if self.cluster is not None:
             with contextlib.suppress(Exception):
                 self.cluster.close()
+
+
+def _no_gc_diagnosis() -> None:
+    """The local cluster's scheduler, in this process, watches every garbage collection (a callback that logs
+    long pauses, which the cluster's silenced logs never show). Ctrl-C arriving while that callback runs would be
+    printed as "Exception ignored in ... _gc_callback" with a traceback and lost, the build going on: the callback
+    is removed."""
+    with contextlib.suppress(Exception):
+        from distributed import gc as dask_gc
+
+        dask_gc.disable_gc_diagnosis(force=True)
 
 
 def connect_timeout() -> float:
@@ -188,8 +200,8 @@ def build(
         if repaired is None:
             return {"rules": rs.name, "built": False, "files": str(store.root), "bytes": plan.bytes}
         stores.check_disk(store, stores.needed_bytes(store, plan))  # the rest of a build resumed
+        runner = runners.get()  # the dashboard's line before the progress bar
         progress.total(plan.n_tasks)
-        runner = runners.get()
         ran, resumed = _layers(
             runner, tasks.compute, rs, directory, len(plan.cuts), plan.tasks,
             merged=lambda layer: stores.layer_merged(store, layer),
@@ -389,9 +401,10 @@ def _build_rows(
                 progress.say(f"{e}: building it again")
         plan = start_plan(store, max(workers, 1))
         first_todo = module.resume_from(store, plan)
+        runner = runners.get()  # the dashboard's line before the progress bar
         progress.total(plan.n_tasks)
         ran, resumed = _layers(
-            runners.get(), compute, rs, directory, len(plan.cuts), plan.tasks,
+            runner, compute, rs, directory, len(plan.cuts), plan.tasks,
             merged=lambda layer: layer < first_todo,
             done=lambda task: _chunk_whole(module, store, task),
             merge=lambda layer: module.merge(store, plan, layer),
