@@ -10,7 +10,7 @@ SOLVER_SOURCES := pentadice/game/rules.py pentadice/game/states.py pentadice/gam
 	pentadice/tables/chunks.py pentadice/tables/moment_files.py pentadice/tables/build.py $(wildcard pentadice/solver/*.py) \
 	pentadice/tables/chance_tables.py pentadice/tables/win_tables.py pentadice/players/win.py pentadice/players/prepared.py
 
-.PHONY: install test bench bench-serve table figures lint clean browser messages postgres
+.PHONY: install test test-quick bench bench-serve table figures lint clean browser messages postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,13 @@ $(DATA)/penta.win-end-4.json: $(INSTALLED) $(SOLVER_SOURCES)
 TEST_WORKERS ?= 2
 test: install  ## the whole test suite, slow tests included, then its 15 slowest tests and the total time
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
+
+# The loop while editing (about a minute on two cores): the rules, the solver on reduced games against the brute
+# force, the advisor, the command line and the API in process; the full-size solves (-m slow) left out.
+QUICK_TESTS := $(addprefix tests/test_,rules.py bruteforce.py advisor.py explain.py cli_advise.py quick_advice.py \
+	kiriki.py bad_input.py play_input.py moves_engine.py engine.py table.py api.py)
+test-quick: install  ## the rules, the reduced-game solver, the advisor, the CLI and the API (a minute or so)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow" $(QUICK_TESTS)
 
 # BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's),
 # --no-passes (not the one traversal's rows against the commit before it: benchmarks/bench_passes.py), --no-layout
