@@ -253,3 +253,47 @@ def test_the_local_cluster_leaves_no_callback_that_would_swallow_ctrl_c():
         assert [cb for cb in gc.callbacks if "distributed" in getattr(cb, "__module__", "")] == []
     finally:
         runners.close()
+
+
+def test_a_scheduler_lost_mid_build_is_one_line_and_the_files_are_kept(tmp_path):
+    """A scheduler of its own (``dask scheduler``, ``dask worker``), killed once the build's first chunks are
+    written: one line saying so and that the files are kept for the same command to go on."""
+    dask_cli = Path(sys.executable).with_name("dask")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen([dask_cli, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                  "--no-dashboard"], **quiet)  # fmt: skip
+    worker = subprocess.Popen([dask_cli, "worker", address, "--nthreads", "1", "--no-dashboard"], **quiet)
+    directory = table_dir(tmp_path)
+    root = store.Store(directory, RS.name).root
+
+    def kill_when_started() -> None:
+        deadline = time.monotonic() + 90
+        while not list(root.glob("L*/*.json")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        scheduler.kill()
+
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # the scheduler up, its worker there
+            try:
+                engine.check_scheduler(address)
+                break
+            except engine.ClusterError:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        watcher = threading.Thread(target=kill_when_started, daemon=True)
+        watcher.start()
+        done = run_build("--data", str(directory), "--scheduler", address, "--chunk", "1", "--memory", MEMORY)
+        watcher.join()
+    finally:
+        for p in (scheduler, worker):
+            p.kill()
+            p.wait()
+    assert done.returncode == 1, done.stderr
+    one_line(done.stderr, f"the build lost the Dask scheduler {address}: the connection to it was lost")
+    assert f"what the build wrote is kept in {root}, for the same command to go on" in done.stderr
+    assert len(done.stderr.strip().splitlines()) <= 4, done.stderr  # the note, the plan, the dashboard, the error

@@ -79,8 +79,10 @@ class OnDask:
             ) from None
         self.cluster = None
         self.client = None
+        self.scheduler = scheduler
         try:
             if scheduler:
+                self._quiet_logs()
                 self.client = Client(check_scheduler(scheduler), timeout=connect_timeout())
             else:
                 self.cluster = LocalCluster(
@@ -112,10 +114,32 @@ class OnDask:
         ]
         try:
             for future in as_completed(futures):
-                yield future.result()
+                try:
+                    result = future.result()
+                except (TableError, KeyboardInterrupt):  # a task's own refusal (a full disk), or Ctrl-C
+                    raise
+                except Exception as e:
+                    if not _from_dask(e):
+                        raise
+                    where = f"the Dask scheduler {self.scheduler}" if self.scheduler else "the local Dask cluster"
+                    reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                    if self.client.status != "running" or "connection-lost" in reason:
+                        reason = "the connection to it was lost"
+                    raise ClusterError(f"the build lost {where}: {reason}") from None
+                yield result
         finally:
             for future in futures:
                 future.cancel()
+
+    def _quiet_logs(self) -> None:
+        """Dask's client logs (a connection lost: an error, tracebacks of its cancelled coroutines) silenced, as the
+        local cluster's are: the build says what happened in one line. Restored by :meth:`close`."""
+        import logging
+
+        from distributed.utils import silence_logging_cmgr
+
+        self._quiet = contextlib.ExitStack()
+        self._quiet.enter_context(silence_logging_cmgr(logging.CRITICAL))  # Dask's handlers, as silence_logs does
 
     def close(self) -> None:
         if self.client is not None:
@@ -124,6 +148,18 @@ class OnDask:
         if self.cluster is not None:
             with contextlib.suppress(Exception):
                 self.cluster.close()
+        if getattr(self, "_quiet", None) is not None:
+            self._quiet.close()
+            self._quiet = None
+
+
+def _from_dask(error: BaseException) -> bool:
+    """Whether a task's failure is Dask's (the scheduler's connection lost, its futures cancelled, a task whose
+    workers kept dying), not the task's own."""
+    import concurrent.futures
+
+    kinds = (concurrent.futures.CancelledError, TimeoutError, ConnectionError, EOFError)
+    return isinstance(error, kinds) or type(error).__module__.split(".")[0] == "distributed"
 
 
 def _no_gc_diagnosis() -> None:
