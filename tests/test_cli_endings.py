@@ -8,12 +8,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from signals import interrupt
+from signals import interrupt, wait_for_work
 
 from pentadice.faces.cli import main
 
@@ -30,16 +29,10 @@ def start(*args, data, **kwargs):
     )
 
 
-def wait_for_start(proc, seconds: float = 2.0) -> None:
-    """Give the command time to be at work (past Python's start-up and the table's loading)."""
-    time.sleep(seconds)
-    assert proc.poll() is None, proc.communicate()
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_simulate_exits_130_with_one_line(penta_table_dir, sig):
     proc = start("simulate", "-n", "50000000", data=penta_table_dir)
-    wait_for_start(proc, 3.0)
+    wait_for_work(proc, 3)  # past Python's start-up and the table's loading (about 1 s of processor time)
     interrupt(proc, sig)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -52,7 +45,7 @@ def test_interrupted_batch_exits_130_and_keeps_the_answers_given(penta_table_dir
     proc = start("advise", "--batch", "-", data=penta_table_dir, stdin=subprocess.PIPE)
     proc.stdin.write(b'{"dice": [1, 1, 3, 4, 6]}\n')
     proc.stdin.flush()
-    wait_for_start(proc)
+    assert json.loads(proc.stdout.readline())["dice"] == [1, 1, 3, 4, 6]  # at work: the first line answered
     interrupt(proc, sig)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
