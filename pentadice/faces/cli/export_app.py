@@ -267,18 +267,18 @@ def export_app(directory: str, rule_names: str, data: str | None, force: bool) -
     rule_sets = _rule_sets(rule_names)
     where = paths.data_dir(data)
     target = _target(directory, force, where)
-    exported = []
-    for rs in rule_sets:
-        try:
-            loaded = table.load(rs, where)
-        except table.TableMissing:
-            raise exits.BadInput(
-                f"no {rs.name} table in {where}: `pentadice solve --rules {rs.name}` makes it"
-            ) from None
-        exported.append(app_tables.export(rs, loaded.values))
-    parent = target.parent
     temporary = None
     try:
+        exported = []
+        for rs in rule_sets:
+            try:
+                loaded = table.load(rs, where)
+            except table.TableMissing:
+                raise exits.BadInput(
+                    f"no {rs.name} table in {where}: `pentadice solve --rules {rs.name}` makes it"
+                ) from None
+            exported.append(app_tables.export(rs, loaded.values))
+        parent = target.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
             remove_leftovers(target)
