@@ -297,3 +297,26 @@ def test_player_statistics_group_names_alike_on_each_backend(where):
         assert page["total"] == 4 and len(page["players"]) == 2
     finally:
         db.close()
+
+
+def test_a_server_adds_no_table_to_another_programs_sqlite_file_but_shares_a_postgresql_database(
+    tmp_path, postgres_url
+):
+    foreign = tmp_path / "foreign.sqlite3"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("create table contacts (name text)")
+    conn.close()
+    before = digest(foreign)
+    with pytest.raises(NotGames) as e:
+        open_database(foreign)
+    assert "no table games (it holds contacts)" in e.value.message
+    assert digest(foreign) == before
+    engine = sa.create_engine(postgres_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("create table contacts (name text)"))
+    engine.dispose()
+    db = open_database(postgres_url)  # a database of several applications: pentadice's tables beside theirs
+    try:
+        assert database.current_version(db) == database.head()
+    finally:
+        db.close()

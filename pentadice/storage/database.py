@@ -265,6 +265,16 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
+def _ours_or_empty(cursor: sqlite3.Cursor) -> bool:
+    """Whether the SQLite file of ``cursor`` is empty or a games database (its journal may then be made WAL;
+    another program's file is left as it is, and refused by :func:`upgrade`)."""
+    try:
+        names = {row[0] for row in cursor.execute("select name from sqlite_master where type = 'table'")}
+    except sqlite3.DatabaseError:  # not a database at all: said by the first query
+        return False
+    return not names or "alembic_version" in names
+
+
 def _sqlite_engine(url: sa.URL, read_only: bool = False) -> sa.Engine:
     """A SQLite file's engine: its directory made, WAL, foreign keys, and transactions begun by SQLAlchemy (the
     driver's own begins after DDL, which would leave a migration half done). ``read_only`` (or ``?mode=ro``
@@ -302,7 +312,7 @@ def _sqlite_engine(url: sa.URL, read_only: bool = False) -> sa.Engine:
         dbapi_connection.isolation_level = None  # the driver begins nothing itself: see _begin
         cursor = dbapi_connection.cursor()
         try:
-            if not read_only:  # a read-only connection cannot change the journal, and must not
+            if not read_only and _ours_or_empty(cursor):  # never another program's file's journal, nor read-only
                 cursor.execute("PRAGMA journal_mode=WAL")
                 cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
@@ -345,8 +355,8 @@ def upgrade(db: Database, migrate: bool = True, to: str = "head") -> None:
         if db.kind == "postgresql":  # servers starting at once on one database: one migrates, the others wait
             conn.execute(sa.select(sa.func.pg_advisory_xact_lock(MIGRATION_LOCK)))
         stored = _stored_version(conn, db.where)
-        if stored is None:
-            _refuse_foreign(conn, db.where)
+        if stored is None:  # a SQLite file of another program's; in PostgreSQL, tables of ours made by another
+            _refuse_foreign(conn, db.where, None if db.kind == "sqlite" else set(metadata.tables))
         if to == "head" and stored == SCHEMA_VERSION:
             check_tables(conn, db.where, _every_column())
             return
@@ -408,10 +418,13 @@ def check_tables(conn: sa.Connection, where: str, wanted: dict[str, set[str]]) -
             )
 
 
-def _refuse_foreign(conn: sa.Connection, where: str) -> None:
+def _refuse_foreign(conn: sa.Connection, where: str, ours: set[str] | None = None) -> None:
     """NotGames if a database without a schema version holds tables (another program's: nothing is added to
-    them)."""
+    them); ``ours``: only if it holds tables of these names (a PostgreSQL database may hold other
+    applications' tables beside pentadice's)."""
     names = sorted(sa.inspect(conn).get_table_names())
+    if ours is not None and not ours & set(names):
+        return
     if names:
         shown_names = said(", ".join(names), 60)
         raise NotGames(

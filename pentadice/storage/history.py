@@ -11,6 +11,7 @@ its own for it; a player's games are found by that key too.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -34,7 +35,9 @@ def _when(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _key(name: str) -> str:
+    """A name's key (:func:`pentadice.players.seats.name_key`), kept for the names met again."""
     from pentadice.players.seats import name_key
 
     return name_key(name)
