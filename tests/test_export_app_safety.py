@@ -107,10 +107,14 @@ def test_force_never_replaces_the_home_the_current_folder_or_the_tables(tables, 
     assert files(own) == before_tables
 
 
-def test_a_path_under_a_file_is_one_clear_line(tables, tmp_path):
+def test_a_path_under_a_file_or_a_pipe_is_one_clear_line(tables, tmp_path):
     (tmp_path / "file.txt").write_text("kept")
     refused(export(str(tmp_path / "file.txt" / "sub"), tables=tables), "which is a file, not a folder")
     assert (tmp_path / "file.txt").read_text() == "kept"
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    refused(export(str(tmp_path / "fifo" / "app"), tables=tables), "which is a pipe, not a folder")
+    refused(export(str(tmp_path / "loop"), tables=tables), "it is a symbolic link that leads nowhere, not a folder")
 
 
 def test_a_symbolic_link_is_written_through(tables, tmp_path):

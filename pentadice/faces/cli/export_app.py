@@ -23,6 +23,7 @@ import os
 import random
 import re
 import shutil
+import stat
 from pathlib import Path
 
 import click
@@ -71,7 +72,8 @@ def _target(directory: str, force: bool, tables: Path) -> Path:
     while not os.path.lexists(ancestor) and ancestor.parent != ancestor:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
-        what = "is a file" if ancestor == target else f"is under {ancestor}, which is a file"
+        kind = _kind(ancestor)
+        what = f"is {kind}" if ancestor == target else f"is under {ancestor}, which is {kind}"
         raise exits.BadInput(f"cannot write the app to {given}: it {what}, not a folder")
     for name, place in (("your home folder", _home()), ("the current folder", Path.cwd()),
                         ("the table directory", tables)):  # fmt: skip
@@ -92,6 +94,15 @@ def _target(directory: str, force: bool, tables: Path) -> Path:
             raise exits.BadInput(f"{given} is not a previous export of the app ({reason}): it is left alone; "
                                  "give a new or empty folder")  # fmt: skip
     return target
+
+
+def _kind(path: Path) -> str:
+    """What ``path``, not a folder, is: ``a file``, ``a pipe``, ``a device``, ..., or a link that leads nowhere."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # a link to nothing, or a loop of links
+        return "a symbolic link that leads nowhere"
+    return "a file" if stat.S_ISREG(mode) else atomic.kind_of(mode)
 
 
 def _home() -> Path | None:
