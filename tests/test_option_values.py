@@ -31,7 +31,13 @@ def refused(*args: str) -> str:
     ("36501", "'36501' is more than 36500 days"),
     ("soon", "'soon' is not a number"),
 ])  # fmt: skip
-def test_serve_refuses_keep_days_it_cannot_use(value, says):
+def test_serve_refuses_keep_days_it_cannot_use(value, says, monkeypatch):
+    from pentadice.faces.cli import serve
+
+    def started(*args, **kwargs):
+        raise AssertionError(f"serve started with --keep-days {value}")  # not a server that runs until Ctrl-C
+
+    monkeypatch.setattr(serve, "_served_rules", started)
     line = refused("serve", "--keep-days", value, "--port", "0")
     assert "--keep-days" in line and says in line, line
 
