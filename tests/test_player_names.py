@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from pentadice.faces.web.api import create_app
 from pentadice.game import rules
-from pentadice.players.engine import Game, GameError, parse_players, valid_name
+from pentadice.players.engine import Game, GameError, name_key, parse_players, valid_name
 
 DECEIVING = [
     "Ana\u200b",
@@ -29,8 +29,16 @@ DECEIVING = [
     "Ana\u2800",
     "Ana\U000e0041",
     "An\u2028a",
+    "Ana\U000e0100",  # a variation selector of the supplement
+    "An\u17b4a",  # Khmer's inherent vowel, shown as nothing
+    "Ana\u180b",  # a Mongolian free variation selector
+    "❤\U000e0041\U000e006e\U000e0061",  # tag characters after a symbol: text no screen shows
+    "❤\ufe0f\ufe0f\ufe0f",  # selectors beyond an emoji's one
+    "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074",  # a flag's tags without their end
 ]
-SHOWN = ["Ana", "Zoë", "\uff22\uff4f", "👨\u200d👩\u200d👧", "❤\ufe0f", "1\ufe0f\u20e3", "👍🏽", "Jean-Luc"]
+SCOTLAND = "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+SHOWN = ["Ana", "Zoë", "\uff22\uff4f", "👨\u200d👩\u200d👧", "❤\ufe0f", "1\ufe0f\u20e3", "👍🏽", "Jean-Luc",
+         SCOTLAND, "🏳\ufe0f\u200d🌈", "🏴\u200d☠\ufe0f"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +63,13 @@ def test_names_that_show_what_they_are_pass_emoji_included(name):
     assert [p.name for p in parse_players(f"{name},cpu")] == [name, "cpu"]
 
 
-@pytest.mark.parametrize("name", ["Ana\u200b", "Ana\u00ad", "Ana\x07"])
+def test_names_that_show_alike_are_one_player_however_they_are_stored():
+    assert name_key("Ana\U000e0100") == name_key("An\u17b4a") == name_key("Ana\u180b") == "Ana"
+    with pytest.raises(GameError, match="look the same"):
+        parse_players("Ana,Ana\U000e0100")
+
+
+@pytest.mark.parametrize("name", ["Ana\u200b", "Ana\u00ad", "Ana\x07", "Ana\U000e0100", "❤\U000e0041"])
 def test_the_api_refuses_such_a_name_in_every_place_a_name_is_given(client, name):
     def refused(r) -> str:
         assert r.status_code == 422, r.text

@@ -52,8 +52,8 @@ def valid_name(name: object) -> str:
     rules, and no invisible character either (what :func:`name_key` drops: format characters such as a
     zero-width space, joiner or mark, variation selectors, fillers), in the name or its NFKC form, so that no
     two names a screen shows alike are told apart only by what cannot be seen. An emoji's own joiners and
-    selectors (a zero-width joiner between two symbols, a variation selector or tag after a symbol) are part of
-    what it shows, and pass. GameError naming the character otherwise. A name read back from a save or the
+    selectors (a zero-width joiner between two symbols, a variation selector after a symbol, the tags of a
+    region's flag) are part of what it shows, and pass. GameError naming the character otherwise. A name read back from a save or the
     games database is checked by :func:`check_name` alone: what was accepted once is read again."""
     name = check_name(name)
     for text in dict.fromkeys((name, unicodedata.normalize("NFKC", name))):
@@ -61,11 +61,16 @@ def valid_name(name: object) -> str:
             raise GameError(f"player name {name!r} holds a control character: names are printable text")
         for i, c in enumerate(text):
             if _invisible(c) and not _in_emoji(text, i):
-                shown = "".join(f"\\u{ord(x):04x}" if _invisible(x) else x for x in name)
+                shown = "".join(_escaped(x) if _invisible(x) else x for x in name)
                 raise GameError(
                     f"player name '{shown}' holds an invisible character (U+{ord(c):04X}): names are what they show"
                 )
     return name
+
+
+def _escaped(c: str) -> str:
+    """A character as Python writes it escaped: ``\\u200b``, ``\\U000e0041``."""
+    return f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
 
 
 _BLANK = frozenset("\u2800\u3164\uffa0")  # shown as nothing though not spaces (a blank braille cell, fillers)
@@ -75,22 +80,51 @@ def _invisible(c: str) -> bool:
     return c in _INVISIBLE or c in _BLANK or unicodedata.category(c) == "Cf"
 
 
-_EMOJI_JOINERS = frozenset("\u200d\ufe0e\ufe0f") | frozenset(map(chr, range(0xE0020, 0xE0080)))
+_EMOJI_JOINERS = frozenset("\u200d\ufe0e\ufe0f")
+_BLACK_FLAG = "\U0001f3f4"  # the base of a subdivision's flag: its tag characters spell the region (gbsct)
+_TAG_SPEC = frozenset(map(chr, [*range(0xE0030, 0xE003A), *range(0xE0061, 0xE007B)]))  # tag digits, letters
+_CANCEL_TAG = "\U000e007f"  # ends a flag's tag sequence
+_TAG_SPEC_MOST = 7  # tag characters of a region's code (gbeng: five)
 
 
 def _in_emoji(text: str, i: int) -> bool:
     """Whether the invisible character ``text[i]`` is part of an emoji: a zero-width joiner between two symbols
-    (their modifiers and selectors between), a variation selector or tag character after a symbol, or a
-    variation selector before a keycap's enclosing mark."""
+    (their modifiers and selectors between), a variation selector after a symbol or before a keycap's
+    enclosing mark, or a tag character of a flag's tag sequence (the black flag, a region's code in tag letters
+    and digits, the cancel tag: the flag of Scotland); tags anywhere else are text no screen shows."""
     c = text[i]
+    if "\U000e0020" <= c <= _CANCEL_TAG:
+        return _in_flag_tags(text, i)
     if c not in _EMOJI_JOINERS:
         return False
     before = text[i - 1] if i > 0 else ""
     after = text[i + 1] if i + 1 < len(text) else ""
-    symbol_before = bool(before) and (unicodedata.category(before) in ("So", "Sk") or before in _EMOJI_JOINERS)
+    symbol = bool(before) and unicodedata.category(before) in ("So", "Sk")
     if c == "\u200d":
-        return symbol_before and bool(after) and unicodedata.category(after) == "So"
-    return symbol_before or (c in "\ufe0e\ufe0f" and after == "\u20e3")
+        joined = symbol or before in "\ufe0e\ufe0f" or (before == _CANCEL_TAG and _in_flag_tags(text, i - 1))
+        return joined and bool(after) and unicodedata.category(after) == "So"
+    return symbol or after == "\u20e3"
+
+
+def _in_flag_tags(text: str, i: int) -> bool:
+    """Whether the tag character ``text[i]`` lies in a flag's tag sequence: U+1F3F4, 1 to
+    :data:`_TAG_SPEC_MOST` tag digits or small letters, the cancel tag."""
+    start = i
+    while start > 0 and text[start - 1] in _TAG_SPEC:
+        start -= 1
+    end = i if text[i] == _CANCEL_TAG else i + 1
+    if text[i] != _CANCEL_TAG:
+        if text[i] not in _TAG_SPEC:
+            return False
+        while end < len(text) and text[end] in _TAG_SPEC:
+            end += 1
+    return (
+        start > 0
+        and text[start - 1] == _BLACK_FLAG
+        and 1 <= end - start <= _TAG_SPEC_MOST
+        and end < len(text)
+        and text[end] == _CANCEL_TAG
+    )
 
 
 def check_auto_commit(seconds: object) -> float | None:
@@ -194,13 +228,24 @@ def check_players(players: Sequence[Player]) -> None:
             raise GameError(f"two players' names look the same: {other!r} and {name!r}; give names that differ")
 
 
-_INVISIBLE = frozenset("\u034f\u115f\u1160\u3164\uffa0") | frozenset(map(chr, range(0xFE00, 0xFE10)))
+# Unicode's default-ignorable characters that are not format characters (those are all invisible): the
+# combining grapheme joiner, fillers, Khmer's inherent vowels, Mongolian's free variation selectors, the
+# variation selectors and their supplement (U+E0100...), and the code points kept for more (U+2065,
+# U+FFF0...U+FFF8, the rest of the U+E0000 block): a screen shows none of them.
+_INVISIBLE = (
+    frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2065\u3164\uffa0")
+    | frozenset(map(chr, range(0x180B, 0x1810)))
+    | frozenset(map(chr, range(0xFE00, 0xFE10)))
+    | frozenset(map(chr, range(0xFFF0, 0xFFF9)))
+    | frozenset(map(chr, range(0xE0000, 0xE1000)))
+)
 
 
 def name_key(name: str) -> str:
     """What a name looks like, to tell players apart: its NFKC form (full-width letters, ligatures, a
     no-break space as their plain forms) without invisible characters (format characters such as a zero-width
-    space or joiner, variation selectors, fillers) and with each run of spaces as one."""
+    space or joiner, variation selectors, fillers: Unicode's default-ignorable characters) and with each run of
+    spaces as one."""
     text = unicodedata.normalize("NFKC", name)
     text = "".join(c for c in text if c not in _INVISIBLE and unicodedata.category(c) != "Cf")
     return " ".join(text.split())
