@@ -46,10 +46,20 @@ def one_line(done: subprocess.CompletedProcess, module: str, extra: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("module", ["httptools", "uvicorn", "fastapi", "uvloop"])
+@pytest.mark.parametrize("module", ["httptools", "uvicorn", "fastapi"])
 def test_serve_without_a_web_server_package_names_it_in_one_line(module, tmp_path):
     done = without(module, "serve", "--port", "0", "--data", str(tmp_path), "--no-prepare", cwd=tmp_path)
     one_line(done, module, "web")
+
+
+def test_serve_without_uvloop_serves_on_asyncios_loop(penta_table_dir, tmp_path):
+    import serving
+
+    port = serving.free_port()
+    args = [sys.executable, "-c", BLOCKER, "uvloop", "serve", "--port", str(port), "--data", str(penta_table_dir),
+            "--no-prepare", "--db", str(tmp_path / "games.sqlite3")]  # fmt: skip
+    with serving.started(args, port, tmp_path / "serve.log"):
+        pass
 
 
 def test_build_without_dask_names_the_cluster_extra_in_one_line(tmp_path):

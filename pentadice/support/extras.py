@@ -22,7 +22,8 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "nbclient": ("notebooks", "the notebooks"),
     "nbformat": ("notebooks", "the notebooks"),
 }
-WEB_SERVER = ("fastapi", "starlette", "pydantic", "uvicorn", "httptools", "uvloop")
+# What serve cannot run without (uvloop is faster where installed: the server runs on asyncio's loop without it).
+WEB_SERVER = ("fastapi", "starlette", "pydantic", "uvicorn", "httptools")
 
 
 def missing_message(module: str | None) -> str:

@@ -38,6 +38,16 @@ SEND_BUFFER = 64 * 1024  # bytes the kernel holds unsent per connection (not meg
 log = logging.getLogger("pentadice.web")
 
 
+def event_loop() -> str:
+    """uvicorn's event loop: uvloop where it is installed (``uvicorn[standard]`` leaves it out on Windows and
+    PyPy, where no pip extra brings it), else asyncio's own."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
+
+
 def run(
     app, sock: socket.socket, on_started: Callable[[], None] | None = None, tls: tuple[str, str] | None = None
 ) -> None:
@@ -48,7 +58,7 @@ def run(
 
     config = uvicorn.Config(
         app,
-        loop="uvloop",
+        loop=event_loop(),
         http=type("Protocol", (Protocol,), {"connection_limit": _open_file_room(CONNECTION_LIMIT)}),
         ws="none",  # no WebSocket: an upgrade request is an ordinary request
         lifespan="off",
