@@ -166,14 +166,28 @@ def test_history_changes_no_byte_of_a_foreign_an_empty_or_an_older_database(tmp_
     assert digest(current) == before
 
 
-def test_history_reads_a_database_on_a_read_only_mount(tmp_path):
-    """A tmpfs mounted read-only in a mount namespace of its own (root, as CI runs): history reads the database
-    there, in WAL mode and with no side files (only immutable=1 can read it then)."""
+def read_only_mount(tmp_path: Path, files: list[Path], commands: list[str]) -> subprocess.CompletedProcess:
+    """``commands`` (``{mnt}`` the mount) run in a mount namespace of its own, where a tmpfs holding copies of
+    ``files`` is mounted read-only (root, as CI runs; skipped where unshare or mount is not permitted)."""
     if shutil.which("unshare") is None:
         pytest.skip("unshare is not installed")
     probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         pytest.skip(f"unshare -m is not permitted here: {probe.stderr.strip()}")
+    mount = tmp_path / "ro"
+    mount.mkdir(exist_ok=True)
+    copies = " ".join(str(f) for f in files)
+    script = f"mount -t tmpfs -o size=8m tmpfs {mount} && cp {copies} {mount}/ && mount -o remount,ro {mount} && "
+    script += "; ".join(f"{c.format(mnt=mount)}; echo rc=$?" for c in commands)
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
+    if "rc=" not in done.stdout and "mount" in done.stderr.lower():
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    return done
+
+
+def test_history_reads_a_database_on_a_read_only_mount(tmp_path):
+    """A tmpfs mounted read-only in a mount namespace of its own: history reads the database there, in WAL mode
+    and with no side files (only immutable=1 can read it then)."""
     db = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"], ["Cy", "Ana"]])
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -181,23 +195,49 @@ def test_history_reads_a_database_on_a_read_only_mount(tmp_path):
     conn.close()
     for side in ("-wal", "-shm"):
         Path(f"{db}{side}").unlink(missing_ok=True)
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    script = (
-        f"mount -t tmpfs -o size=8m tmpfs {mount} && cp {db} {mount}/ && mount -o remount,ro {mount} && "
-        f"{sys.executable} -m pentadice history --db {mount}/games.sqlite3 --json; echo rc=$?; "
-        f"{sys.executable} -m pentadice history --db {mount}/games.sqlite3 --player Ana; echo rc=$?; "
-        f"{sys.executable} -m pentadice backup --db {mount}/games.sqlite3 {tmp_path}/copy.sqlite3; echo rc=$?"
+    me = f"{sys.executable} -m pentadice"
+    done = read_only_mount(
+        tmp_path,
+        [db],
+        [
+            f"{me} history --db {{mnt}}/games.sqlite3 --json",
+            f"{me} history --db {{mnt}}/games.sqlite3 --player Ana",
+            f"{me} backup --db {{mnt}}/games.sqlite3 {tmp_path}/copy.sqlite3",
+        ],
     )
-    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
-    if "permission denied" in done.stderr.lower() and "mount" in done.stderr.lower():
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     assert done.stdout.count("rc=0") == 3, done.stdout + done.stderr
     assert "Traceback" not in done.stderr and "cannot be written" not in done.stdout + done.stderr
     answer = json.loads(done.stdout.splitlines()[0])
     assert answer["total"] == 2
     assert "Finished games in" in done.stdout
     assert json.loads(run("history", "--db", str(tmp_path / "copy.sqlite3"), "--json").output)["total"] == 2
+
+
+def test_a_read_only_snapshot_of_a_database_in_use_is_read_whole_or_refused(tmp_path):
+    """A database whose latest games are still in its WAL file, frozen on a read-only mount: with its -shm file
+    too it is read whole (mode=ro); without it, refused in one line, never read without those games."""
+    db = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"]])
+    writer = sqlite3.connect(db)  # a server's connection: nothing checkpointed
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("select count(*) from games").fetchone()  # attached to the WAL: the last close keeps it
+    try:
+        finished(db, [["Cy", "Di"], ["Ed", "Flo"]])
+        snap = tmp_path / "snap"
+        snap.mkdir()
+        for name in ("games.sqlite3", "games.sqlite3-wal", "games.sqlite3-shm"):
+            shutil.copy(tmp_path / name, snap / name)
+    finally:
+        writer.close()
+    me = f"{sys.executable} -m pentadice"
+    whole = read_only_mount(tmp_path, sorted(snap.iterdir()), [f"{me} history --db {{mnt}}/games.sqlite3 --json"])
+    assert "rc=0" in whole.stdout, whole.stdout + whole.stderr
+    assert json.loads(whole.stdout.splitlines()[0])["total"] == 3
+    (snap / "games.sqlite3-shm").unlink()
+    (tmp_path / "ro").rmdir()
+    part = read_only_mount(tmp_path, sorted(snap.iterdir()), [f"{me} history --db {{mnt}}/games.sqlite3"])
+    assert "rc=1" in part.stdout, part.stdout + part.stderr
+    lines = part.stderr.strip().splitlines()
+    assert len(lines) == 1 and "read-only file system" in lines[0] and "WAL file" in lines[0], part.stderr
 
 
 # One damaged row.

@@ -259,6 +259,22 @@ def _read_only_fs(path: str) -> bool:
     return not os.access(Path(path).parent, os.W_OK | os.X_OK)
 
 
+def _readable_ro(path: str) -> bool:
+    """Whether SQLite reads ``path`` with ``mode=ro`` alone (on a read-only file system it can, where the
+    database is in rollback mode, or in WAL mode with its ``-shm`` file there)."""
+    try:
+        conn = sqlite3.connect("file:" + urllib.parse.quote(path) + "?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        conn.execute("select count(*) from sqlite_master").fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return True
+
+
 def _text(data: bytes) -> str:
     """A stored text as ``str``: a byte that is not UTF-8 read as U+FFFD (one damaged name does not make every
     query that meets it fail; the damage shows where the name is shown)."""
@@ -278,8 +294,9 @@ def _ours_or_empty(cursor: sqlite3.Cursor) -> bool:
 def _sqlite_engine(url: sa.URL, read_only: bool = False) -> sa.Engine:
     """A SQLite file's engine: its directory made, WAL, foreign keys, and transactions begun by SQLAlchemy (the
     driver's own begins after DDL, which would leave a migration half done). ``read_only`` (or ``?mode=ro``
-    in the URL): opened with ``mode=ro`` (and ``immutable=1`` on a read-only file system), nothing made or
-    changed, the journal left as it is."""
+    in the URL): opened with ``mode=ro`` (with ``immutable=1`` on a read-only file system where ``mode=ro``
+    alone cannot read it, and refused there if its WAL file holds changes), nothing made or changed, the
+    journal left as it is."""
     path, url_read_only = sqlite_file(url)
     read_only = read_only or url_read_only
     if not read_only:
@@ -294,7 +311,14 @@ def _sqlite_engine(url: sa.URL, read_only: bool = False) -> sa.Engine:
             raise ReadOnly(f"the games database {where} cannot be written: its folder is read-only")
     elif Path(path).exists() and not Path(path).is_file():
         raise Unreachable(f"the games database {path} is not a regular file")
-    immutable = read_only and _read_only_fs(path)
+    immutable = read_only and _read_only_fs(path) and not _readable_ro(path)
+    wal = Path(path + "-wal")
+    if immutable and wal.is_file() and wal.stat().st_size > 0:  # immutable=1 would read the file without them
+        raise Unreachable(
+            f"the games database {path} is on a read-only file system and its latest changes are in its WAL file "
+            f"({Path(path).name}-wal), which SQLite cannot read there without its -shm file: copy the database "
+            "with its side files to a writable folder, or let its server stop (which checkpoints it) first"
+        )
     target = path
     if read_only:
         target = "file:" + urllib.parse.quote(path) + "?mode=ro" + ("&immutable=1" if immutable else "")
