@@ -346,3 +346,27 @@ def test_a_database_from_a_newer_pentadice_says_so_in_one_line(tmp_path):
     conn.close()
     line = one_line(pentadice("history", "--db", str(db)), "newer than this pentadice", "'5'", "upgrade pentadice")
     assert "now 0" not in line
+
+
+def test_history_makes_nothing_in_an_empty_postgresql_database_and_reads_a_full_one(postgres_url):
+    import sqlalchemy as sa
+
+    one_line(run("history", "--db", postgres_url), "is not a pentadice games database", "no tables")
+    engine = sa.create_engine(postgres_url)
+    try:
+        with engine.connect() as conn:
+            assert sa.inspect(conn).get_table_names() == []
+        open_database(postgres_url).close()
+        with engine.begin() as conn:
+            conn.execute(sa.text("create table history_probe (x int)"))  # a write a read-only session refuses
+        db = open_database(postgres_url, read_only=True)
+        try:
+            with pytest.raises(database.StorageError) as e, db.begin() as conn:
+                conn.execute(sa.text("insert into history_probe values (1)"))
+            assert "read-only" in e.value.message
+        finally:
+            db.close()
+        listed = run("history", "--db", postgres_url, "--json")
+        assert listed.exit_code == 0 and json.loads(listed.output)["total"] == 0
+    finally:
+        engine.dispose()

@@ -405,7 +405,7 @@ def check_readable(db: Database) -> None:
         stored = _stored_version(conn, db.where)
         if stored is None:
             _refuse_foreign(conn, db.where)
-            raise NotGames(f"{db.where} is not a pentadice games database: it holds no tables (an empty file)")
+            raise NotGames(f"{db.where} is not a pentadice games database: it holds no tables (an empty database)")
         if stored != SCHEMA_VERSION:
             _refuse_newer(_script()[1], stored, db.where)
         try:  # the newest version must be what it says; an older one need only hold what the history reads
