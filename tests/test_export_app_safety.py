@@ -174,3 +174,83 @@ def test_sigterm_between_the_renames_leaves_the_new_app_whole(tables, tmp_path, 
     assert done.output.strip().splitlines() == [f"Interrupted: the offline app was written to {app} first, whole"]
     assert (app / "index.html").read_text() != "the old page" and (app / MANIFEST).is_file()
     assert [p.name for p in tmp_path.iterdir()] == ["app"]
+
+
+def test_a_manifest_never_vouches_for_files_an_export_does_not_write(tables, tmp_path):
+    """A pentadice-export.json put in a folder of the user's, listing its files (a key, ``.ssh/``): --force leaves
+    them; a manifest whose list is not of names is one line, not a traceback."""
+    folder = tmp_path / "keys"
+    (folder / ".ssh").mkdir(parents=True)
+    (folder / ".ssh" / "authorized_keys").write_text("ssh-ed25519 AAAA")
+    (folder / "id_rsa").write_text("the user's key")
+    (folder / MANIFEST).write_text(json.dumps({"format": "pentadice-offline-app",
+                                               "files": [".ssh/authorized_keys", "id_rsa"]}))  # fmt: skip
+    before = files(folder)
+    refused(export(str(folder), "--force", tables=tables), ".ssh/authorized_keys is not a file it wrote")
+    assert files(folder) == before
+    (folder / MANIFEST).write_text(json.dumps({"format": "pentadice-offline-app", "files": [["id_rsa"], {}]}))
+    refused(export(str(folder), "--force", tables=tables), f"its {MANIFEST} is not an export's")
+    assert files(folder)["id_rsa"] == b"the user's key"
+
+
+@pytest.mark.timeout(30)
+def test_a_manifest_that_is_a_pipe_or_a_link_is_neither_waited_on_nor_followed(tables, tmp_path):
+    app = tmp_path / "app"
+    assert export(str(app), tables=tables).returncode == 0
+    manifest = app / MANIFEST
+    real = tmp_path / "elsewhere.json"
+    real.write_bytes(manifest.read_bytes())
+    manifest.unlink()
+    os.mkfifo(manifest)  # opened as it was, it waited for a writer: for ever
+    refused(export(str(app), "--force", tables=tables), f"its {MANIFEST} is not a plain file")
+    manifest.unlink()
+    manifest.symlink_to(real)
+    refused(export(str(app), "--force", tables=tables), f"its {MANIFEST} is not a plain file")
+    assert manifest.is_symlink() and real.is_file()
+
+
+def test_a_folder_of_the_users_in_an_export_is_kept_even_empty(tables, tmp_path):
+    app = tmp_path / "app"
+    assert export(str(app), tables=tables).returncode == 0
+    (app / "drafts").mkdir()
+    refused(export(str(app), "--force", tables=tables), "drafts/ is not a file it wrote")
+    assert (app / "drafts").is_dir()
+
+
+def test_a_file_put_in_the_export_while_the_app_is_written_is_left_alone(tables, tmp_path, monkeypatch):
+    """A file of the user's arriving after the check, just before the old app is moved aside: the folder is put
+    back as it was, the file in it, the new app not put in place."""
+    app = tmp_path / "app"
+    assert export(str(app), tables=tables).returncode == 0
+    rename = Path.rename
+
+    def rename_after_a_user_file(self, to):
+        if self == app:
+            (app / "notes.txt").write_text("the user's")
+        return rename(self, to)
+
+    monkeypatch.setattr(Path, "rename", rename_after_a_user_file)
+    refused(export(str(app), "--force", tables=tables), "app changed meanwhile (notes.txt is not a file it wrote)")
+    assert (app / "notes.txt").read_text() == "the user's" and (app / MANIFEST).is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app"]
+
+
+def test_a_folder_named_like_a_killed_exports_is_removed_only_when_it_holds_an_export(tables, tmp_path):
+    app = tmp_path / "app"
+    assert export(str(app), tables=tables).returncode == 0
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)  # a process that is gone
+    for kind in ("new", "old"):
+        mine = tmp_path / f".app.{kind}.{pid}-abcd1234"
+        mine.mkdir()
+        (mine / "notes.txt").write_text("the user's")
+    assert export(str(app), "--force", tables=tables).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".app.new.{pid}-abcd1234", f".app.old.{pid}-abcd1234",
+                                                          "app"]  # fmt: skip
+
+
+def test_a_path_is_printed_without_its_control_characters(tables, tmp_path):
+    (tmp_path / "plain").write_text("a file")
+    done = export(str(tmp_path / "plain" / "a\x1b[2Jb\nc"), tables=tables)
+    refused(done, "cannot write the app to ")
+    assert "\x1b" not in done.stderr and "a?[2Jb?c" in done.stderr

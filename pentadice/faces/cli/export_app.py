@@ -17,6 +17,7 @@ addresses (``/games/ID``) are absolute paths.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -30,6 +31,7 @@ import click
 
 from pentadice.faces.cli.options import DATA_OPTION
 from pentadice.support import exits, i18n, paths
+from pentadice.support.inputs import clean
 from pentadice.support.interrupts import CommittedInterrupt, Held
 from pentadice.tables import atomic
 
@@ -68,30 +70,31 @@ def _target(directory: str, force: bool, tables: Path) -> Path:
     directory (or a folder holding it). BadInput naming the problem otherwise."""
     given = paths.expand(directory)
     target = Path(os.path.realpath(given))
+    shown = clean(os.fspath(given))  # in messages: no control character of the name printed as it is
     ancestor = target
     while not os.path.lexists(ancestor) and ancestor.parent != ancestor:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         kind = _kind(ancestor)
-        what = f"is {kind}" if ancestor == target else f"is under {ancestor}, which is {kind}"
-        raise exits.BadInput(f"cannot write the app to {given}: it {what}, not a folder")
+        what = f"is {kind}" if ancestor == target else f"is under {clean(os.fspath(ancestor))}, which is {kind}"
+        raise exits.BadInput(f"cannot write the app to {shown}: it {what}, not a folder")
     for name, place in (("your home folder", _home()), ("the current folder", Path.cwd()),
                         ("the table directory", tables)):  # fmt: skip
         if place is None:
             continue
         place = Path(os.path.realpath(place))
         if target == place or target in place.parents:
-            what = f"is {name}" if target == place else f"holds {name} ({place})"
+            what = f"is {name}" if target == place else f"holds {name} ({clean(os.fspath(place))})"
             raise exits.BadInput(
-                f"{given} {what}: it is left alone (the app's folder is replaced whole); give a folder of the "
+                f"{shown} {what}: it is left alone (the app's folder is replaced whole); give a folder of the "
                 "app's own, such as ./app"
             )
     if target.is_dir() and any(target.iterdir()):
         if not force:
-            raise exits.BadInput(f"{given} is not empty (--force replaces a previous export of the app)")
+            raise exits.BadInput(f"{shown} is not empty (--force replaces a previous export of the app)")
         reason = not_an_export(target)
         if reason:
-            raise exits.BadInput(f"{given} is not a previous export of the app ({reason}): it is left alone; "
+            raise exits.BadInput(f"{shown} is not a previous export of the app ({reason}): it is left alone; "
                                  "give a new or empty folder")  # fmt: skip
     return target
 
@@ -114,28 +117,55 @@ def _home() -> Path | None:
 
 def not_an_export(folder: Path) -> str | None:
     """Why ``folder`` is not a folder that export-app wrote (None: it is one, and ``--force`` may replace it):
-    its manifest (``pentadice-export.json``) must list every file in it and nothing else may be there. A folder
-    exported before the manifest was written is recognised by its ``config.json`` and ``app-tables/index.json``,
-    and every file in it being a name an export writes."""
+    its manifest (``pentadice-export.json``, a plain file) must list every file in it, each a name an export
+    writes (:func:`_export_name`: no ``.ssh/authorized_keys`` or ``id_rsa``, whatever a manifest says), and
+    nothing else may be there (a folder of the user's, empty or not, included). A folder exported before the
+    manifest was written is recognised by its ``config.json`` and ``app-tables/index.json``, and every file in it
+    being a name an export writes."""
     try:
-        found = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir() or p.is_symlink())
+        entries = list(folder.rglob("*"))
+        found = sorted(p.relative_to(folder).as_posix() for p in entries if not p.is_dir() or p.is_symlink())
+        folders = {p.relative_to(folder).as_posix() for p in entries if p.is_dir() and not p.is_symlink()}
+        plain = _plain_file(folder / MANIFEST)
         manifest = _read_json(folder / MANIFEST)
     except OSError as e:
         return f"it cannot be read: {e.strerror or e}"
+    if plain is False:
+        return f"its {MANIFEST} is not a plain file"
     if manifest is not None:
-        if manifest.get("format") != MANIFEST_FORMAT or not isinstance(manifest.get("files"), list):
+        files = manifest.get("files")
+        if (manifest.get("format") != MANIFEST_FORMAT or not isinstance(files, list)
+                or not all(isinstance(name, str) for name in files)):  # fmt: skip
             return f"its {MANIFEST} is not an export's"
-        listed = set(manifest["files"]) | {MANIFEST}
+        listed = {name for name in files if _export_name(name)} | {MANIFEST}
     else:
-        config, index = _read_json(folder / "config.json"), _read_json(folder / "app-tables" / "index.json")
+        try:
+            config, index = _read_json(folder / "config.json"), _read_json(folder / "app-tables" / "index.json")
+        except OSError as e:
+            return f"it cannot be read: {e.strerror or e}"
         exported = (config or {}).get("server") is False and (index or {}).get("format") == "pentadice-app-tables"
         if not exported:
             return f"no {MANIFEST}"
         listed = {name for name in found if _written_name(name)}
-    others = [name for name in found if name not in listed]
+    holding = {"/".join(name.split("/")[:i]) for name in listed for i in range(1, name.count("/") + 1)}
+    others = [name for name in found if name not in listed] + sorted(f"{name}/" for name in folders - holding)
     if others:
-        return f"{others[0]} is not a file it wrote" + (f", nor are {len(others) - 1} more" if len(others) > 1 else "")
+        return f"{clean(others[0])} is not a file it wrote" + (
+            f", nor are {len(others) - 1} more" if len(others) > 1 else ""
+        )
     return None
+
+
+EXPORT_NAME = re.compile(  # a file an export writes, by any version: the page's files, the words, the tables
+    r"(?:[a-z0-9][a-z0-9_-]*/)*[a-z0-9][a-z0-9_.-]*\.(?:html|js|css|json|f64|svg|png|ico|webmanifest)"
+)
+
+
+def _export_name(name: str) -> bool:
+    """Whether ``name`` (a path in a folder, as a manifest lists it) is the name of a file an export writes:
+    lower-case, no hidden part, a web page's kind of file (``index.html``, ``icons/icon-192.png``,
+    ``app-tables/penta.f64``)."""
+    return bool(EXPORT_NAME.fullmatch(name)) and ".." not in name.split("/")
 
 
 def _written_name(name: str) -> bool:
@@ -151,15 +181,32 @@ def _written_name(name: str) -> bool:
     return path.is_file() and not path.is_symlink()
 
 
-def _read_json(path: Path) -> dict | None:
-    """A small JSON object, or None (missing, too large, not JSON, not an object)."""
+def _plain_file(path: Path) -> bool | None:
+    """Whether ``path`` is a plain file, not a link, a pipe or a device (None: nothing there)."""
     try:
-        with open(path, "rb") as fh:
-            body = fh.read(1 << 20)
-        data = json.loads(body)
-    except FileNotFoundError:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
         return None
-    except (ValueError, IsADirectoryError, NotADirectoryError):
+
+
+def _read_json(path: Path) -> dict | None:
+    """A small JSON object, or None (missing, too large, not JSON, not an object, not a plain file: a pipe is
+    never waited on, a link never followed)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # a symbolic link
+            return None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        body = fh.read(1 << 20)
+    try:
+        data = json.loads(body)
+    except ValueError:
         return None
     return data if isinstance(data, dict) else None
 
@@ -185,11 +232,26 @@ def remove_leftovers(target: Path) -> list[Path]:
         if match is not None:
             if atomic._alive(int(match.group(2))):  # another export at work
                 continue
+            if not (_half_written(path) if match.group(1) == "new" else not_an_export(path) is None):
+                continue  # a folder of the user's, named alike
         elif not (OLD_LEFTOVER.fullmatch(rest) and not_an_export(path) is None):
             continue
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return removed
+
+
+def _half_written(folder: Path) -> bool:
+    """Whether ``folder`` holds only what an export writes (its manifest may not be there yet): every file a
+    plain file of a name an export writes."""
+    try:
+        for p in folder.rglob("*"):
+            name = p.relative_to(folder).as_posix()
+            if p.is_symlink() or (not p.is_dir() and not (p.is_file() and (_written_name(name) or name == MANIFEST))):
+                return False
+    except OSError:
+        return False
+    return True
 
 
 def write_app(folder: Path, exported: list, static: Path) -> dict[str, int]:
@@ -286,7 +348,7 @@ def export_app(directory: str, rule_names: str, data: str | None, force: bool) -
                 loaded = table.load(rs, where)
             except table.TableMissing:
                 raise exits.BadInput(
-                    f"no {rs.name} table in {where}: `pentadice solve --rules {rs.name}` makes it"
+                    f"no {rs.name} table in {clean(str(where))}: `pentadice solve --rules {rs.name}` makes it"
                 ) from None
             exported.append(app_tables.export(rs, loaded.values))
         parent = target.parent
@@ -296,23 +358,25 @@ def export_app(directory: str, rule_names: str, data: str | None, force: bool) -
             temporary = parent / f".{target.name}.new.{os.getpid()}-{_random()}"
             temporary.mkdir()
         except OSError as e:
-            raise exits.Failure(f"cannot write beside {target}: {e.strerror or e}") from None
+            raise exits.Failure(f"cannot write beside {clean(str(target))}: {e.strerror or e}") from None
         try:
             sizes = write_app(temporary, exported, STATIC)
             os.chmod(temporary, 0o755)
             _put_in_place(temporary, target, force, directory)
         except OSError as e:
-            raise exits.Failure(f"cannot write {target}: {e.strerror or e}") from None
+            raise exits.Failure(f"cannot write {clean(str(target))}: {e.strerror or e}") from None
     except CommittedInterrupt:
-        raise exits.Interrupted(f"the offline app was written to {target} first, whole") from None
+        raise exits.Interrupted(f"the offline app was written to {clean(str(target))} first, whole") from None
     except KeyboardInterrupt:
-        raise exits.Interrupted(f"nothing was written: {target} is as it was") from None
+        raise exits.Interrupted(f"nothing was written: {clean(str(target))} is as it was") from None
     finally:
         if temporary is not None:
             shutil.rmtree(temporary, ignore_errors=True)
     total = sum(sizes.values())
     tables = ", ".join(f"{e.name} {(len(e.values) + len(e.json_bytes)) / 2**20:.1f} MiB" for e in exported)
-    click.echo(f"Wrote the offline app to {target}: {len(sizes)} files, {total / 2**20:.1f} MiB (tables: {tables}).")
+    click.echo(
+        f"Wrote the offline app to {clean(str(target))}: {len(sizes)} files, {total / 2**20:.1f} MiB (tables: {tables})."
+    )
     click.echo("Serve the folder at the root of an HTTPS host; open it once, then it works offline.")
 
 
@@ -322,19 +386,32 @@ def _random() -> str:
 
 def _put_in_place(temporary: Path, target: Path, force: bool, given: str) -> None:
     """``temporary`` renamed to ``target``; a ``target`` already there (empty, or with ``--force`` a previous
-    export, checked again now) is moved aside first and removed once the new folder is in place. Ctrl-C and
+    export, checked again now and once more when moved aside: a file put there meanwhile puts it back, left
+    alone) is moved aside first and removed once the new folder is in place. Ctrl-C and
     SIGTERM are held meanwhile: the old app or the new one is at ``target``, never neither (a signal is raised
     after, as :class:`CommittedInterrupt`)."""
     if target.is_dir() and any(target.iterdir()):
         reason = not_an_export(target) if force else "it is not empty"
         if reason:
-            raise exits.BadInput(f"{given} changed meanwhile ({reason}): it is left alone")
+            raise exits.BadInput(f"{clean(given)} changed meanwhile ({reason}): it is left alone")
     with Held(committed=True):
         if not os.path.lexists(target):
             temporary.rename(target)
             return
         aside = target.parent / f".{target.name}.old.{os.getpid()}-{_random()}"
         target.rename(aside)
+        try:
+            if aside.is_symlink() or not aside.is_dir():
+                reason = "it is not a folder"
+            elif any(aside.iterdir()):
+                reason = not_an_export(aside) if force else "it is not empty"
+            else:
+                reason = None
+        except OSError as e:
+            reason = f"it cannot be read: {e.strerror or e}"
+        if reason:  # a file put there since the check above: the folder back as it was, left alone
+            aside.rename(target)
+            raise exits.BadInput(f"{clean(given)} changed meanwhile ({reason}): it is left alone")
         try:
             temporary.rename(target)
         except OSError:
