@@ -374,9 +374,8 @@ def export_app(directory: str, rule_names: str, data: str | None, force: bool) -
             shutil.rmtree(temporary, ignore_errors=True)
     total = sum(sizes.values())
     tables = ", ".join(f"{e.name} {(len(e.values) + len(e.json_bytes)) / 2**20:.1f} MiB" for e in exported)
-    click.echo(
-        f"Wrote the offline app to {clean(str(target))}: {len(sizes)} files, {total / 2**20:.1f} MiB (tables: {tables})."
-    )
+    size = f"{len(sizes)} files, {total / 2**20:.1f} MiB"
+    click.echo(f"Wrote the offline app to {clean(str(target))}: {size} (tables: {tables}).")
     click.echo("Serve the folder at the root of an HTTPS host; open it once, then it works offline.")
 
 
