@@ -309,7 +309,9 @@ def test_the_players_api_is_paged_and_groups_names_alike(tmp_path, penta_advisor
 # --db and the smaller refusals.
 
 
-@pytest.mark.parametrize("command", [["history"], ["serve", "--no-prepare", "--port", "0"], ["backup"]])
+@pytest.mark.parametrize(
+    "command", [["history"], ["serve", "--no-prepare", "--port", "0"], ["backup"]], ids=["history", "serve", "backup"]
+)
 @pytest.mark.parametrize("value", ["", "sqlite://", "sqlite:///:memory:", "   "])
 def test_a_db_that_keeps_nothing_is_a_usage_error(command, value, tmp_path):
     extra = [str(tmp_path / "copy.sqlite3")] if command == ["backup"] else []
