@@ -26,9 +26,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="12
 class Stream:
     """A raw HTTP/1.1 connection asking for a game's events from the loopback address ``source``."""
 
-    def __init__(self, port: int, game_id: str, source: str = "127.0.0.1") -> None:
+    def __init__(self, port: int, game_id: str, source: str = "127.0.0.1", headers: str = "") -> None:
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=20, source_address=(source, 0))
-        self.sock.sendall(f"GET /api/games/{game_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        self.sock.sendall(f"GET /api/games/{game_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}\r\n".encode())
         self.buffer = b""
         while b"\r\n\r\n" not in self.buffer:
             chunk = self.sock.recv(65536)
@@ -148,6 +148,19 @@ def test_one_game_holds_at_most_its_share_of_streams_from_any_addresses(server):
         again.close()
     finally:
         for s in held:
+            s.close()
+
+
+def test_a_client_is_its_connections_address_whatever_forwarded_header_it_sends(server):
+    port = server
+    game_id = _post(port, "/api/games", {"players": "Ana,cpu"})["id"]
+    streams = [Stream(port, game_id, source="127.0.0.1", headers=f"X-Forwarded-For: 198.51.100.{i}\r\n")
+               for i in range(live.CLIENT_GAME_STREAMS + 1)]  # fmt: skip
+    try:
+        assert [s.status for s in streams] == [200] * live.CLIENT_GAME_STREAMS + [429]
+        assert "of this game" in streams[-1].body()["error"]
+    finally:
+        for s in streams:
             s.close()
 
 

@@ -65,6 +65,7 @@ def run(
         access_log=False,
         log_level="warning",
         server_header=False,
+        proxy_headers=False,  # a client is its connection's address: X-Forwarded-For is the client's to write
         timeout_graceful_shutdown=5,
         limit_concurrency=None,  # Protocol limits the requests processed at once, not uvicorn (connections)
         timeout_keep_alive=int(KEEP_ALIVE_SECONDS),
