@@ -188,6 +188,25 @@ def test_a_place_is_given_back_when_its_stream_ends_or_never_starts():
     kept.give_back()
 
 
+def test_a_game_whose_stored_version_is_not_a_number_stops_no_other_games_updates():
+    import asyncio
+
+    stored = {"a": (0, False), "b": (0, False)}
+
+    async def watch_both() -> None:
+        watching = live.Live(lambda ids: {g: stored[g] for g in ids}, interval=0.001)
+        a, b = watching.watch("a", 0, False), watching.watch("b", "zero", False)
+        stored["b"] = ("damaged", False)
+        await asyncio.sleep(0.02)
+        stored["a"] = stored["b"] = (1, False)
+        async with asyncio.timeout(5):
+            await a.woken.wait()
+            await b.woken.wait()
+        watching.close()
+
+    asyncio.run(watch_both())
+
+
 def test_an_ipv6_clients_network_counts_as_one_address():
     key = live.client_key
     assert key("2001:db8:1:2::1") == key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"

@@ -87,8 +87,11 @@ class Channel:
 
     def update(self, version: int, over: bool) -> None:
         """A version newer than the one known wakes the watchers (versions only grow: an older one read by a
-        poll that crossed a commit is ignored)."""
-        if version > self.version:
+        poll that crossed a commit is ignored). What is not a version (a damaged row's text) is ignored too: one
+        game's row must not stop the polling of every game watched."""
+        if not _is_version(version):
+            return
+        if not _is_version(self.version) or version > self.version:
             self.version, self.over = version, over
             for w in self.watchers:
                 w.woken.set()
@@ -241,6 +244,12 @@ class Live:
                 channel = self._channels.get(game_id)
                 if channel is not None:
                     channel.update(version, over)
+
+
+def _is_version(value: object) -> bool:
+    """Whether ``value`` is a version as a game's row holds it, a whole number (a row changed on disk may hold
+    text in its place)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def client_key(host: str) -> str:
