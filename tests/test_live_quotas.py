@@ -207,6 +207,28 @@ def test_a_game_whose_stored_version_is_not_a_number_stops_no_other_games_update
     asyncio.run(watch_both())
 
 
+def test_a_poll_that_fails_unexpectedly_is_logged_and_the_next_one_wakes_the_streams(caplog):
+    import asyncio
+
+    polls = []
+
+    def versions(ids):
+        polls.append(ids)
+        if len(polls) == 1:
+            raise RuntimeError("a bug")
+        return {"a": (1, False)}
+
+    async def watch() -> None:
+        watching = live.Live(versions, interval=0.001)
+        a = watching.watch("a", 0, False)
+        async with asyncio.timeout(5):
+            await a.woken.wait()
+        watching.close()
+
+    asyncio.run(watch())
+    assert "reading the games' versions failed" in caplog.text and "a bug" in caplog.text
+
+
 def test_an_ipv6_clients_network_counts_as_one_address():
     key = live.client_key
     assert key("2001:db8:1:2::1") == key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"

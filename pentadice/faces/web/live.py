@@ -240,6 +240,11 @@ class Live:
                     self._logged = time.monotonic()
                     log.warning("live updates: reading the games' versions failed: %s", e.message)
                 continue
+            except Exception:  # a bug: said with its traceback, and the polling goes on (else every stream is deaf)
+                if time.monotonic() - self._logged >= LOG_EVERY:
+                    self._logged = time.monotonic()
+                    log.exception("live updates: reading the games' versions failed")
+                continue
             for game_id, (version, over) in found.items():
                 channel = self._channels.get(game_id)
                 if channel is not None:
