@@ -372,3 +372,8 @@ def test_history_makes_nothing_in_an_empty_postgresql_database_and_reads_a_full_
         assert listed.exit_code == 0 and json.loads(listed.output)["total"] == 0
     finally:
         engine.dispose()
+
+
+def test_a_path_with_a_newline_is_named_escaped_in_one_line(tmp_path):
+    line = one_line(pentadice("history", "--db", str(tmp_path / "club\nError: forged.sqlite3")), "no games database")
+    assert "club\\nError: forged.sqlite3" in line

@@ -33,7 +33,7 @@ from sqlalchemy import event, exc
 from pentadice.storage import check_where
 from pentadice.storage.schema import READS, SCHEMA_VERSION, metadata
 from pentadice.support import paths
-from pentadice.support.inputs import clean
+from pentadice.support.inputs import unsafe_char
 
 ENV_VAR = "PENTADICE_DB"
 FILE_NAME = "games.sqlite3"
@@ -89,9 +89,11 @@ MIGRATED_BY = "pentadice serve --db {where} (or the next game `pentadice play --
 
 
 def said(text: object, most: int = 80) -> str:
-    """A text from a database or a driver as a message may hold it: on one line, unsafe characters replaced
-    (:func:`pentadice.support.inputs.clean`), cut short after ``most`` characters."""
-    line = clean(" ".join(str(text).split()))
+    """A text from a database, a driver or a path as a message may hold it: on one line, each control or
+    bidirectional character written as its escape (``\\n``, ``\\x1b``: a name or a version cannot forge a
+    line or drive a terminal, and a path with a newline is not shown as another path), cut short after
+    ``most`` characters."""
+    line = "".join(c.encode("unicode_escape").decode("ascii") if unsafe_char(c) else c for c in str(text))
     return line if len(line) <= most else line[: most - 3] + "..."
 
 
@@ -117,8 +119,8 @@ def shown(url: str | sa.URL) -> str:
     """The URL as it may be printed: its password hidden; a SQLite file as its path."""
     url = sa.make_url(url)
     if url.get_backend_name() == "sqlite" and url.database:
-        return url.database
-    return url.render_as_string(hide_password=True)
+        return said(url.database, 4096)
+    return said(url.render_as_string(hide_password=True), 4096)
 
 
 class Database:
@@ -162,7 +164,7 @@ def translated(where: str) -> Iterator[None]:
 def error_of(e: exc.DBAPIError, where: str) -> StorageError:
     """The :class:`StorageError` of a driver's exception."""
     orig = e.orig
-    text = said(str(orig).strip().splitlines()[0]) if str(orig).strip() else "no reason given"
+    text = said(str(orig).strip().splitlines()[0], 240) if str(orig).strip() else "no reason given"
     code = getattr(orig, "sqlstate", None) or ""
     lowered = text.lower()
     if "no such table" in lowered or "no such column" in lowered or code in ("42P01", "42703"):
@@ -196,7 +198,7 @@ def open_database(
         read_only = read_only or url_read_only
         if (read_only or not create) and not Path(path).exists():
             raise Unreachable(
-                f"there is no games database at {said(path, 200)}: the first game a server or `play` keeps makes it"
+                f"there is no games database at {said(path, 4096)}: the first game a server or `play` keeps makes it"
             )
         engine = _sqlite_engine(url, read_only)
     elif backend == "postgresql":
