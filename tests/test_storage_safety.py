@@ -320,3 +320,23 @@ def test_a_server_adds_no_table_to_another_programs_sqlite_file_but_shares_a_pos
         assert database.current_version(db) == database.head()
     finally:
         db.close()
+
+
+def test_a_server_that_stops_withdraws_its_keep_days(tmp_path, penta_advisor):
+    """The app's shutdown withdraws its keep-days: a server restarted with fewer days has them at once, not after
+    the two days an entry of a server that was killed takes to lapse."""
+    from fastapi.testclient import TestClient
+
+    from pentadice.faces.web.api import create_app
+
+    db = open_database(tmp_path / "games.sqlite3")
+    try:
+        app = create_app({"penta": penta_advisor}, static_dir=None, db=db, keep_days=30)
+        with TestClient(app):
+            assert app.state.web.store.records.expire() == 0  # the server says its 30 days
+            with db.begin() as conn:
+                assert conn.execute(sa.select(expiry.c.keep_days)).scalars().all() == [30]
+        with db.begin() as conn:
+            assert conn.execute(sa.select(expiry.c.keep_days)).scalars().all() == []
+    finally:
+        db.close()

@@ -21,15 +21,17 @@ own files and the games database (:mod:`pentadice.storage`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from pentadice.faces.web import (
@@ -127,7 +129,15 @@ def create_app(
     store = GameStore(GameRecords(db, Game, keep_days=keep_days), served.get)
     live = Live(store.records.versions, stopping=stopping)
     state = WebState(served, store, AdviceCache(), clock, rules_json, preparation, live, share_base)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        # Stopping: this server's keep-days no longer hold back the expiry of the servers sharing its database.
+        await run_in_threadpool(store.records.release)
+
     app = FastAPI(
+        lifespan=lifespan,
         title="pentadice",
         summary="Penta and the Yahtzee family: the optimal advisor and games, over HTTP.",
         version=_version(),
