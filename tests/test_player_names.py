@@ -105,3 +105,15 @@ def test_play_refuses_such_a_name_with_a_usage_error():
     assert done.returncode == 2, done.stderr
     assert "invisible character (U+200B)" in done.stderr and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("Error:")
+
+
+def test_a_player_whose_name_holds_a_slash_has_their_page(client):
+    game = client.post("/api/games", json={"players": "cpu:AC/DC,cpu:Bo", "seed": 4}).json()
+    for _ in range(2 * 13 * 4):  # a computer's step at a time: up to three rolls, then its box
+        view = client.post(f"/api/games/{game['id']}/computer", json={}).json()["game"]
+        if view["over"]:
+            break
+    assert view["over"], view
+    r = client.get(f"/api/players/{urllib.parse.quote('AC/DC', safe='')}")
+    assert r.status_code == 200, r.text
+    assert r.json()["name"] == "AC/DC" and r.json()["games"][0]["id"] == game["id"]

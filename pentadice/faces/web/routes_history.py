@@ -67,7 +67,7 @@ async def players(
     return answer({**found, "expert_mean_loss": history.EXPERT_MEAN_LOSS})
 
 
-@router.get("/api/players/{name}", responses={200: {"model": schemas.PlayerOut}, **ERRORS}, tags=["history"])
+@router.get("/api/players/{name:path}", responses={200: {"model": schemas.PlayerOut}, **ERRORS}, tags=["history"])
 async def player(
     name: str, state: State, rules_name: str | None = Query(None, alias="rules", description="Only this rule set.")
 ) -> Response:
