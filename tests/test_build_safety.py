@@ -13,6 +13,7 @@ import http.server
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import textwrap
@@ -27,6 +28,7 @@ import pytest
 from click.testing import CliRunner
 from outofcore_games import stop_after
 
+from pentadice.cluster import address as cluster_address
 from pentadice.cluster import engine
 from pentadice.faces.cli import main
 from pentadice.game import rules
@@ -84,6 +86,11 @@ def one_line(stderr: str, says: str) -> None:
     ("http://127.0.0.1:8787", "http:// is not a Dask scheduler's address"),
     ("tcp://127.0.0.1", "give the scheduler's port, as tcp://127.0.0.1:8786"),
     ("tcp://127.0.0.1:99999", "the port is not a number from 1 to 65535"),
+    ("tcp://127.0.0.1:0", "the port is not a number from 1 to 65535"),
+    ("tcp://[::1]", "give the scheduler's port, as tcp://[::1]:8786"),
+    ("tcp://127.0.0.1:8786#", "give the scheduler as tcp://HOST:PORT"),
+    ("tcp://127.0.0.1\n:8786", "tcp://127.0.0.1?:8786: a scheduler's address has no space or control character"),
+    ("tcp://sched uler:8786", "a scheduler's address has no space or control character"),
 ])  # fmt: skip
 def test_a_scheduler_address_of_another_kind_is_a_usage_error(tmp_path, address, says):
     done = CliRunner().invoke(main, ["build", "--rules", "yatzy", "--data", str(tmp_path), "--scheduler", address])
@@ -157,6 +164,45 @@ def test_a_server_that_greets_is_named_by_its_greeting_not_read_as_a_frame_lengt
         done = run_build("--data", str(tmp_path), "--scheduler", f"tcp://127.0.0.1:{port}")
         assert done.returncode == 1, done.stderr
         one_line(done.stderr, f"tcp://127.0.0.1:{port} is not a Dask scheduler: {says}")
+
+
+@pytest.fixture
+def slow_server() -> Iterator[int]:
+    """A server that speaks first but never finishes: a Dask handshake's first 24 bytes (a frame of 40 bytes
+    announced, 2 frames) and no more, then, to the next connection, one byte every 0.3 s: its port."""
+    sock = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = sock.accept()
+            with conn:
+                conn.sendall(struct.pack("<QQQ", 40, 2, 8))
+                conn.recv(1024)  # until the client closes
+            conn, _ = sock.accept()
+            with conn:
+                for byte in b"0123456789abcdefghij":
+                    conn.sendall(bytes([byte]))
+                    if done.wait(0.3):
+                        break
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        done.set()
+        sock.close()
+
+
+def test_a_server_whose_first_message_never_ends_is_not_taken_for_a_scheduler(slow_server):
+    """Dask waits for a scheduler's whole handshake without end: the check reads it whole, however slowly its
+    bytes come, within the connection's timeout."""
+    address = f"tcp://127.0.0.1:{slow_server}"
+    for says in ("its first message stopped short", "it sent only '012"):
+        start = time.monotonic()
+        with pytest.raises(engine.ClusterError, match=says):
+            cluster_address.probe(address, 1.0)
+        assert time.monotonic() - start < 2.5
 
 
 @pytest.mark.parametrize("which", ["win", "targets", "chances"])

@@ -18,9 +18,11 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
+import time
 import urllib.parse
 
 from pentadice.support.exits import TableError
+from pentadice.support.inputs import clean
 
 HANDSHAKE_LIMIT = 1 << 20  # a scheduler's handshake is a few hundred bytes; any frame above this is not one
 
@@ -34,8 +36,11 @@ class AddressError(ValueError):
 
 
 def parse(address: str) -> tuple[str, str, int]:
-    """``(scheme, host, port)`` of a scheduler's address; AddressError naming what is wrong."""
+    """``(scheme, host, port)`` of a scheduler's address; AddressError naming what is wrong (a space or a control
+    character in it too: what is checked is what Dask is given, :func:`normal`)."""
     text = address.strip()
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise AddressError(f"{clean(address)}: a scheduler's address has no space or control character in it")
     scheme, sep, rest = text.partition("://")
     if not sep:
         scheme, rest = "tcp", text
@@ -58,11 +63,26 @@ def parse(address: str) -> tuple[str, str, int]:
         port = parts.port
     except ValueError:
         raise AddressError(f"{address}: the port is not a number from 1 to 65535") from None
+    if "#" in rest or "?" in rest:  # an empty fragment or query, which urlsplit forgets
+        raise AddressError(f"{address}: give the scheduler as {scheme}://HOST:PORT (8786 by default)")
     if not parts.hostname or parts.path or parts.query or parts.fragment or parts.username is not None:
         raise AddressError(f"{address}: give the scheduler as {scheme}://HOST:PORT (8786 by default)")
-    if not port:
-        raise AddressError(f"{address}: give the scheduler's port, as {scheme}://{parts.hostname}:8786")
+    if port == 0:
+        raise AddressError(f"{address}: the port is not a number from 1 to 65535")
+    if port is None:
+        raise AddressError(f"{address}: give the scheduler's port, as {scheme}://{_host(parts.hostname)}:8786")
     return scheme, parts.hostname, port
+
+
+def _host(host: str) -> str:
+    """A host as an address names it: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host else host
+
+
+def normal(address: str) -> str:
+    """``address`` as Dask is given it: ``SCHEME://HOST:PORT``, the host and port that :func:`probe` checked."""
+    scheme, host, port = parse(address)
+    return f"{scheme}://{_host(host)}:{port}"
 
 
 def tls_configured() -> bool:
@@ -89,10 +109,15 @@ def probe(address: str, timeout: float) -> None:
     except OSError as e:
         reason = "nothing listens there (connection refused)" if isinstance(e, ConnectionRefusedError) else None
         raise ClusterError(f"cannot reach the Dask scheduler {address}: {reason or e.strerror or e}") from None
+    deadline = time.monotonic() + timeout  # for the whole of its first message, however slowly it is sent
     with sock:
         try:
-            head = _read(sock, 16)
-        except TimeoutError:
+            head = _read(sock, 16, deadline)
+        except TimeoutError as e:
+            if getattr(e, "data", b""):  # bytes that trickle in: not a scheduler's handshake, sent at once
+                raise ClusterError(
+                    f"{address} is not a Dask scheduler: it sent only {_shown(e.data)} in {timeout:g} s"
+                ) from None
             raise ClusterError(
                 f"{address} is not a Dask scheduler: it said nothing in {timeout:g} s (a scheduler speaks first; an "
                 "HTTP server, such as Dask's dashboard, waits for a request): give the scheduler's port, 8786 by "
@@ -109,13 +134,32 @@ def probe(address: str, timeout: float) -> None:
             with contextlib.suppress(OSError):  # the rest of its first line, for the message
                 head += sock.recv(64)
             raise ClusterError(f"{address} is not a Dask scheduler: it answered {_shown(head)}")
+        try:  # the rest of its first message: Dask would wait for it without end
+            body = head[8:] + _read(sock, length - 8, deadline)
+        except (TimeoutError, OSError):
+            body = b""
+        sizes = struct.unpack_from(f"<{frames}Q", body, 8) if len(body) >= 8 * (1 + frames) else None
+        if len(body) < length or sizes is None or 8 * (1 + frames) + sum(sizes) != length:
+            raise ClusterError(
+                f"{address} is not a Dask scheduler: its first message stopped short or does not add up (a "
+                f"scheduler's handshake comes whole, within {timeout:g} s)"
+            )
 
 
-def _read(sock: socket.socket, n: int) -> bytes:
-    """Up to ``n`` bytes, fewer when the other side closes first."""
+def _read(sock: socket.socket, n: int, deadline: float) -> bytes:
+    """Up to ``n`` bytes, fewer when the other side closes first; TimeoutError at ``deadline`` (``time.monotonic``),
+    however the bytes trickle in."""
     data = b""
     while len(data) < n:
-        got = sock.recv(n - len(data))
+        left = deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            sock.settimeout(left)
+            got = sock.recv(n - len(data))
+        except TimeoutError as e:
+            e.data = data  # what came before it
+            raise
         if not got:
             break
         data += got

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from pentadice.cluster import tasks
-from pentadice.cluster.address import AddressError, ClusterError, probe
+from pentadice.cluster.address import AddressError, ClusterError, normal, probe
 from pentadice.game import rules
 from pentadice.support.exits import TableError
 from pentadice.tables import chances_store, chunks, table, targets_store
@@ -123,7 +123,7 @@ class OnDask:
                         raise
                     where = f"the Dask scheduler {self.scheduler}" if self.scheduler else "the local Dask cluster"
                     reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
-                    if self.client.status != "running" or "connection-lost" in reason:
+                    if self.client.status != "running" or "connection-lost" in reason or _connection_lost(e):
                         reason = "the connection to it was lost"
                     raise ClusterError(f"the build lost {where}: {reason}") from None
                 yield result
@@ -162,6 +162,14 @@ def _from_dask(error: BaseException) -> bool:
     return isinstance(error, kinds) or type(error).__module__.split(".")[0] == "distributed"
 
 
+def _connection_lost(error: BaseException) -> bool:
+    """Whether Dask's failure is its connection closed (the scheduler gone: ``Stream is closed`` in the gathering
+    of a result, before the client has noticed)."""
+    from distributed.comm.core import CommClosedError
+
+    return isinstance(error, (CommClosedError, ConnectionError, EOFError))
+
+
 def _no_gc_diagnosis() -> None:
     """The local cluster's scheduler, in this process, watches every garbage collection (a callback that logs
     long pauses, which the cluster's silenced logs never show). Ctrl-C arriving while that callback runs would be
@@ -185,7 +193,7 @@ def connect_timeout() -> float:
 def check_scheduler(scheduler: str) -> str:
     """The address of a running Dask scheduler, checked (:mod:`pentadice.cluster.address`) before Dask is given
     it: AddressError (a ValueError) for an address a build cannot use, ClusterError naming what answers there when
-    it is not a scheduler. Returns it as given, stripped."""
+    it is not a scheduler. Returns it as Dask is given it (:func:`~pentadice.cluster.address.normal`)."""
     try:
         import dask.distributed  # noqa: F401  (its settings: the timeout, TLS)
     except ImportError:
@@ -193,7 +201,7 @@ def check_scheduler(scheduler: str) -> str:
             "building out of core needs Dask: pip install 'pentadice[cluster]' (or `make install`)"
         ) from None
     probe(scheduler.strip(), connect_timeout())
-    return scheduler.strip()
+    return normal(scheduler)
 
 
 def default_workers() -> int:
