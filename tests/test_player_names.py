@@ -38,7 +38,8 @@ DECEIVING = [
 ]
 SCOTLAND = "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
 SHOWN = ["Ana", "Zoë", "\uff22\uff4f", "👨\u200d👩\u200d👧", "❤\ufe0f", "1\ufe0f\u20e3", "👍🏽", "Jean-Luc",
-         SCOTLAND, "🏳\ufe0f\u200d🌈", "🏴\u200d☠\ufe0f"]  # fmt: skip
+         SCOTLAND, "🏳\ufe0f\u200d🌈", "🏴\u200d☠\ufe0f", "Ana \u203c\ufe0f", "\u2139\ufe0f",
+         "\u2194\ufe0f"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")

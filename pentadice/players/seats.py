@@ -53,14 +53,18 @@ def valid_name(name: object) -> str:
     zero-width space, joiner or mark, variation selectors, fillers), in the name or its NFKC form, so that no
     two names a screen shows alike are told apart only by what cannot be seen. An emoji's own joiners and
     selectors (a zero-width joiner between two symbols, a variation selector after a symbol, the tags of a
-    region's flag) are part of what it shows, and pass. GameError naming the character otherwise. A name read back from a save or the
-    games database is checked by :func:`check_name` alone: what was accepted once is read again."""
+    region's flag) are part of what it shows, and pass. GameError naming the character otherwise. A name read
+    back from a save or the games database is checked by :func:`check_name` alone: what was accepted once is
+    read again."""
     name = check_name(name)
     for text in dict.fromkeys((name, unicodedata.normalize("NFKC", name))):
         if any(unsafe_char(c) for c in text):
             raise GameError(f"player name {name!r} holds a control character: names are printable text")
         for i, c in enumerate(text):
-            if _invisible(c) and not _in_emoji(text, i):
+            # An emoji's joiners and tags are checked in the name itself (NFKC makes none: ‼ before a selector
+            # is !! in the NFKC form).
+            emoji = _in_emoji(text, i) or (text is not name and (c in _EMOJI_JOINERS or _is_tag(c)))
+            if _invisible(c) and not emoji:
                 shown = "".join(_escaped(x) if _invisible(x) else x for x in name)
                 raise GameError(
                     f"player name '{shown}' holds an invisible character (U+{ord(c):04X}): names are what they show"
@@ -81,6 +85,10 @@ def _invisible(c: str) -> bool:
 
 
 _EMOJI_JOINERS = frozenset("\u200d\ufe0e\ufe0f")
+# Emoji that are not symbols to Unicode's categories (marks of punctuation, a letter, mathematical symbols),
+# which a variation selector shows as their emoji: the double exclamation mark, the information source, the left
+# right arrow, the white and black squares, the curved arrows, the wavy dash...
+_EMOJI_NOT_SYMBOLS = frozenset("\u203c\u2049\u2139\u2194\u25fb\u25fc\u25fd\u25fe\u2934\u2935\u3030\u303d")
 _BLACK_FLAG = "\U0001f3f4"  # the base of a subdivision's flag: its tag characters spell the region (gbsct)
 _TAG_SPEC = frozenset(map(chr, [*range(0xE0030, 0xE003A), *range(0xE0061, 0xE007B)]))  # tag digits, letters
 _CANCEL_TAG = "\U000e007f"  # ends a flag's tag sequence
@@ -93,17 +101,21 @@ def _in_emoji(text: str, i: int) -> bool:
     enclosing mark, or a tag character of a flag's tag sequence (the black flag, a region's code in tag letters
     and digits, the cancel tag: the flag of Scotland); tags anywhere else are text no screen shows."""
     c = text[i]
-    if "\U000e0020" <= c <= _CANCEL_TAG:
+    if _is_tag(c):
         return _in_flag_tags(text, i)
     if c not in _EMOJI_JOINERS:
         return False
     before = text[i - 1] if i > 0 else ""
     after = text[i + 1] if i + 1 < len(text) else ""
-    symbol = bool(before) and unicodedata.category(before) in ("So", "Sk")
+    symbol = bool(before) and (unicodedata.category(before) in ("So", "Sk") or before in _EMOJI_NOT_SYMBOLS)
     if c == "\u200d":
         joined = symbol or before in "\ufe0e\ufe0f" or (before == _CANCEL_TAG and _in_flag_tags(text, i - 1))
         return joined and bool(after) and unicodedata.category(after) == "So"
     return symbol or after == "\u20e3"
+
+
+def _is_tag(c: str) -> bool:
+    return "\U000e0020" <= c <= _CANCEL_TAG
 
 
 def _in_flag_tags(text: str, i: int) -> bool:
