@@ -813,6 +813,16 @@ def test_a_move_sent_twice_with_its_view_s_version_is_played_once(advisors, tmp_
             assert r.status_code == 422 and "version" in r.json()["error"]
 
 
+def test_a_move_with_a_version_the_game_never_had_says_so(client):
+    """A version ahead of the game's (a client counting on its own, a view of another game) is not "moved on"."""
+    view = new_game(client, players="Ana", seed=4)
+    ahead = client.post(f"/api/games/{view['id']}/roll", json={"keep": [], "version": view["version"] + 5})
+    message = ahead.json()["error"]
+    assert ahead.status_code == 409 and "has moved on" not in message
+    assert f"version {view['version'] + 5}, but this game is at version {view['version']}" in message
+    assert client.get(f"/api/games/{view['id']}").json()["version"] == view["version"]  # nothing played
+
+
 def test_ids_and_names_a_database_cannot_hold_are_not_found(client):
     """A NUL or a character no id has: 404 or 422 in words, never a database error."""
     assert client.get("/api/games/abc%00def").status_code == 404

@@ -73,11 +73,7 @@ async def act(
             for _ in range(CONFLICT_TRIES):
                 held = state.held_of(game_id)
                 if version is not None and held.stored.version != version:
-                    raise ApiError(
-                        409,
-                        f"the game has moved on since the view you played from (version {version}, now "
-                        f"{held.stored.version}): read it again (GET /api/games/{{id}})",
-                    )
+                    raise ApiError(409, _stale(version, held.stored.version))
                 was_over = held.game.over
                 try:
                     played = move(held)
@@ -179,3 +175,16 @@ def known_chances(game: Game, advisor) -> tuple[list[float] | None, bool]:
     except (chances.ChancesUnavailable, ValueError):  # ValueError: a state no game reaches (a hand-made save)
         return None, False
     return found, found is None
+
+
+def _stale(sent: int, stored: int) -> str:
+    """Why a move carrying the view's version ``sent`` is refused by the game at version ``stored``."""
+    if sent > stored:  # no view of this game ever had it: a client's own count, or a view of another game
+        return (
+            f"the move says version {sent}, but this game is at version {stored}: no view of it had that version; "
+            "read it (GET /api/games/{id}) and play from its version"
+        )
+    return (
+        f"the game has moved on since the view you played from (version {sent}, now {stored}): read it again "
+        "(GET /api/games/{id})"
+    )
