@@ -29,6 +29,9 @@ def refused(*args: str) -> str:
     ("-1", "'-1' is not greater than 0"),
     ("0", "'0' is not greater than 0"),
     ("36501", "'36501' is more than 36500 days"),
+    ("36500.0000001", "'36500.0000001' is more than 36500 days"),
+    ("1e-300", "'1e-300' is less than an hour (0.04167 days)"),
+    ("0.04", "'0.04' is less than an hour (0.04167 days)"),
     ("soon", "'soon' is not a number"),
 ])  # fmt: skip
 def test_serve_refuses_keep_days_it_cannot_use(value, says, monkeypatch):
@@ -58,3 +61,4 @@ def test_a_usable_keep_days_is_taken():
 
     assert PositiveNumber(36500).convert("0.5", None, None) == 0.5
     assert PositiveNumber(36500).convert(30.0, None, None) == 30.0
+    assert PositiveNumber(36500, "days", minimum=(1 / 24, "an hour")).convert(str(1 / 24), None, None) == 1 / 24

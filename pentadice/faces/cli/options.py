@@ -60,16 +60,19 @@ def open_games_database(where: str | None, create: bool = True):
 
 class PositiveNumber(click.ParamType):
     """A finite number greater than 0 and at most ``maximum`` (days, seconds): ``nan``, ``inf``, 0 and negative
-    numbers are refused, the problem named (click's FloatRange lets ``nan`` through: no comparison is true of it)."""
+    numbers are refused, the problem named (click's FloatRange lets ``nan`` through: no comparison is true of it);
+    with ``minimum`` (``(number, what it is)``), one below it too (``1e-300`` days: 0 in all but name)."""
 
     name = "NUMBER"
 
-    def __init__(self, maximum: float, unit: str = "") -> None:
+    def __init__(self, maximum: float, unit: str = "", minimum: tuple[float, str] | None = None) -> None:
         self.maximum = maximum
         self.unit = unit
+        self.minimum = minimum
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, float) and math.isfinite(value) and 0 < value <= self.maximum:
+        least = self.minimum[0] if self.minimum else 0.0
+        if isinstance(value, float) and math.isfinite(value) and 0 < value <= self.maximum and value >= least:
             return value
         try:
             number = float(value)  # type: ignore[arg-type]
@@ -84,6 +87,8 @@ class PositiveNumber(click.ParamType):
             self.fail(f"{value!r} is not greater than 0", param, ctx)
         if number > self.maximum:
             self.fail(f"{value!r} is more than {self.maximum:g}{unit}", param, ctx)
+        if self.minimum and number < self.minimum[0]:
+            self.fail(f"{value!r} is less than {self.minimum[1]} ({self.minimum[0]:.4g}{unit})", param, ctx)
         return number
 
     def __repr__(self) -> str:

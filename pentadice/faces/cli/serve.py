@@ -78,11 +78,12 @@ def check_tls(cert: str, key: str) -> None:
 @DB_OPTION
 @click.option(
     "--keep-days",
-    type=PositiveNumber(36500, "days"),
+    type=PositiveNumber(36500, "days", minimum=(1 / 24, "an hour")),  # less: a game removed between two moves
     default=KEEP_DAYS,
     metavar="DAYS",
     show_default=True,
-    help="Days an unfinished game is kept without a move before it is removed (finished games are kept).",
+    help="Days an unfinished game is kept without a move before it is removed (finished games are kept): an "
+    "hour (0.0417) to 36500.",
 )
 @click.option(
     "--tls",
