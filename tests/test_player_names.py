@@ -64,6 +64,12 @@ def test_names_that_show_what_they_are_pass_emoji_included(name):
     assert [p.name for p in parse_players(f"{name},cpu")] == [name, "cpu"]
 
 
+def test_a_name_whose_ligatures_spell_out_past_twice_the_length_is_refused():
+    assert valid_name("\u3315" * 12) == "\u3315" * 12  # twelve squared kiloguramu: 60 characters spelt out
+    with pytest.raises(GameError, match="written out"):
+        valid_name("\ufdfa" * 4)  # 72 characters spelt out
+
+
 def test_names_that_show_alike_are_one_player_however_they_are_stored():
     assert name_key("Ana\U000e0100") == name_key("An\u17b4a") == name_key("Ana\u180b") == "Ana"
     with pytest.raises(GameError, match="look the same"):

@@ -23,6 +23,7 @@ from pentadice.support.inputs import unsafe_char
 
 MAX_PLAYERS = 6
 MAX_NAME = 32  # characters in a player's name
+MAX_NAME_NFKC = 2 * MAX_NAME  # characters of a new name's NFKC form (a few ligatures or squared words spelt out)
 MAX_AUTO_COMMIT = 86400.0  # seconds: a day; longer is "off"
 
 
@@ -55,9 +56,16 @@ def valid_name(name: object) -> str:
     selectors (a zero-width joiner between two symbols, a variation selector after a symbol, the tags of a
     region's flag) are part of what it shows, and pass. GameError naming the character otherwise. A name read
     back from a save or the games database is checked by :func:`check_name` alone: what was accepted once is
-    read again."""
+    read again. Its NFKC form (what names are compared by) is at most :data:`MAX_NAME_NFKC` characters: a
+    ligature of a phrase (U+FDFA, eighteen characters) thirty-two times over is not a name."""
     name = check_name(name)
-    for text in dict.fromkeys((name, unicodedata.normalize("NFKC", name))):
+    nfkc = unicodedata.normalize("NFKC", name)
+    if len(nfkc) > MAX_NAME_NFKC:
+        raise GameError(
+            f"player name {short(name)} is {len(nfkc)} characters written out (its ligatures and squared words "
+            f"as their letters), more than {MAX_NAME_NFKC}"
+        )
+    for text in dict.fromkeys((name, nfkc)):
         if any(unsafe_char(c) for c in text):
             raise GameError(f"player name {name!r} holds a control character: names are printable text")
         for i, c in enumerate(text):
