@@ -254,3 +254,38 @@ def test_a_path_is_printed_without_its_control_characters(tables, tmp_path):
     done = export(str(tmp_path / "plain" / "a\x1b[2Jb\nc"), tables=tables)
     refused(done, "cannot write the app to ")
     assert "\x1b" not in done.stderr and "a?[2Jb?c" in done.stderr
+
+
+def test_a_deep_chain_of_folders_or_a_manifest_not_json_is_one_line(tables, tmp_path):
+    """A chain of 500 folders in an export (more than Python's recursion allows to walk it folder by folder):
+    refused in one line naming it shortened, kept; a manifest of 2 MB of spaces, or not UTF-8: not an export's."""
+    app = tmp_path / "app"
+    assert export(str(app), tables=tables).returncode == 0
+    fd = os.open(app, os.O_RDONLY)
+    try:
+        for _ in range(500):
+            os.mkdir("a", dir_fd=fd)
+            fd, previous = os.open("a", os.O_RDONLY, dir_fd=fd), fd
+            os.close(previous)
+        with open(os.open("notes.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as fh:
+            fh.write("the user's")
+    finally:
+        os.close(fd)
+    try:
+        done = export(str(app), "--force", tables=tables)
+        refused(done, "a/a/a/...")
+        assert "/notes.txt is not a file it wrote" in done.stderr and len(done.stderr) < 300, done.stderr
+        assert (app / MANIFEST).is_file() and (app / "a").is_dir()
+    finally:  # the chain removed here, deepest first: pytest's own clean-up walks it by recursion
+        chain = [str(app / "a")]
+        while os.path.isdir(os.path.join(chain[-1], "a")):
+            chain.append(os.path.join(chain[-1], "a"))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(chain[-1], "notes.txt"))
+        for folder in reversed(chain):
+            os.rmdir(folder)
+    second = tmp_path / "second"
+    assert export(str(second), tables=tables).returncode == 0
+    for body in (b" " * (2 << 20), b"\xff\xfe\x00{"):
+        (second / MANIFEST).write_bytes(body)
+        refused(export(str(second), "--force", tables=tables), f"its {MANIFEST} is not an export's")

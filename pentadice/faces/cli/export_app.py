@@ -123,15 +123,15 @@ def not_an_export(folder: Path) -> str | None:
     manifest was written is recognised by its ``config.json`` and ``app-tables/index.json``, and every file in it
     being a name an export writes."""
     try:
-        entries = list(folder.rglob("*"))
-        found = sorted(p.relative_to(folder).as_posix() for p in entries if not p.is_dir() or p.is_symlink())
-        folders = {p.relative_to(folder).as_posix() for p in entries if p.is_dir() and not p.is_symlink()}
+        found, folders = _walk(folder)
         plain = _plain_file(folder / MANIFEST)
         manifest = _read_json(folder / MANIFEST)
     except OSError as e:
         return f"it cannot be read: {e.strerror or e}"
     if plain is False:
         return f"its {MANIFEST} is not a plain file"
+    if plain and manifest is None:  # not JSON, not UTF-8, larger than any export's
+        return f"its {MANIFEST} is not an export's"
     if manifest is not None:
         files = manifest.get("files")
         if (manifest.get("format") != MANIFEST_FORMAT or not isinstance(files, list)
@@ -148,12 +148,31 @@ def not_an_export(folder: Path) -> str | None:
             return f"no {MANIFEST}"
         listed = {name for name in found if _written_name(name)}
     holding = {"/".join(name.split("/")[:i]) for name in listed for i in range(1, name.count("/") + 1)}
-    others = [name for name in found if name not in listed] + sorted(f"{name}/" for name in folders - holding)
+    others = [name for name in found if name not in listed] + sorted(f"{name}/" for name in set(folders) - holding)
     if others:
-        return f"{clean(others[0])} is not a file it wrote" + (
+        first = others[0] if len(others[0]) <= 80 else f"{others[0][:40]}...{others[0][-37:]}"
+        return f"{clean(first)} is not a file it wrote" + (
             f", nor are {len(others) - 1} more" if len(others) > 1 else ""
         )
     return None
+
+
+def _walk(folder: Path) -> tuple[list[str], list[str]]:
+    """``(files, folders)`` in ``folder``, at any depth, as sorted relative paths (a symbolic link, a pipe: a file;
+    links never followed); without recursion (a chain of a thousand folders is no RecursionError). OSError when a
+    folder cannot be read."""
+    files, folders, todo = [], [], [""]
+    while todo:
+        here = todo.pop()
+        with os.scandir(folder / here if here else folder) as entries:
+            for entry in entries:
+                name = f"{here}/{entry.name}" if here else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(name)
+                    todo.append(name)
+                else:
+                    files.append(name)
+    return sorted(files), sorted(folders)
 
 
 EXPORT_NAME = re.compile(  # a file an export writes, by any version: the page's files, the words, the tables
@@ -243,15 +262,14 @@ def remove_leftovers(target: Path) -> list[Path]:
 
 def _half_written(folder: Path) -> bool:
     """Whether ``folder`` holds only what an export writes (its manifest may not be there yet): every file a
-    plain file of a name an export writes."""
+    plain file of a name an export writes, every folder one of its own (``icons``, ``messages``, ``app-tables``)."""
     try:
-        for p in folder.rglob("*"):
-            name = p.relative_to(folder).as_posix()
-            if p.is_symlink() or (not p.is_dir() and not (p.is_file() and (_written_name(name) or name == MANIFEST))):
-                return False
+        files, folders = _walk(folder)
     except OSError:
         return False
-    return True
+    if any(name not in ("icons", "messages", "app-tables") for name in folders):
+        return False
+    return all((_written_name(name) or name == MANIFEST) and _plain_file(folder / name) for name in files)
 
 
 def write_app(folder: Path, exported: list, static: Path) -> dict[str, int]:
