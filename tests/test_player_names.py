@@ -70,6 +70,12 @@ def test_a_name_whose_ligatures_spell_out_past_twice_the_length_is_refused():
         valid_name("\ufdfa" * 4)  # 72 characters spelt out
 
 
+def test_a_letter_stacked_with_combining_marks_is_refused_a_pointed_letter_passes():
+    assert valid_name("\u05e9\u05c1\u05b4\u0596t") and valid_name("Vie\u0323\u0302t")  # Hebrew, Vietnamese
+    with pytest.raises(GameError, match="combining marks"):
+        valid_name("Ana" + "\u0301" * 12)
+
+
 def test_names_that_show_alike_are_one_player_however_they_are_stored():
     assert name_key("Ana\U000e0100") == name_key("An\u17b4a") == name_key("Ana\u180b") == "Ana"
     with pytest.raises(GameError, match="look the same"):

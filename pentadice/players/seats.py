@@ -23,6 +23,7 @@ from pentadice.support.inputs import unsafe_char
 
 MAX_PLAYERS = 6
 MAX_NAME = 32  # characters in a player's name
+MAX_MARKS = 4  # combining marks in a row on a new name's letter (a pointed Hebrew or a Tibetan letter has 3)
 MAX_NAME_NFKC = 2 * MAX_NAME  # characters of a new name's NFKC form (a few ligatures or squared words spelt out)
 MAX_AUTO_COMMIT = 86400.0  # seconds: a day; longer is "off"
 
@@ -65,6 +66,12 @@ def valid_name(name: object) -> str:
             f"player name {short(name)} is {len(nfkc)} characters written out (its ligatures and squared words "
             f"as their letters), more than {MAX_NAME_NFKC}"
         )
+    marks = _most_marks(unicodedata.normalize("NFC", name))
+    if marks > MAX_MARKS:
+        raise GameError(
+            f"player name {short(name)} stacks {marks} combining marks on one letter, more than {MAX_MARKS}: "
+            "they would write over the lines around it"
+        )
     for text in dict.fromkeys((name, nfkc)):
         if any(unsafe_char(c) for c in text):
             raise GameError(f"player name {name!r} holds a control character: names are printable text")
@@ -83,6 +90,15 @@ def valid_name(name: object) -> str:
 def _escaped(c: str) -> str:
     """A character as Python writes it escaped: ``\\u200b``, ``\\U000e0041``."""
     return f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}"
+
+
+def _most_marks(text: str) -> int:
+    """The longest run of combining marks (nonspacing or enclosing) in ``text``."""
+    most = run = 0
+    for c in text:
+        run = run + 1 if unicodedata.category(c) in ("Mn", "Me") else 0
+        most = max(most, run)
+    return most
 
 
 _BLANK = frozenset("\u2800\u3164\uffa0")  # shown as nothing though not spaces (a blank braille cell, fillers)
