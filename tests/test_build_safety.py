@@ -343,3 +343,36 @@ def test_a_scheduler_lost_mid_build_is_one_line_and_the_files_are_kept(tmp_path)
     one_line(done.stderr, f"the build lost the Dask scheduler {address}: the connection to it was lost")
     assert f"what the build wrote is kept in {root}, for the same command to go on" in done.stderr
     assert len(done.stderr.strip().splitlines()) <= 4, done.stderr  # the note, the plan, the dashboard, the error
+
+
+@pytest.mark.parametrize("which", ["win", "targets"])
+def test_a_layer_folder_that_is_a_link_is_neither_written_through_nor_emptied(tmp_path, monkeypatch, which):
+    """A build stopped midway, the folder of a layer still to come a symbolic link to a folder of the user's
+    (files in it named as a build names its own): resumed, the build says so in one line and the files where the
+    link leads are as they were."""
+    directory = table_dir(tmp_path)
+    chunk = 3000 if which == "targets" else 8
+    start = {
+        "win": lambda progress: engine.build(RS, directory, values(), None, 0, 1 << 26, progress, chunk),
+        "targets": lambda progress: engine.build_targets(RS, directory, None, 0, 1 << 26, progress, chunk),
+    }[which]
+    with pytest.raises(KeyboardInterrupt):
+        start(stop_after(12))
+    root = (store.Store if which == "win" else targets_store.store_of)(directory, RS.name).root
+    layers = sorted(int(p.name[1:]) for p in root.glob("L??") if p.is_dir())
+    outside = tmp_path / "mine"
+    outside.mkdir()
+    names = ["plan.json", "table.json", "c00000.npy", "c00000.json", "s01-c00000.npy", "c00000.rows.npy"]
+    for name in names:
+        (outside / name).write_text("the user's")
+    link = root / f"L{layers[-1] + 1:02d}"
+    assert not os.path.lexists(link)
+    link.symlink_to(outside)
+    monkeypatch.setitem(rules.REGISTRY, "yatzy", RS)
+    command = ["build", "--rules", "yatzy", "--table", which, "--data", str(directory), "--workers", "0", "--chunk",
+               str(chunk), "--memory", MEMORY]  # fmt: skip
+    done = CliRunner().invoke(main, command)
+    assert done.exit_code == 1, done.output
+    one_line(done.output, f"{link} is a symbolic link, not a folder of the build's: remove it")
+    assert sorted(p.name for p in outside.iterdir()) == sorted(names)
+    assert all((outside / name).read_text() == "the user's" for name in names)

@@ -23,7 +23,7 @@ import numpy as np
 
 from pentadice.support.exits import TableError
 from pentadice.tables import chunks, table
-from pentadice.tables.win_store import StoreError, disk_error, read_json, remove_written, write_json
+from pentadice.tables.win_store import StoreError, disk_error, layer_folder, read_json, remove_written, write_json
 
 ROWS_KIND = "layer-rows"  # a layer's float64 rows, mid-build (chunks.KINDS)
 
@@ -120,7 +120,7 @@ def write_chunk(store: Store, task: Task, second: str, arrays: dict[str, np.ndar
     a temporary name and renamed: a worker's last step. StoreError when it cannot write (a full disk said)."""
     rows_path, second_path, record = store.chunk(task, second)
     try:
-        rows_path.parent.mkdir(exist_ok=True)
+        layer_folder(rows_path.parent)
         records = {}
         for field, array in arrays.items():
             path = rows_path if field == "rows" else second_path

@@ -98,7 +98,10 @@ LAYER_FOLDER = re.compile(r"L[0-9]{2}")
 def remove_written(folder: Path) -> None:
     """Remove what a build wrote in ``folder`` (a store, or a layer's folder of chunks): the files named as a build
     names them (:data:`WRITTEN`) and its layers' folders, then ``folder`` itself when that leaves it empty. Any
-    other file (the user's) is left where it is, with the folders that hold it."""
+    other file (the user's) is left where it is, with the folders that hold it; a symbolic link in ``folder``'s
+    place is never followed (the files where it leads are not the build's)."""
+    if os.path.islink(folder):
+        return
     try:
         entries = list(os.scandir(folder))
     except (FileNotFoundError, NotADirectoryError):
@@ -112,6 +115,17 @@ def remove_written(folder: Path) -> None:
                 os.unlink(entry.path)
     with contextlib.suppress(OSError):  # not empty: a file of the user's is there
         os.rmdir(folder)
+
+
+def layer_folder(folder: Path) -> None:
+    """``folder``, a layer's folder of chunks in a store, made if missing; StoreError when a symbolic link (or a
+    file) is in its place: the chunks are never written, nor later removed, where it leads."""
+    folder.mkdir(exist_ok=True)
+    if folder.is_symlink() or not folder.is_dir():
+        raise StoreError(
+            f"{folder} is a symbolic link, not a folder of the build's: remove it (a build writes its chunks only "
+            "in folders of its own)"
+        )
 
 
 def write_json(path: Path, data: dict) -> None:
@@ -230,7 +244,7 @@ def write_chunk(store: Store, task: Task, rows: np.ndarray, info: dict) -> None:
     """A chunk's rows and then its record, each under a temporary name and renamed (a worker's last step)."""
     path, record = store.chunk(task)
     try:
-        path.parent.mkdir(exist_ok=True)
+        layer_folder(path.parent)
         tmp, array_record = chunks.write_temp(path, rows, ARRAY_KIND)
         os.replace(tmp, path)
         write_json(record, {"slot": task.slot, "layer": task.layer, "lo": task.lo, "hi": task.hi, **info,
