@@ -91,6 +91,8 @@ def one_line(stderr: str, says: str) -> None:
     ("tcp://127.0.0.1:8786#", "give the scheduler as tcp://HOST:PORT"),
     ("tcp://127.0.0.1\n:8786", "tcp://127.0.0.1?:8786: a scheduler's address has no space or control character"),
     ("tcp://sched uler:8786", "a scheduler's address has no space or control character"),
+    ("garbage!!", "garbage!!: 'garbage!!' is not a host; give the scheduler as tcp://HOST:PORT"),
+    ("8786", "8786: a port alone; give the scheduler as tcp://HOST:PORT"),
 ])  # fmt: skip
 def test_a_scheduler_address_of_another_kind_is_a_usage_error(tmp_path, address, says):
     done = CliRunner().invoke(main, ["build", "--rules", "yatzy", "--data", str(tmp_path), "--scheduler", address])

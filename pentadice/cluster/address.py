@@ -16,6 +16,7 @@ a frame and allocates it (an HTTP server's ``HTTP/1.0`` is 3 EiB). So:
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import struct
 import time
@@ -25,6 +26,10 @@ from pentadice.support.exits import TableError
 from pentadice.support.inputs import clean
 
 HANDSHAKE_LIMIT = 1 << 20  # a scheduler's handshake is a few hundred bytes; any frame above this is not one
+
+
+# a host name (letters, digits, '-', '_', dots; IDNA names in Unicode letters too), an IPv4 or an IPv6 address
+HOST = re.compile(r"[\w.-]+|[0-9a-f:.]+(%[\w.-]+)?", re.IGNORECASE)
 
 
 class ClusterError(TableError):
@@ -67,6 +72,9 @@ def parse(address: str) -> tuple[str, str, int]:
         raise AddressError(f"{address}: give the scheduler as {scheme}://HOST:PORT (8786 by default)")
     if not parts.hostname or parts.path or parts.query or parts.fragment or parts.username is not None:
         raise AddressError(f"{address}: give the scheduler as {scheme}://HOST:PORT (8786 by default)")
+    if not HOST.fullmatch(parts.hostname) or (parts.hostname.isdigit() and port is None):  # garbage!!, 8786
+        what = "a port alone" if parts.hostname.isdigit() else f"{parts.hostname!r} is not a host"
+        raise AddressError(f"{address}: {what}; give the scheduler as {scheme}://HOST:PORT (8786 by default)")
     if port == 0:
         raise AddressError(f"{address}: the port is not a number from 1 to 65535")
     if port is None:
