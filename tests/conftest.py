@@ -34,6 +34,14 @@ def pytest_configure(config):
         numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // workers))
 
 
+def pytest_collection_modifyitems(items):
+    """The files holding full-size solves (a test marked slow) run first, each file's tests in their order: under
+    pytest-xdist the long files start at once and the short ones fill the workers in around them, rather than
+    a Maxi Yatzy solve starting last, on one worker, while the other waits."""
+    heavy = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in heavy)
+
+
 # Under pytest-xdist, the folder every worker of the session sees (set by _shared_between_workers): a rule set is
 # then solved by one worker for all of them (Maxi Yatzy's solve takes minutes).
 _SHARED: list = []
