@@ -78,6 +78,7 @@ __all__ = [
 
 # The routers by resource, in the order their paths are listed in /openapi.json.
 STORAGE_RETRY_SECONDS = 5  # a request the database failed: its Retry-After
+LOGGED = "_pentadice_logged"  # set on an exception the application answered with its 500 and logged
 DAMAGED_LOGGED = 1000  # damaged games logged once each, up to this many in a process (then no more said)
 DAMAGED_PARTS = {  # what DamagedGame names, in words
     "save": "its saved game cannot be read",
@@ -217,6 +218,8 @@ def _handle_errors(app: FastAPI) -> None:
     @app.exception_handler(Exception)
     async def internal_error(request: Request, e: Exception) -> Response:  # a bug: logged, never shown
         log.exception("internal error on %s %s", request.method, request.url.path)
+        with contextlib.suppress(AttributeError):
+            setattr(e, LOGGED, True)  # Starlette raises it again: the server does not log it twice
         return answer({"error": "internal error"}, 500)
 
 

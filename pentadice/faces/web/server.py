@@ -38,6 +38,24 @@ SEND_BUFFER = 64 * 1024  # bytes the kernel holds unsent per connection (not meg
 log = logging.getLogger("pentadice.web")
 
 
+class LoggedOnce:
+    """The application as uvicorn runs it: an exception it answered with its 500 and logged already
+    (:data:`pentadice.faces.web.api.LOGGED`, which Starlette raises again) ends there, not logged a second time
+    by uvicorn with the same traceback; any other reaches uvicorn."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        except Exception as e:
+            from pentadice.faces.web.api import LOGGED
+
+            if not getattr(e, LOGGED, False):
+                raise
+
+
 def event_loop() -> str:
     """uvicorn's event loop: uvloop where it is installed (``uvicorn[standard]`` leaves it out on Windows and
     PyPy, where no pip extra brings it), else asyncio's own."""
@@ -57,7 +75,7 @@ def run(
     import uvicorn
 
     config = uvicorn.Config(
-        app,
+        LoggedOnce(app),
         loop=event_loop(),
         http=type("Protocol", (Protocol,), {"connection_limit": _open_file_room(CONNECTION_LIMIT)}),
         ws="none",  # no WebSocket: an upgrade request is an ordinary request
