@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from commands import one_line, pentadice
 
 from pentadice.faces.cli import main
 from pentadice.storage import database
@@ -30,27 +31,6 @@ from pentadice.storage.schema import games, results
 
 def run(*args: str):
     return CliRunner().invoke(main, list(args))
-
-
-def pentadice(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """The real command in a process of its own (what an operator types)."""
-    cmd = [sys.executable, "-m", "pentadice", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
-
-
-def one_line(done, *words: str, code: int = 1) -> str:
-    """The one ``Error:`` line of a refused command (no traceback, no warning before it)."""
-    out = done.stderr if isinstance(done, subprocess.CompletedProcess) else done.output
-    rc = done.returncode if isinstance(done, subprocess.CompletedProcess) else done.exit_code
-    assert rc == code, out
-    assert "Traceback" not in out and "Warning" not in out
-    lines = out.strip().splitlines()
-    if code == 2:  # a usage error: Click's banner, then its one line
-        lines = [ln for ln in lines if ln.startswith("Error:")]
-    assert len(lines) == 1 and lines[0].startswith("Error: "), out
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 def digest(path: Path) -> str:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
+from commands import one_line, pentadice
 from fastapi.testclient import TestClient
 
 from pentadice.faces.web.api import create_app
@@ -220,23 +220,7 @@ def _contents(path) -> list[str]:
 
 
 def _serve_says(*args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "pentadice", "serve", "--no-prepare", "--port", "0", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-
-
-def _history_says(*args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "pentadice", "history", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-
-
-def _one_clear_line(done: subprocess.CompletedProcess, *words: str) -> str:
-    assert done.returncode == 1, done
-    assert "Traceback" not in done.stderr + done.stdout
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), done.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
+    return pentadice("serve", "--no-prepare", "--port", "0", *args)
 
 
 def test_a_database_newer_than_the_program_is_refused(tmp_path):
@@ -253,8 +237,8 @@ def test_a_database_newer_than_the_program_is_refused(tmp_path):
     with pytest.raises(TooNew):
         open_database(path, migrate=False)
     assert _contents(path) == before
-    _one_clear_line(_serve_says("--db", str(path)), "newer", str(path))
-    _one_clear_line(_history_says("--db", str(path)), "newer", str(path))
+    one_line(_serve_says("--db", str(path)), "newer", str(path))
+    one_line(pentadice("history", "--db", str(path)), "newer", str(path))
     assert _contents(path) == before
 
 
@@ -271,10 +255,10 @@ def test_what_is_no_games_database_is_refused_in_words(tmp_path):
     with pytest.raises(Unreachable) as e:
         open_database("mysql://somewhere/games")
     assert "unsupported database" in e.value.message
-    _one_clear_line(_serve_says("--db", str(text)), "not a games database")
-    _one_clear_line(_serve_says("--db", str(tmp_path)), "not a regular file")
-    _one_clear_line(_history_says("--db", str(text)), "not a games database")
-    _one_clear_line(_history_says("--db", str(tmp_path)), "not a regular file")
+    one_line(_serve_says("--db", str(text)), "not a games database")
+    one_line(_serve_says("--db", str(tmp_path)), "not a regular file")
+    one_line(pentadice("history", "--db", str(text)), "not a games database")
+    one_line(pentadice("history", "--db", str(tmp_path)), "not a regular file")
     assert text.read_text() == "my dice notes\n" * 100
 
 

@@ -12,13 +12,13 @@ import hashlib
 import shutil
 import sqlite3
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
+from commands import one_line, pentadice
 
 from pentadice.faces.cli import main
 from pentadice.game import rules
@@ -29,21 +29,6 @@ from pentadice.storage.games import DamagedGame, GameRecords
 from pentadice.storage.schema import expiry, games
 
 PENTA = rules.get_rules("penta")
-
-
-def pentadice(*args: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "pentadice", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-
-
-def one_line(done: subprocess.CompletedProcess, *words: str) -> str:
-    assert done.returncode == 1, done
-    assert "Traceback" not in done.stderr + done.stdout
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), done.stderr
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
 
 
 def digest(path: Path) -> str:

@@ -1,0 +1,28 @@
+"""The real `pentadice` command as an operator types it, and the one line it answers a refusal with."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def pentadice(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``pentadice ARGS`` in a process of its own, no standard input."""
+    cmd = [sys.executable, "-m", "pentadice", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
+
+
+def one_line(done, *words: str, code: int = 1) -> str:
+    """The one ``Error:`` line of a refused command (a process's, or click's CliRunner result), holding every one
+    of ``words``: exit ``code``, no traceback, no warning before it (a usage error: click's banner, then its line)."""
+    out = done.stderr if isinstance(done, subprocess.CompletedProcess) else done.output
+    rc = done.returncode if isinstance(done, subprocess.CompletedProcess) else done.exit_code
+    assert rc == code, out
+    assert "Traceback" not in out and "Warning" not in out
+    lines = out.strip().splitlines()
+    if code == 2:
+        lines = [ln for ln in lines if ln.startswith("Error:")]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), out
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
