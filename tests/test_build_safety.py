@@ -11,8 +11,10 @@ import contextlib
 import functools
 import http.server
 import os
+import shutil
 import signal
 import socket
+import ssl
 import struct
 import subprocess
 import sys
@@ -378,3 +380,34 @@ def test_a_layer_folder_that_is_a_link_is_neither_written_through_nor_emptied(tm
     one_line(done.output, f"{link} is a symbolic link, not a folder of the build's: remove it")
     assert sorted(p.name for p in outside.iterdir()) == sorted(names)
     assert all((outside / name).read_text() == "the user's" for name in names)
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="makes its certificate with openssl")
+def test_a_tls_server_that_says_nothing_after_its_handshake_is_not_taken_for_a_scheduler(tmp_path):
+    """At a tls:// address the check makes the TLS handshake with Dask's settings, then reads the scheduler's first
+    message as at a tcp:// one (Dask would wait for it without end)."""
+    import dask
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "1", "-subj", "/CN=localhost"], check=True, capture_output=True)  # fmt: skip
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert, key)
+    sock = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = sock.accept()
+            with server.wrap_socket(conn, server_side=True) as tls:  # the handshake, then nothing
+                tls.recv(1024)  # until the client closes
+
+    threading.Thread(target=serve, daemon=True).start()
+    settings = {"distributed.comm.tls.ca-file": str(cert), "distributed.comm.tls.client.cert": str(cert),
+                "distributed.comm.tls.client.key": str(key)}  # fmt: skip
+    try:
+        with dask.config.set(settings):
+            address = f"tls://127.0.0.1:{sock.getsockname()[1]}"
+            with pytest.raises(engine.ClusterError, match=f"{address} is not a Dask scheduler: it said nothing in 1 s"):
+                cluster_address.probe(address, 1.0)
+    finally:
+        sock.close()

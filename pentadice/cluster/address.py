@@ -7,10 +7,11 @@ a frame and allocates it (an HTTP server's ``HTTP/1.0`` is 3 EiB). So:
 
 - :func:`parse` takes ``tcp://HOST:PORT`` (or ``HOST:PORT``: Dask's own default), and ``tls://HOST:PORT`` only
   when Dask's TLS settings give a client certificate or a CA file; anything else is :class:`AddressError`;
-- :func:`probe` opens a plain socket to a ``tcp://`` address and reads what answers: a Dask scheduler speaks first
-  (its handshake: a frame whose length is small), where an HTTP server waits for a request and an SSH server
-  greets with text. :class:`ClusterError` names the address and what was found there. Nothing is sent, so a
-  scheduler only notes a connection closed during its handshake.
+- :func:`probe` opens a plain socket to a ``tcp://`` address (at a ``tls://`` one, after a TLS handshake with
+  Dask's settings) and reads what answers: a Dask scheduler speaks first (its handshake: a short message, sent
+  whole at once), where an HTTP server waits for a request and an SSH server greets with text; Dask itself
+  waits for a handshake's end without a timeout. :class:`ClusterError` names the address and what was found
+  there. Nothing is sent, so a scheduler only notes a connection closed during its handshake.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import re
 import socket
+import ssl
 import struct
 import time
 import urllib.parse
@@ -102,18 +104,37 @@ def tls_configured() -> bool:
 
 
 def probe(address: str, timeout: float) -> None:
-    """Connect to the ``tcp://`` scheduler at ``address`` and read its first frame's length, within ``timeout``
-    seconds for each; ClusterError naming the address and what answers there when it is not a Dask scheduler.
-    A ``tls://`` address is left to Dask (its answer comes only after a TLS handshake)."""
+    """Connect to the scheduler at ``address`` and read its first message whole, within ``timeout`` seconds (the
+    connection, then the message); ClusterError naming the address and what answers there when it is not a Dask
+    scheduler. At a ``tls://`` address, after a TLS handshake made with Dask's own TLS settings (left to Dask
+    when they make no client context: Dask says what is missing)."""
     scheme, host, port = parse(address)
-    if scheme != "tcp":
-        return
+    context = None
+    if scheme == "tls":
+        from distributed.security import Security
+
+        try:
+            context = Security().get_connection_args("client").get("ssl_context")
+        except Exception:  # Dask's settings are wrong: Dask says so, in one line
+            return
+        if context is None:
+            return
     try:
         sock = socket.create_connection((host, port), timeout=timeout)
+        if context is not None:
+            try:
+                sock = context.wrap_socket(sock, server_hostname=host if context.check_hostname else None)
+            except BaseException:
+                sock.close()
+                raise
     except socket.gaierror as e:
         raise ClusterError(f"cannot reach the Dask scheduler {address}: no host {host} ({e.strerror})") from None
     except TimeoutError:
         raise ClusterError(f"cannot reach the Dask scheduler {address}: no answer in {timeout:g} s") from None
+    except ssl.SSLError as e:
+        raise ClusterError(
+            f"cannot reach the Dask scheduler {address}: the TLS handshake failed ({e.reason or e})"
+        ) from None
     except OSError as e:
         reason = "nothing listens there (connection refused)" if isinstance(e, ConnectionRefusedError) else None
         raise ClusterError(f"cannot reach the Dask scheduler {address}: {reason or e.strerror or e}") from None
