@@ -24,8 +24,10 @@ from click.testing import CliRunner
 from commands import one_line, pentadice
 
 from pentadice.faces.cli import main
+from pentadice.players.engine import Game
 from pentadice.storage import database
 from pentadice.storage.database import open_database
+from pentadice.storage.games import DamagedGame, GameRecords
 from pentadice.storage.schema import games, results
 
 
@@ -236,6 +238,66 @@ def test_a_name_that_is_not_utf8_is_shown_damaged_and_the_other_rows_still_show(
     out = tmp_path / "all.parquet"
     assert run("history", "--db", str(db), "--out", str(out)).exit_code == 0
     assert len(pq.read_table(out)) == 4
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "update results set score = 'lots' where name = 'Bo'",
+        "update results set finished_at = 'yesterday' where name = 'Bo'",
+        "update results set winner = 'yes' where name = 'Bo'",
+        "update results set loss = 'a lot' where name = 'Bo'",
+    ],
+    ids=["score", "finished_at", "winner", "loss"],
+)
+def test_a_result_with_a_value_not_of_its_type_is_left_out_and_the_others_show(tmp_path, penta_advisor, damage):
+    """SQLite keeps whatever a column is given: one result holding text where a number or a time belongs is left
+    out of the history, the statistics and the export, and every other row still shows, in the command and in the
+    API alike."""
+    from fastapi.testclient import TestClient
+
+    from pentadice.faces.web.api import create_app
+
+    db = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"], ["Cy", "Di"]])
+    with sqlite3.connect(db) as conn:
+        conn.execute(damage)
+    conn.close()
+    text = run("history", "--db", str(db))
+    assert text.exit_code == 0, text.output
+    assert "Cy 100, Di 101" in text.output and "Bo" not in text.output
+    answer = json.loads(run("history", "--db", str(db), "--json").output)
+    names = {p["name"] for g in answer["games"] for p in g["players"]}
+    assert answer["total"] == 2 and names == {"Ana", "Cy", "Di"}
+    assert {s["name"] for s in answer["players"]} == {"Ana", "Cy", "Di"}
+    out = tmp_path / "all.parquet"
+    assert run("history", "--db", str(db), "--out", str(out)).exit_code == 0
+    assert len(pq.read_table(out)) == 3
+    opened = open_database(db)
+    try:
+        with TestClient(create_app({"penta": penta_advisor}, db=opened)) as client:
+            assert client.get("/api/history").status_code == 200
+            assert {p["name"] for p in client.get("/api/players").json()["players"]} == {"Ana", "Cy", "Di"}
+            assert client.get("/api/players/Cy").status_code == 200
+    finally:
+        opened.close()
+
+
+def test_a_game_whose_number_of_moves_is_not_a_number_is_a_damaged_game(tmp_path):
+    db = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"], ["Cy", "Di"]])
+    with sqlite3.connect(db) as conn:
+        damaged, sound = [r[0] for r in conn.execute("select id from games order by id")]
+        conn.execute("update games set version = 'nine' where id = ?", (damaged,))
+    conn.close()
+    opened = open_database(db)
+    try:
+        records = GameRecords(opened, Game)
+        with pytest.raises(DamagedGame) as e:
+            records.get(damaged)
+        assert e.value.what == "version" and "nine" not in str(e.value)
+        answer = json.loads(run("history", "--db", str(db), "--json").output)
+        assert [g["id"] for g in answer["games"]] == [sound]  # the damaged game left out, the other shown
+    finally:
+        opened.close()
 
 
 # Names that deceive.

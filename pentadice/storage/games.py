@@ -41,7 +41,7 @@ DAMAGE = (ValueError, TypeError, KeyError, AttributeError, IndexError, Recursion
 
 
 class DamagedGame(Exception):
-    """A game whose stored record cannot be read back: ``what`` (``save``, ``undo`` or ``seats``) is damaged
+    """A game whose stored record cannot be read back: ``what`` (``save``, ``undo``, ``seats``, ``version``) is damaged
     in the database (``args``: ``(game_id, what)``). The message names the game and the part, never the stored
     text itself. ``status``: the HTTP status a request meeting it gets (the fault is the server's data, not the
     request's)."""
@@ -186,6 +186,8 @@ class GameRecords:
             if version is None:
                 self.forget(game_id)
                 return None
+            if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+                raise DamagedGame(game_id, "version")  # SQLite keeps whatever a column is given
             with self._lock:
                 held = self._cache.get(game_id)
                 if held is not None and held.version == version:

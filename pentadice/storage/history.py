@@ -51,6 +51,27 @@ def _names_like(conn: sa.Connection, name: str) -> list[str]:
     return [n for n in stored if isinstance(n, str) and _key(n) == wanted]
 
 
+def _readable(db: Database, table: sa.Table) -> list:
+    """Conditions that leave out the rows of ``table`` holding a value not of its column's type (SQLite keeps
+    whatever a column is given: a row written by another program, a damaged file): the history and statistics
+    show the other rows without it. PostgreSQL holds each column to its type itself: nothing to leave out."""
+    if db.kind != "sqlite":
+        return []
+    out = []
+    for column in table.c:
+        kind = sa.func.typeof(column)
+        if isinstance(column.type, sa.DateTime):
+            fits = sa.and_(kind == "text", sa.func.datetime(column).is_not(None))
+        elif isinstance(column.type, sa.Integer | sa.Boolean):
+            fits = kind == "integer"
+        elif isinstance(column.type, sa.Float):
+            fits = kind.in_(("real", "integer"))
+        else:
+            continue  # text: read with any bytes that are not UTF-8 replaced
+        out.append(sa.or_(column.is_(None), fits) if column.nullable else fits)
+    return out
+
+
 def _mean_loss(decisions: int | None, loss: float | None) -> float | None:
     return loss / decisions if decisions and loss is not None else None
 
@@ -62,7 +83,7 @@ def finished_games(
     ``GET /api/games/{id}/review``), rule set, where it was played, start and end, players (score, winner,
     decisions, mean loss) and winners. ``player``: only games with a player of that name."""
     limit = max(1, min(limit, MOST))
-    where = [games.c.finished_at.is_not(None)]
+    where = [games.c.finished_at.is_not(None), *_readable(db, games)]
     if rules is not None:
         where.append(games.c.rules == rules)
     with db.begin() as conn:
@@ -79,7 +100,9 @@ def finished_games(
         ).all()
         ids = [r.id for r in rows]
         seats = conn.execute(
-            sa.select(results).where(results.c.game_id.in_(ids)).order_by(results.c.game_id, results.c.seat)
+            sa.select(results)
+            .where(results.c.game_id.in_(ids), *_readable(db, results))
+            .order_by(results.c.game_id, results.c.seat)
         ).all() if ids else []  # fmt: skip
     players: dict[str, list[dict]] = {}
     for s in seats:
@@ -116,7 +139,7 @@ def player_stats(db: Database, name: str | None = None, rules: str | None = None
     score, decisions reviewed, mean loss per decision and whether that is expert play, the last game; the most
     games first. A player's name is the spelling of most of their games. ``name``: that player alone."""
     r = results.c
-    where = [] if rules is None else [r.rules == rules]
+    where = [*_readable(db, results), *([] if rules is None else [r.rules == rules])]
     reviewed = sa.case((r.decisions.is_not(None), r.decisions), else_=0)
     query = (
         sa.select(
@@ -195,7 +218,7 @@ def player_series(db: Database, name: str, rules: str | None = None, limit: int 
     """A player's finished games in the order played: when, rule set, score, won, decisions and mean loss per
     decision (how their play changes over time)."""
     r = results.c
-    where = [r.rules == rules] if rules is not None else []
+    where = [*_readable(db, results), *([r.rules == rules] if rules is not None else [])]
     with db.begin() as conn:
         where.append(r.name.in_(_names_like(conn, name)))
         rows = conn.execute(
@@ -234,6 +257,7 @@ def export(db: Database, path: str | os.PathLike[str]) -> int:
                 *(r.strategy, r.score, r.winner, r.decisions, r.loss),
             )
             .join(games, games.c.id == r.game_id)
+            .where(*_readable(db, results), *_readable(db, games))
             .order_by(r.finished_at, r.game_id, r.seat)
         ).all()
 

@@ -84,6 +84,7 @@ DAMAGED_PARTS = {  # what DamagedGame names, in words
     "save": "its saved game cannot be read",
     "undo": "its undo steps cannot be read",
     "seats": "its seats cannot be read",
+    "version": "its number of moves is not a number",
 }
 ROUTERS = (
     routes_health,
