@@ -62,3 +62,14 @@ def test_a_usable_keep_days_is_taken():
     assert PositiveNumber(36500).convert("0.5", None, None) == 0.5
     assert PositiveNumber(36500).convert(30.0, None, None) == 30.0
     assert PositiveNumber(36500, "days", minimum=(1 / 24, "an hour")).convert(str(1 / 24), None, None) == 1 / 24
+
+
+@pytest.mark.parametrize(
+    "command", [["advise", "1", "1", "3", "4", "6"], ["simulate", "-n", "1"], ["export-app", "app"]]
+)
+@pytest.mark.parametrize("value", ["", "  "], ids=["empty", "blank"])
+def test_a_blank_table_directory_is_a_usage_error_not_the_default(command, value, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    line = refused(*command, "--data", value)
+    assert "--data" in line and "names no folder" in line, line
+    assert list(tmp_path.iterdir()) == []

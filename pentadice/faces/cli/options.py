@@ -20,7 +20,17 @@ RULES_OPTION = click.option(
     help="Rule set.",
 )
 
-DATA_OPTION = click.option("--data", default=None, type=click.Path(file_okay=False), help=paths.DEFAULT_HELP)
+
+def _folder(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--data`` given but blank names no folder: a usage error, not the default table directory."""
+    if value is not None and not value.strip():
+        raise click.BadParameter(f"{value!r} names no folder: give a table directory, or leave --data out")
+    return value
+
+
+DATA_OPTION = click.option(
+    "--data", default=None, type=click.Path(file_okay=False), callback=_folder, help=paths.DEFAULT_HELP
+)
 
 
 def _database(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
