@@ -130,6 +130,26 @@ def test_a_symbolic_link_is_written_through(tables, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
 
 
+def test_a_symbolic_link_to_nowhere_is_refused_and_no_folder_made_where_it_points(tables, tmp_path):
+    """A link planted where the app is to go (another user's, in a shared /tmp) is no place to make folders at."""
+    link = tmp_path / "app"
+    link.symlink_to(tmp_path / "elsewhere" / "deep")
+    refused(export(str(link), tables=tables), "is a symbolic link to")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app"] and link.is_symlink()
+
+
+def test_the_home_folder_of_the_password_database_is_never_replaced(tables, tmp_path, monkeypatch):
+    """``$HOME`` naming another folder (as under ``sudo -E``) does not make the user's own home replaceable."""
+    from pentadice.faces.cli import export_app
+
+    real_home = tmp_path / "real-home"
+    (real_home / ".ssh").mkdir(parents=True)
+    (real_home / ".ssh" / "id_ed25519").write_text("secret")
+    monkeypatch.setattr(export_app, "_password_home", lambda: real_home)
+    refused(export(str(real_home), "--force", tables=tables, home=tmp_path / "other"), "is your home folder")
+    assert (real_home / ".ssh" / "id_ed25519").read_text() == "secret"
+
+
 def test_folders_a_killed_export_left_are_removed_by_the_next(tables, tmp_path):
     app = tmp_path / "app"
     assert export(str(app), tables=tables).returncode == 0

@@ -71,6 +71,12 @@ def _target(directory: str, force: bool, tables: Path) -> Path:
     given = paths.expand(directory)
     target = Path(os.path.realpath(given))
     shown = clean(os.fspath(given))  # in messages: no control character of the name printed as it is
+    if os.path.islink(given) and not os.path.lexists(target):  # a link to nowhere: not a place to make folders at
+        raise exits.BadInput(
+            f"cannot write the app to {shown}: it is a symbolic link to {clean(os.fspath(target))}, which does not "
+            "exist (make that folder first, or give a folder of the app's own)"
+        )
+    homes = (_home(), _password_home())
     ancestor = target
     while not os.path.lexists(ancestor) and ancestor.parent != ancestor:
         ancestor = ancestor.parent
@@ -78,8 +84,9 @@ def _target(directory: str, force: bool, tables: Path) -> Path:
         kind = _kind(ancestor)
         what = f"is {kind}" if ancestor == target else f"is under {clean(os.fspath(ancestor))}, which is {kind}"
         raise exits.BadInput(f"cannot write the app to {shown}: it {what}, not a folder")
-    for name, place in (("your home folder", _home()), ("the current folder", Path.cwd()),
-                        ("the table directory", tables)):  # fmt: skip
+    places = [*(("your home folder", home) for home in homes), ("the current folder", Path.cwd()),
+              ("the table directory", tables)]  # fmt: skip
+    for name, place in places:
         if place is None:
             continue
         place = Path(os.path.realpath(place))
@@ -112,6 +119,16 @@ def _home() -> Path | None:
     try:
         return Path.home()
     except (RuntimeError, KeyError):  # no HOME and no entry in the password database
+        return None
+
+
+def _password_home() -> Path | None:
+    """The user's home folder as the password database has it (``$HOME`` may say another, e.g. under sudo)."""
+    try:
+        import pwd
+
+        return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError, OSError):
         return None
 
 
