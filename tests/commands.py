@@ -1,14 +1,22 @@
-"""The real `pentadice` command as an operator types it, and the one line it answers a refusal with."""
+"""The real `pentadice` command as an operator types it (in a process of its own, or in process through click's
+CliRunner), and the one line it answers a refusal with."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+
+from click.testing import CliRunner, Result
+
+from pentadice.faces.cli import main
+
+CLI = [sys.executable, "-m", "pentadice"]
 
 
 def pentadice(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """``pentadice ARGS`` in a process of its own, no standard input."""
-    cmd = [sys.executable, "-m", "pentadice", *args]
+    cmd = [*CLI, *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
 
 
@@ -26,3 +34,13 @@ def one_line(done, *words: str, code: int = 1) -> str:
     for word in words:
         assert word in lines[0], lines[0]
     return lines[0]
+
+
+def run(*args: str, stdin: str | bytes | None = None, input: str | bytes | None = None) -> Result:
+    """``pentadice ARGS`` in process (click's CliRunner), ``stdin`` (or ``input``) its standard input."""
+    return CliRunner().invoke(main, list(args), input=input if stdin is None else stdin)
+
+
+def unbuffered() -> dict[str, str]:
+    """The environment of a ``pentadice`` process whose output is not buffered."""
+    return {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -9,6 +9,7 @@ import threading
 import time
 
 import pytest
+from commands import run
 
 from pentadice.tables import atomic
 
@@ -173,3 +174,13 @@ def test_a_target_swapped_for_a_fifo_during_the_write_is_left_alone(tmp_path):
         atomic.write_file(where, write_while_swapped)
     assert stat.S_ISFIFO(os.lstat(path).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.parquet"]
+
+
+def test_stale_temporary_cleanup_spares_names_we_did_not_give(penta_table_dir, tmp_path):
+    planted = tmp_path / ".r.parquet.2023-backup.tmp"
+    planted.write_text("someone's backup")
+    ours = tmp_path / ".r.parquet.999999999-abcdefgh.tmp"  # our pattern, a writer that does not exist
+    ours.write_text("half")
+    result = run("simulate", "-n", "10", "--out", str(tmp_path / "r.parquet"), "--data", str(penta_table_dir))
+    assert result.exit_code == 0, result.output
+    assert planted.exists() and not ours.exists()

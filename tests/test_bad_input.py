@@ -4,9 +4,12 @@ is answered, and nothing ends in a traceback. Parsers are fuzzed with hypothesis
 import contextlib
 import json
 import string
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
+from commands import run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -174,3 +177,41 @@ def test_batch_line_parser_never_fails_otherwise(line):
     for rs in (PENTA, KIRIKI):
         with contextlib.suppress(BatchLineError):
             parse_line(rs, line)
+
+
+def test_a_blank_batch_line_is_an_error_naming_it(penta_table_dir):
+    lines = '{"dice": [1, 1, 3, 4, 6]}\n\n{"dice": [1, 1, 3, 4, 6]}\n'
+    result = run("advise", "--batch", "-", "--data", str(penta_table_dir), stdin=lines)
+    assert result.exit_code == 2
+    assert "line 2: the line is blank" in result.stderr and "Expecting value" not in result.stderr
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(out) == 3 and out[1] == {"line": 2, "error": out[1]["error"]} and "dice" in out[2]
+
+
+def test_a_batch_stream_without_newlines_ends_with_an_error_in_bounded_time(penta_table_dir, tmp_path):
+    """``advise --batch /dev/zero`` (a stream without a newline) once read for ever at full CPU, printing
+    nothing: the line gets its error as soon as it passes 64 KiB, and a line with no end within 1 MiB ends
+    the batch (exit 2, saying so). A long line that ends is refused alone, the lines around it answered."""
+    args = [sys.executable, "-m", "pentadice", "advise", "--data", str(penta_table_dir), "--batch"]
+    try:
+        done = subprocess.run([*args, "/dev/zero"], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("advise --batch /dev/zero was still reading after 30 s")
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert json.loads(done.stdout) == {"line": 1, "error": "the line is longer than 65,536 bytes"}
+    assert "line 1 has no end within 1 MiB" in done.stderr, done.stderr
+    lines = tmp_path / "lines.jsonl"
+    lines.write_bytes(b'{"dice": [1, 2, 3, 4, 5]}\n' + b" " * 200_000 + b'\n{"dice": [6, 6, 6, 6, 6]}\n')
+    done = subprocess.run([*args, str(lines)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a.get("dice") for a in answers] == [[1, 2, 3, 4, 5], None, [6, 6, 6, 6, 6]], answers
+    assert answers[1] == {"line": 2, "error": "the line is longer than 65,536 bytes"}
+    assert "no end within" not in done.stderr
+
+
+def test_a_sheet_file_with_bad_content_is_named(penta_table_dir, tmp_path):
+    path = tmp_path / "sheet.json"
+    path.write_text("{nope")
+    result = run("advise", "1", "1", "3", "4", "6", "--sheet-file", str(path), "--data", str(penta_table_dir))
+    assert result.exit_code == 2 and str(path) in result.output

@@ -1,5 +1,6 @@
 """`pentadice advise`: human and JSON output, batch mode, and bad input."""
 
+import codecs
 import json
 import os
 import subprocess
@@ -7,9 +8,14 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from commands import run
 
 from pentadice.faces.cli import main
+from pentadice.game import rules
 from pentadice.game.rules import PENTA_RULES
+from pentadice.game.sheet import Sheet
+
+BOM = codecs.BOM_UTF8
 
 
 @pytest.fixture
@@ -197,3 +203,23 @@ def test_real_command_without_traceback(penta_table_dir):
         [exe, "advise", "1", "1", "3", "4", "--data", str(penta_table_dir)], capture_output=True, text=True
     )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "not 4" in bad.stderr
+
+
+def test_sheet_given_twice_is_merged_and_a_box_twice_refused(penta_table_dir):
+    data = str(penta_table_dir)
+    both = run("advise", "11346", "--sheet", "chance=5", "--sheet", "ones=1", "--json", "--data", data)
+    assert both.exit_code == 0, both.output
+    assert json.loads(both.stdout)["sheet"] == {"ones": 1, "chance": 5}
+    twice = run("advise", "11346", "--sheet", "ones=2", "--sheet", "ones=1", "--data", data)
+    assert twice.exit_code == 2 and "given twice" in twice.stderr
+    dist = run("distribution", "--sheet", "chance=5", "--sheet", "ones=1", "--json", "--data", data)
+    assert json.loads(dist.stdout)["sheet"] == {"ones": 1, "chance": 5}
+
+
+def test_a_bom_in_a_sheet_file_is_dropped(tmp_path, penta_table_dir):
+    assert Sheet.read("\ufeffones=3", rules.PENTA_RULES) == Sheet.parse("ones=3", rules.PENTA_RULES)
+    path = tmp_path / "sheet.txt"
+    path.write_bytes(BOM + b"ones=3\n")
+    result = run("advise", "11346", "--sheet-file", str(path), "--json", "--data", str(penta_table_dir))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["sheet"] == {"ones": 3}

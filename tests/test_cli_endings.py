@@ -1,5 +1,6 @@
-"""How commands end, as a user meets them in a real process: one convention (0 done, 1 failure, 2 usage error,
-130 interrupted), one line, never a traceback; and what can be checked is checked before any work."""
+"""How commands end, as a user meets them in a real process: one convention (0 done, 1 failure, 2 usage error, 130
+interrupted), one line, never a traceback, a closed pipe or standard stream included (a path to the home of a user
+that does not exist, a folder given for a file); and what can be checked is checked before any work."""
 
 import io
 import json
@@ -8,10 +9,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from commands import run, unbuffered
+from saves import PLAY
 from signals import interrupt, wait_for_work
 
 from pentadice.faces.cli import main
@@ -212,3 +216,76 @@ def test_a_finished_command_is_not_killed_by_a_late_ctrl_c():
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.split()[-2:] == ["0", "True"]
     assert json.loads(proc.stdout)["directory"]
+
+
+def test_maxi_yatzy_distribution_and_target_are_refused_before_any_solve(tmp_path, monkeypatch):
+    from pentadice.faces.cli import loading
+
+    def no_solve(*args, **kwargs):
+        raise AssertionError("the value table was loaded or solved before the refusal")
+
+    monkeypatch.setattr(loading, "load_advisor", no_solve)
+    empty = tmp_path / "tables"
+    empty.mkdir()
+    start = time.monotonic()
+    dist = run("distribution", "--rules", "maxi-yatzy", "--data", str(empty))
+    assert dist.exit_code == 2 and "not computed" in dist.stderr and "GB" in dist.stderr, dist.output
+    target = run(
+        "advise", "--rules", "maxi-yatzy", "1", "1", "3", "4", "6", "6", "--target", "300", "--data", str(empty)
+    )
+    assert target.exit_code == 1 and "too large to build" in target.stderr, target.output
+    assert time.monotonic() - start < 120  # generous: solving the table alone takes 25-30 s
+    assert not list(empty.rglob("*.npy"))
+
+
+def test_simulate_to_a_closed_pipe_ends_quietly(penta_table_dir):
+    cmd = [sys.executable, "-m", "pentadice", "simulate", "-n", "20000", "--seed", "1", "--out", "-"]
+    proc = subprocess.Popen(
+        [*cmd, "--data", str(penta_table_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=unbuffered()
+    )
+    head = proc.stdout.read(4)
+    proc.stdout.close()  # as `| head -c 4` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 1
+    assert head == b"PAR1"
+    assert "Error" not in err and "Broken pipe" not in err and "Traceback" not in err, err
+
+
+def test_closed_standard_error_or_input_are_read_as_nothing(penta_table_dir):
+    data = ["--data", str(penta_table_dir)]
+    sim = subprocess.run(
+        ["bash", "-c", 'exec "$@" 2>&-', "_", *CLI, "simulate", "-n", "20", *data], capture_output=True
+    )
+    assert sim.returncode == 0 and b"Mean score" in sim.stdout
+    batch = subprocess.run(
+        ["bash", "-c", 'exec "$@" <&-', "_", *CLI, "advise", "--batch", "-", *data], capture_output=True
+    )
+    assert batch.returncode == 0 and batch.stdout == b"" and b"Traceback" not in batch.stderr
+
+
+def test_bad_input_files_get_one_line_without_the_usage_banner(penta_table_dir, tmp_path):
+    data = ["--data", str(penta_table_dir)]
+    for args in (
+        ["advise", "1", "1", "3", "4", "6", "--sheet-file", str(tmp_path)],
+        ["advise", "--batch", str(tmp_path / "missing.jsonl")],
+        ["advise", "--batch", str(tmp_path)],
+        ["play", "--resume", str(tmp_path)],
+    ):
+        result = run(*args, *data, input="quit\n")
+        assert result.exit_code == 2, result.output
+        assert "Usage:" not in result.output and result.output.startswith("Error: "), result.output
+
+
+def test_home_of_a_user_that_does_not_exist(penta_table_dir, tmp_path):
+    for args in (
+        ["advise", "1", "1", "3", "4", "6", "--data", "~nosuchuser/x"],
+        ["where", "--data", "~nosuchuser"],
+        [*PLAY, "--data", str(penta_table_dir), "--save", "~nosuchuser/g.json"],
+    ):
+        result = run(*args, input="quit\n")
+        assert result.exit_code in (1, 2) and "nosuchuser" in result.output, result.output
+        assert not isinstance(result.exception, RuntimeError)
+    save = tmp_path / "g.json"
+    result = run(*PLAY, "--data", str(penta_table_dir), "--save", str(save), input="save ~nosuchuser/g.json\nquit\n")
+    assert result.exit_code == 0, result.output
+    assert "Not allowed: cannot expand '~nosuchuser'" in result.output and save.exists()

@@ -122,3 +122,12 @@ def test_installed_command_runs(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["rules"] == "penta"
+
+
+def test_solve_takes_the_lock_before_solving(tmp_path, monkeypatch):
+    solved = []
+    monkeypatch.setattr("pentadice.solver.solve", lambda *a, **k: solved.append(1))
+    with table.writer_lock(table.TableFiles(tmp_path, "penta")):
+        result = run("solve", "--skip", "chances,win,win-end", "--data", str(tmp_path))
+    assert result.exit_code == 1 and "another pentadice process is writing" in result.output
+    assert solved == []

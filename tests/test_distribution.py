@@ -430,3 +430,16 @@ def test_too_large_refused_by_the_command(run, monkeypatch):
     assert result.exit_code == 2, result.output
     assert "states between turns x up to 64 upper subtotals" in result.output and "GB allowed" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_distribution_checked_first_is_the_same(penta_solution):
+    from pentadice.advisor import distribution as dist
+
+    rs = penta_solution.rules
+    sheet = Sheet.parse("ones=3 twos=6 threes=9 fours=12 fives=15 sixes=18 chance=22 penta=50", rs)
+    dist.check_size(rs, sheet)  # planned here, and the plan used again by the pass
+    checked = dist.final_distribution(rs, penta_solution.values, sheet)
+    dist._cache.clear()
+    dist._plan_cached.cache_clear()
+    plain = dist.final_distribution(rs, penta_solution.values, sheet)
+    assert checked.offset == plain.offset and np.array_equal(checked.probs, plain.probs)

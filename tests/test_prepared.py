@@ -1,12 +1,13 @@
 """Every table a game reads, ready before it is needed: which tables a rule set has, ``solve --only/--skip``,
 building and holding them (:mod:`pentadice.players.prepared`), and the server's background preparation
-(:mod:`pentadice.faces.web.preparing`): its progress on /api/health, a game with a ``win`` computer refused with
-503 and the progress while its tables are built, the chances said to be preparing meanwhile, and served at once
-from the chances table afterwards (the dice showing included)."""
+(:mod:`pentadice.faces.web.preparing`): its progress on /api/health, a game with a ``win`` computer refused with 503
+and the progress while its tables are built, the chances said to be preparing meanwhile, and served at once from the
+chances table afterwards (the dice showing included); and `serve` naming a solved table it leaves out."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 
 import numpy as np
@@ -337,3 +338,15 @@ def test_the_shared_status_survives_a_write_cut_short_and_a_state_too_large():
     assert shared.read(1) == {"penta": {"held": []}}
     shared.write(0, {"penta": {"failed": "x" * SLOT_BYTES}})  # cut at the slot's size: read as nothing
     assert shared.read(0) is None
+
+
+def test_serve_says_which_tables_it_leaves_out(tmp_path, penta_table_dir, capsys):
+    """Without --rules, `serve` serves Penta and every rule set solved there; one whose table cannot be used
+    (damaged, of other rules) is left out with a line that says why, not silently."""
+    from pentadice.faces.cli.serve import _served_rules
+
+    for name in ("penta.npy", "penta.json"):
+        shutil.copy(penta_table_dir / name, tmp_path / name)
+        shutil.copy(penta_table_dir / name, tmp_path / name.replace("penta", "kiriki"))  # Penta's, named Kiriki's
+    assert _served_rules((), str(tmp_path)) == ["penta"]
+    assert "Not serving kiriki: " in (err := capsys.readouterr().err) and "holds the 'penta' rule set" in err

@@ -5,6 +5,8 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from commands import run
+from saves import a_save
 
 from pentadice.faces.cli import main
 from pentadice.faces.review_text import review_lines
@@ -220,3 +222,9 @@ def test_the_review_changes_nothing_in_the_game(penta_advisor):
     before = g.to_json()
     review(g, penta_advisor)
     assert g.to_json() == before
+
+
+def test_review_reads_standard_input(penta_table_dir):
+    result = run("review", "-", "--json", "--data", str(penta_table_dir), stdin=a_save())
+    assert result.exit_code == 0, result.output
+    assert [p["name"] for p in json.loads(result.stdout)["players"]] == ["Ana", "cpu"]

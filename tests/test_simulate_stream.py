@@ -1,5 +1,5 @@
 """The simulator in bounded memory: a summary from counts equal to the one from every game kept, Parquet
-written chunk by chunk, and Ctrl-C printing the summary of the games played so far."""
+written chunk by chunk, and Ctrl-C printing the summary of the games played so far (or saying that none was)."""
 
 import json
 import subprocess
@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from commands import run
 from signals import interrupt, wait_for_work
 
 from pentadice.faces.cli import main
@@ -65,3 +66,17 @@ def test_ctrl_c_prints_the_summary_of_the_games_played(penta_table_dir):
     assert proc.returncode == 130, err
     assert "Mean score:" in out and "games (seed 1)" in out
     assert "games played of 1,000,000,000" in err and "Traceback" not in err
+
+
+def test_a_simulation_stopped_before_any_game_says_so(penta_table_dir, monkeypatch):
+    """No summary is printed when no game was played, so the message does not point at one."""
+    from pentadice.simulator import simulate as sim
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sim, "run", stopped)
+    result = run("simulate", "-n", "5000", "--data", str(penta_table_dir))
+    assert result.exit_code == 130
+    assert "stopped before any of the 5,000 games was played" in result.stderr
+    assert "summary above" not in result.output

@@ -1,14 +1,16 @@
-"""What a user meets around the SDs and the distribution's text: a table solved on demand still gives every
-option its SD (the second moments are computed once and saved), a damaged second-moment file ends the command
-naming it, and the distribution's text never shows a certainty that is not one."""
+"""What a user meets around the SDs and the distribution's text: a table solved on demand still gives every option
+its SD (the second moments are computed once and saved, or said once to be unsavable), a damaged second-moment file
+ends the command naming it, and the distribution's text never shows a certainty that is not one."""
 
 import json
+import shutil
 
 import numpy as np
 from click.testing import CliRunner
 
 from pentadice.faces.cli import main
 from pentadice.faces.cli.distribution import _probability_text
+from pentadice.tables import moment_files
 
 
 def run(*args):
@@ -88,3 +90,19 @@ def test_second_moments_too_long_to_run_unasked_are_built_only_on_request(tmp_pa
     assert json.loads(forced.output.splitlines()[-1])["sd"] > 0
     advice = run("advise", "1", "2", "3", "4", "5", "--rules", name, "--data", tmp_path, "--json")
     assert all(o["sd"] > 0 for o in json.loads(advice.stdout)["options"])
+
+
+def test_second_moments_that_cannot_be_saved_are_said_once(tmp_path, penta_table_dir, monkeypatch):
+    data = tmp_path / "ro"
+    shutil.copytree(penta_table_dir, data)
+    for f in data.glob("penta.m2.*"):
+        f.unlink()
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(moment_files, "save_moments", refuse)  # a table directory that cannot be written (we are root)
+    result = run("advise", "11346", "--data", str(data))
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("cannot be saved in") == 1, result.stderr
+    assert "every run computes them again" in result.stderr and "--data" in result.stderr

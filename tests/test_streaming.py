@@ -1,5 +1,6 @@
-"""The streaming paths: a batch answers in order and starts answering before its input ends; a simulation is
-the same games, and so the same summary, whatever its chunk size and its threads."""
+"""The streaming paths: a batch answers in order and starts answering before its input ends, and interrupted says
+how many lines it answered; a simulation is the same games, and so the same summary, whatever its chunk size and its
+threads."""
 
 import json
 import os
@@ -10,6 +11,8 @@ import time
 
 import numpy as np
 import pytest
+from commands import CLI
+from signals import interrupt
 
 from pentadice.simulator import simulate as sim
 
@@ -113,3 +116,22 @@ def test_the_dice_are_fair():
     expected = len(faces) / 6
     chi2 = float(((counts - expected) ** 2 / expected).sum())
     assert chi2 < 25  # 5 degrees of freedom: above 20.5 one time in a thousand
+
+
+def test_an_interrupted_batch_says_how_many_lines_were_answered(penta_table_dir):
+    import time
+
+    proc = subprocess.Popen(
+        [*CLI, "advise", "--batch", "-", "--data", str(penta_table_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdin.write(b'{"dice": [1, 1, 3, 4, 6]}\n' * 3)
+    proc.stdin.flush()
+    answers = [proc.stdout.readline() for _ in range(3)]  # answered before the input ends
+    assert all(json.loads(a)["dice"] == [1, 1, 3, 4, 6] for a in answers)
+    time.sleep(0.2)
+    interrupt(proc)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and b"Interrupted: 3 lines were answered (lines 1 to 3)" in err

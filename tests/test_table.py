@@ -1,4 +1,5 @@
-"""Table files: contents, metadata, memory-mapped loading, refusal of wrong or damaged tables, atomicity."""
+"""Table files: contents, metadata, memory-mapped loading, refusal of wrong or damaged tables, atomicity, a full
+disk said."""
 
 import errno
 import json
@@ -9,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pentadice.game import rules
+from pentadice.game.rules import get_rules
 from pentadice.tables import table
 
 
@@ -126,3 +128,15 @@ def test_unwritable_directory_is_named(tmp_path):
     blocker.write_text("")
     with pytest.raises(table.TableError, match="cannot write tables to"):
         table.prepare_directory(blocker / "tables")
+
+
+def test_numpy_short_write_is_reported_as_a_full_disk(tmp_path, monkeypatch, penta_solution):
+    import numpy as np
+
+    def short(fh, values, **kwargs):
+        raise OSError("1048576 requested and 654832 written")
+
+    monkeypatch.setattr(np.lib.format, "write_array", short)
+    with pytest.raises(table.TableError, match="the disk is full"):
+        table.save(get_rules("penta"), penta_solution.values, tmp_path)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from commands import run
 
 from pentadice.game.rules import get_rules
 from pentadice.tables import atomic, table
@@ -183,3 +184,45 @@ def test_verify_command_checks_every_file(copy):
     (copy / "penta.parquet").write_bytes(bytes(data))
     bad = CliRunner().invoke(main, ["verify", "--data", str(copy)])
     assert bad.exit_code == 1 and "Usage:" not in bad.output and "penta.parquet" in bad.output
+
+
+def test_a_value_table_that_is_a_link_to_a_device_says_to_remove_it(tmp_path, penta_table_dir):
+    data = tmp_path / "linked"
+    shutil.copytree(penta_table_dir, data)
+    (data / "penta.npy").unlink()
+    (data / "penta.npy").symlink_to("/dev/zero")
+    result = run("advise", "11346", "--data", str(data))
+    assert result.exit_code == 1
+    # What it is, and what to do in order: solving alone would be refused (nothing is written through a link).
+    assert "is a symbolic link to /dev/zero (a device), not a regular file: remove it, then run `pentadice solve" in (
+        result.stderr
+    )
+
+
+def test_verify_refuses_a_parquet_file_that_is_not_regular(copy):
+    (copy / "penta.parquet").unlink()
+    os.mkfifo(copy / "penta.parquet")
+    result = run("verify", "--data", str(copy))
+    assert result.exit_code == 1 and "not a regular file" in result.output
+
+
+def test_a_values_file_with_a_strange_header_or_tail(copy):
+    values = copy / "penta.npy"
+    good = values.read_bytes()
+    values.write_bytes(good + b"\0" * 600_000)
+    result = run("verify", "--data", str(copy))
+    assert result.exit_code == 1 and "its metadata says: the file is damaged" in result.output
+    values.write_bytes(b"\x93NUMPY\x01\x00\xff\xff" + b"\0" * 70_000)
+    result = run("advise", "1", "1", "3", "4", "6", "--data", str(copy))
+    assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
+    assert "allow_pickle" not in result.output
+
+
+def test_a_table_directory_that_is_a_file(tmp_path):
+    file = tmp_path / "file"
+    file.write_text("")
+    result = run("advise", "1", "1", "3", "4", "6", "--data", str(file))
+    assert result.exit_code in (1, 2) and ("is not a directory" in result.output or "is a file" in result.output)
+    from pentadice.tables.table import inventory
+
+    assert set(inventory(file).values()) == {f"unusable: {file} is not a directory"}

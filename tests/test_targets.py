@@ -1,15 +1,22 @@
-"""Target scores: the kernel against a slow expectimax over dice positions, invariants, storage, the advice."""
+"""Target scores: the kernel against a slow expectimax over dice positions, invariants, storage, the advice (a build
+in progress said), and the build in parts small enough that SIGTERM ends it within seconds."""
 
 import functools
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from commands import unbuffered
 from family_reference import box_moves, holds_penta, maxi_boxes, turn_of
 from reference import brute_force
+from signals import interrupt
 
 from pentadice.advisor import reach
 from pentadice.faces.cli import main
@@ -17,7 +24,7 @@ from pentadice.game import rules
 from pentadice.game.sheet import Sheet
 from pentadice.game.situation import Situation
 from pentadice.solver import targets as kernel
-from pentadice.tables import chunks, targets
+from pentadice.tables import chunks, table, targets
 
 GAMES = {
     "penta, 2 dice": rules.get_rules("penta").reduced(
@@ -456,3 +463,58 @@ def test_the_commands_refuse_the_targets_the_advice_refuses():
     assert options.MAX_TARGET == reach.MAX_TARGET
     with pytest.raises(ValueError, match="target"):
         reach.check_target(options.MAX_TARGET + 1)
+
+
+def test_advise_target_says_a_build_is_in_progress(tmp_path):
+    data = tmp_path / "tables"
+    data.mkdir()
+    with table.writer_lock(targets.TargetFiles(data, "penta").lock_files):  # as `solve --targets` holds it
+        result = run("advise", "11346", "--target", "200", "--data", str(data))
+    assert result.exit_code == 1 and "is being built" in result.stderr, result.output
+    assert "run `pentadice solve --targets" not in result.stderr
+    after = run("advise", "11346", "--target", "200", "--data", str(data))
+    assert "run `pentadice solve --targets" in after.stderr and "being built" not in after.stderr
+
+
+def test_kiriki_target_build_parts_are_small():
+    """A part of a layer (between two checks for a signal) holds at most PART_LANES lanes but for one state."""
+    import itertools
+
+    from pentadice.solver import targets as kernel
+
+    rs = rules.get_rules("kiriki")
+    for flags, masks, subs in kernel.layers(rs)[:4]:
+        alloc = np.array([kernel.bound(rs, f, m, s) + 1 for f, m, s in zip(flags, masks, subs, strict=True)])
+        cuts = kernel.part_cuts(alloc, 2)
+        assert cuts[0] == 0 and cuts[-1] == len(alloc) and np.all(np.diff(cuts) > 0)
+        for a, b in itertools.pairwise(cuts):
+            assert alloc[a:b].sum() <= kernel.PART_LANES + alloc.max() and b - a <= kernel.PART_STATES
+
+
+@pytest.mark.slow
+def test_sigterm_ends_kiriki_target_build_within_seconds(tmp_path):
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pentadice",
+            "solve",
+            "--targets",
+            "--rules",
+            "kiriki",
+            "--data",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=unbuffered(),
+    )
+    time.sleep(20)  # well into the build: its third layer (the layers before are short)
+    assert proc.poll() is None
+    sent = time.monotonic()
+    interrupt(proc, signal.SIGTERM)
+    code = proc.wait(timeout=60)
+    took = time.monotonic() - sent
+    assert code == 130, proc.stderr.read().decode()
+    assert took < 5, f"SIGTERM took {took:.1f} s to end the build"  # 0.7 s measured; over 5 s before the fix
+    assert not list(tmp_path.glob("kiriki.targets*"))
