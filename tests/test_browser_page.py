@@ -1,4 +1,4 @@
-"""The page as players use it, in a real headless Chromium (issue 26): axe-core finds no violation in the set-up,
+"""The page as players use it, in a real headless Chromium: axe-core finds no violation in the set-up,
 a game, a coach game, a review and the history, at 390x844 and 1280x800, in the light and the dark scheme; reduced
 motion runs no animation; the focus stays on the dice or Roll after Enter on Roll or on a box, and Start is two
 Tabs away; every button is at least 44x44 px; in Indonesian no English message is left on any screen; "New game"

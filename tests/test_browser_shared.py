@@ -1,4 +1,4 @@
-"""A shared game played from two devices, in a real headless Chromium (issue 26): two browser contexts (two
+"""A shared game played from two devices, in a real headless Chromium: two browser contexts (two
 phones, each its own storage) play one game from two seats. The host starts it with "Play together" and its
 Share panel gives the other seat's link (its secret in the fragment) and QR code; the guest opens the link (the
 fragment kept in localStorage and removed from the address); a move on one screen appears on the other through

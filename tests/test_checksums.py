@@ -1,5 +1,5 @@
 """The tables stay the same bits: every registered rule set solved and its values' SHA-256 compared with the one
-taken from the solver before its speed work (issue 13). A change of the kernels that moves any value by one
+taken from the solver before its speed work. A change of the kernels that moves any value by one
 unit in the last place fails here, not only in the tolerances of the exactness tests.
 
 Should a deliberate change of the method alter a table, check it against tests/test_published.py,
@@ -15,7 +15,7 @@ from conftest import solved
 from pentadice.game import rules
 
 # SHA-256 of ``solver.solve(rules.get_rules(name)).values`` (C order, float64, shaped ``rs.table_shape``: (2, 8192,
-# 64) for Penta's sheet). Yatzy's was taken when it was added (issue 15), its start value then agreeing with the
+# 64) for Penta's sheet). Yatzy's was taken when it was added, its start value then agreeing with the
 # published 248.4399894 to 3e-8; Maxi Yatzy takes a minute to solve and is checked in test_published.
 CHECKSUMS = {
     "penta": "9f8098ad6260808d3a6e8445fc3956471e213faf8a19c5099c7c7309e555f591",

@@ -108,7 +108,7 @@ def test_auto_commit_after_the_last_roll_when_nobody_chooses(penta_table_dir):
     assert "turn 2 of 13" in out
 
 
-# Issue 9: the terminal game takes what the player means, and its save files are checked.
+# The terminal game takes what the player means, and its save files are checked.
 
 import io  # noqa: E402
 import json  # noqa: E402

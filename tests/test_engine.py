@@ -219,7 +219,7 @@ def test_players_are_people_or_computers():
     assert [p.name for p in parse_players("cpu,Ana,cpu")] == ["cpu 1", "Ana", "cpu 2"]  # numbered when several
 
 
-# Issue 9: the sacrifice warning on the last roll only; clearer keep messages; the auto-commit time checked;
+# The sacrifice warning on the last roll only; clearer keep messages; the auto-commit time checked;
 # names printable; saved games checked as strictly as a sheet on the command line.
 
 

@@ -1,5 +1,5 @@
 """The compiled passes stay the same bits: SHA-256 of what each pass gives, taken at commit 116af9c before the
-value, second-moment, utility, target and forward-distribution passes became one shared traversal (issue 22).
+value, second-moment, utility, target and forward-distribution passes became one shared traversal.
 The rewrite must give every one of these tables to the bit; a change of one unit in the last place fails here.
 
 What is here, beside what other files check already (tests/test_checksums.py: the values of every rule set but

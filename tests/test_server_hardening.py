@@ -1,7 +1,7 @@
-"""The HTTP layer of `pentadice serve` under hostile clients (issue 21, items 3-7), each against a real server
+"""The HTTP layer of `pentadice serve` under hostile clients, each against a real server
 process on 127.0.0.1 and a free port: slow clients, huge heads, foreign Host headers, requests that are not
 HTTP, clients that leave mid-body. Bounded in count (at most 1,100 sockets) and time (each test well under a
-minute); only the issue's own bar (an answer within 1 s under 1,000 slow connections) is timed, with margin."""
+minute); only one bar (an answer within 1 s under 1,000 slow connections) is timed, with margin."""
 
 from __future__ import annotations
 
@@ -178,7 +178,7 @@ def test_slow_clients_do_not_lock_anyone_out(served):
         for s in socks:
             s.close()
     print(f"\nslowest answer with {SLOW} slow connections open: {worst * 1000:.0f} ms")
-    assert worst < 3.0  # the issue's bar is 1 s; the margin is for a busy machine
+    assert worst < 3.0  # the bar is 1 s; the margin is for a busy machine
     log = served.log_text(start)
     assert "Exceeded concurrency" not in log and "Traceback" not in log, log
 
@@ -452,7 +452,7 @@ def test_clients_that_pipeline_and_never_read_do_not_stall_others(served):
         for s in socks:
             s.close()
     print(f"\nslowest answer with 450 connections pipelining and not reading: {worst * 1000:.0f} ms")
-    assert worst < 2.0  # the issue's bar is 1 s; the margin is for a busy machine
+    assert worst < 2.0  # the bar is 1 s; the margin is for a busy machine
     time.sleep(0.5)
     log = served.log_text(start)
     for word in ("Traceback", "internal error", "RuntimeError"):

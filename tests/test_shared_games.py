@@ -1,4 +1,4 @@
-"""Shared games (issue 26, "play together"): a game played from several devices, each person's seat held by the
+"""Shared games ("play together"): a game played from several devices, each person's seat held by the
 device holding its secret (the X-Pentadice-Seat header); live updates as Server-Sent Events, reaching every
 worker of `serve --workers 2`; a seat link's QR code; `serve --tls`. The seat rules run in process; the live
 updates and HTTPS on real `pentadice serve` processes (one module-scoped server of each kind)."""

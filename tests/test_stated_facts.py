@@ -1,4 +1,4 @@
-"""What the program prints and the README states, checked against what the program does (issue 21, item 11):
+"""What the program prints and the README states, checked against what the program does:
 the files a command writes and lists, sizes, counts, limits and behaviours, each computed from the program
 rather than copied into the test. No wall-clock time is asserted: the times the README quotes must name the
 run they come from (`make bench` and its date), which is checked instead."""
