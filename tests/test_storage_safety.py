@@ -182,6 +182,29 @@ def test_backup_copies_the_games_a_plain_copy_misses_and_replaces_only_a_backup(
         db.close()
 
 
+@pytest.mark.parametrize("suffix", ["-journal", "-wal", "-shm"])
+def test_backup_refuses_the_databases_side_files_which_sqlite_would_reset_or_roll_back(tmp_path, suffix):
+    path = tmp_path / "games.sqlite3"
+    db = open_database(path)
+    try:
+        GameRecords(db, Game, expire=False).add(Game(PENTA, parse_players("Ana"), seed=1))
+    finally:
+        db.close()
+    with sqlite3.connect(path) as conn:  # at rest: no side file there, every name free
+        conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    (tmp_path / "link.sqlite3").symlink_to(path)
+    for db_given, out in ((path, f"{path}{suffix}"), (tmp_path / "link.sqlite3", f"{tmp_path}/link.sqlite3{suffix}")):
+        one_line(run_cli("backup", "--db", str(db_given), out), suffix, "another name")
+        assert not Path(f"{path}{suffix}").exists() and not Path(out).exists()
+    done = run_cli("history", "--db", str(path), "--json")  # a -journal there would have made it unreadable
+    assert done.exit_code == 0, done.output
+
+
+def run_cli(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
 def test_backup_of_postgresql_says_to_use_pg_dump(tmp_path):
     one_line(pentadice("backup", "--db", "postgresql://nobody@127.0.0.1:1/none", str(tmp_path / "x")), "pg_dump")
     assert not (tmp_path / "x").exists()
