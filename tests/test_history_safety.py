@@ -416,6 +416,34 @@ def test_history_makes_nothing_in_an_empty_postgresql_database_and_reads_a_full_
         engine.dispose()
 
 
+def test_history_on_postgresql_keeps_the_urls_options_and_stays_read_only_whatever_they_say(postgres_url):
+    import urllib.parse
+
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(postgres_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(sa.text("create schema club"))
+        club = postgres_url + "?options=" + urllib.parse.quote("-c search_path=club")
+        open_database(club).close()  # the games' tables in a schema of their own, as a server given this URL
+        listed = run("history", "--db", club, "--json")
+        assert listed.exit_code == 0 and json.loads(listed.output)["total"] == 0, listed.output
+        for options in (
+            "-c search_path=club -c default_transaction_read_only=off",
+            "-c search_path=club -c application_name=x\\",
+        ):
+            db = open_database(postgres_url + "?options=" + urllib.parse.quote(options), read_only=True)
+            try:
+                with pytest.raises(database.StorageError) as e, db.begin() as conn:
+                    conn.execute(sa.text("create table history_probe (x int)"))
+                assert "read-only" in e.value.message
+            finally:
+                db.close()
+    finally:
+        engine.dispose()
+
+
 def test_a_path_with_a_newline_is_named_escaped_in_one_line(tmp_path):
     line = one_line(pentadice("history", "--db", str(tmp_path / "club\nError: forged.sqlite3")), "no games database")
     assert "club\\nError: forged.sqlite3" in line

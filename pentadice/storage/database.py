@@ -211,7 +211,7 @@ def open_database(
                 ) from None
         connect_args: dict = {"connect_timeout": CONNECT_SECONDS}
         if read_only:  # every transaction of the session read-only: the server refuses any write
-            connect_args["options"] = "-c default_transaction_read_only=on"
+            connect_args["options"] = _read_only_options(url)
         engine = sa.create_engine(url, pool_pre_ping=True, connect_args=connect_args, **POOL)
     else:
         raise Unreachable(f"unsupported database {said(shown(url))}: a SQLite file's path, or a postgresql:// URL")
@@ -225,6 +225,19 @@ def open_database(
         engine.dispose()
         raise
     return db
+
+
+READ_ONLY_OPTION = "-c default_transaction_read_only=on"
+
+
+def _read_only_options(url: sa.URL) -> str:
+    """The PostgreSQL session options of a read-only command: the URL's own (``?options=-c search_path=...``, a
+    schema of its own kept) with the read-only setting after them, which the server takes over any earlier one
+    (an ``?options=`` that turns it off among them). Two spaces before it: an option ending in a backslash
+    escapes one space (the server's splitting), never the setting."""
+    given = url.query.get("options", ())
+    given = (given,) if isinstance(given, str) else tuple(given)
+    return "  ".join([*(g for g in given if g.strip()), READ_ONLY_OPTION])
 
 
 SQLITE_QUERY = {"mode", "uri", "immutable"}  # what a sqlite:// URL's query may say
