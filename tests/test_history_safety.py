@@ -108,6 +108,18 @@ def test_out_replaces_only_a_previous_export_never_the_database_or_another_file(
 # history only reads.
 
 
+@pytest.mark.parametrize("suffix", ["-journal", "-wal", "-shm"])
+def test_out_refuses_the_databases_side_files_and_the_database_stays_readable(tmp_path, suffix):
+    path = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"]])
+    quiet(path)  # at rest: no side file there, every name free
+    (tmp_path / "link.sqlite3").symlink_to(path)
+    for out in (f"{path}{suffix}", f"{tmp_path}/link.sqlite3{suffix}"):
+        one_line(run("history", "--db", str(tmp_path / "link.sqlite3"), "--out", out), "cannot write", suffix)
+        assert not Path(f"{path}{suffix}").exists()
+    listed = run("history", "--db", str(path), "--json")  # a -journal there would have kept it from being read
+    assert listed.exit_code == 0 and json.loads(listed.output)["total"] == 1, listed.output
+
+
 def test_history_changes_no_byte_of_a_foreign_an_empty_or_an_older_database(tmp_path):
     foreign = tmp_path / "foreign.sqlite3"
     with sqlite3.connect(foreign) as conn:

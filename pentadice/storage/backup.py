@@ -23,7 +23,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from pentadice.storage.database import StorageError, locate, open_database, said, shown, sqlite_file
+from pentadice.storage.database import StorageError, locate, open_database, said, shown, side_file, sqlite_file
 from pentadice.support.interrupts import Held
 from pentadice.support.paths import PathError, expand
 from pentadice.tables import atomic
@@ -91,7 +91,7 @@ def backup(where: str | os.PathLike[str] | None, out: str | os.PathLike[str]) ->
             raise TargetError(str(e)) from None
         if _same_file(final, Path(path)):
             raise TargetError(f"{given} is the database itself: give the backup another name")
-        side = _side_file(final, path)
+        side = side_file(final, path)
         if side:
             raise TargetError(
                 f"{given} is the database's {side} file, which SQLite reads, resets or removes with the database "
@@ -121,22 +121,6 @@ def backup(where: str | os.PathLike[str] | None, out: str | os.PathLike[str]) ->
     finally:
         db.close()
     return Backup(path, given, target.path.stat().st_size, *counts)
-
-
-SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's files beside a database, named after it
-
-
-def _side_file(final: Path, database: str) -> str | None:
-    """The suffix (``-wal``, ``-shm``, ``-journal``) if ``final`` (a resolved path) is one of the side files of
-    the database at ``database``: named after the path as given or after the file a link leads to, whether or
-    not the side file exists now."""
-    names = {os.path.abspath(database), os.path.realpath(database)}
-    for suffix in SIDE_FILES:
-        for name in names:
-            side = Path(name + suffix)
-            if final == side or final == Path(os.path.realpath(side)) or _same_file(final, side):
-                return suffix
-    return None
 
 
 def _same_file(a: Path, b: Path) -> bool:

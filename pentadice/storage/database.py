@@ -263,6 +263,30 @@ def sqlite_file(url: sa.URL) -> tuple[str, bool]:
     return os.fspath(Path(path).absolute()), mode == "ro" or url.query.get("immutable") == "1"
 
 
+SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's files beside a database, named after it
+
+
+def side_file(final: Path, database: str) -> str | None:
+    """The suffix (``-wal``, ``-shm``, ``-journal``) if ``final`` (a resolved path) is one of the side files of
+    the database at ``database``: named after the path as given or after the file a link leads to, whether or
+    not the side file exists now. A file written there would be lost (SQLite resets or removes it), and one
+    named ``-journal`` would keep read-only readers out (SQLite would roll it back first)."""
+    names = {os.path.abspath(database), os.path.realpath(database)}
+    for suffix in SIDE_FILES:
+        for name in names:
+            side = Path(name + suffix)
+            if final == side or final == Path(os.path.realpath(side)) or _same_file(final, side):
+                return suffix
+    return None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def _read_only_fs(path: str) -> bool:
     """Whether ``path``'s file system is mounted read-only, or its folder cannot be written (SQLite could not
     make the side files a read of a WAL database needs: it is then read as immutable)."""

@@ -277,7 +277,19 @@ def export(db: Database, path: str | os.PathLike[str]) -> int:
         "mean_loss": pa.array([_mean_loss(x.decisions, x.loss) for x in rows], pa.float64()),
     }
     table = pa.table(columns).replace_schema_metadata({b"pentadice": EXPORT_FORMAT.encode()})
-    write_file(export_target(path), lambda f: pq.write_table(table, f))
+    target = export_target(path)
+    if db.kind == "sqlite":
+        from pentadice.storage.database import side_file, sqlite_file
+        from pentadice.tables.atomic import TargetError
+
+        assert target.path is not None
+        side = side_file(target.path, sqlite_file(db.engine.url)[0])
+        if side:
+            raise TargetError(
+                f"{os.fspath(path)} is the games database's {side} file, which SQLite reads, resets or removes with "
+                "the database: give the export another name, e.g. games.parquet"
+            )
+    write_file(target, lambda f: pq.write_table(table, f))
     return len(rows)
 
 
