@@ -120,6 +120,27 @@ def test_out_refuses_the_databases_side_files_and_the_database_stays_readable(tm
     assert listed.exit_code == 0 and json.loads(listed.output)["total"] == 1, listed.output
 
 
+def test_a_parquet_file_claiming_a_huge_footer_is_refused_without_reading_it(tmp_path, monkeypatch):
+    from pentadice.storage import history as kept
+
+    claim = tmp_path / "claims.parquet"  # sparse: 40 MiB of nothing, a 32 MiB footer claimed (an export's is KiB)
+    with open(claim, "wb") as fh:
+        fh.write(b"PAR1")
+        fh.seek(40 * 2**20)
+        fh.write((32 * 2**20).to_bytes(4, "little") + b"PAR1")
+
+    def never(*args, **kwargs):
+        raise AssertionError("the footer was read")
+
+    monkeypatch.setattr(pq, "read_schema", never)
+    assert not kept.is_history_export(claim)
+    before = digest(claim)
+    monkeypatch.undo()
+    path = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"]])
+    one_line(run("history", "--db", str(path), "--out", str(claim)), "is not an export of the history")
+    assert digest(claim) == before
+
+
 def test_history_changes_no_byte_of_a_foreign_an_empty_or_an_older_database(tmp_path):
     foreign = tmp_path / "foreign.sqlite3"
     with sqlite3.connect(foreign) as conn:

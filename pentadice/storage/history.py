@@ -293,6 +293,7 @@ def export(db: Database, path: str | os.PathLike[str]) -> int:
     return len(rows)
 
 
+EXPORT_FOOTER_MOST = 16 * 2**20  # an export's Parquet footer (its schema and row groups) is kilobytes
 EXPORT_FORMAT = "pentadice-history/1"  # said in the Parquet file's metadata: a previous export, replaced
 EXPORT_COLUMNS = ("game_id", "rules", "source", "started", "finished", "seat", "name", "computer", "strategy",
                   "score", "winner", "decisions", "mean_loss")  # fmt: skip
@@ -306,8 +307,16 @@ def is_history_export(path: str | os.PathLike[str]) -> bool:
         with open(path, "rb") as fh:
             if fh.read(4) != b"PAR1":
                 return False
+            size = fh.seek(0, os.SEEK_END)
+            if size < 12:
+                return False
+            fh.seek(size - 8)
+            tail = fh.read(8)
     except OSError:
         return False
+    footer = int.from_bytes(tail[:4], "little")
+    if tail[4:] != b"PAR1" or footer > min(size - 12, EXPORT_FOOTER_MOST):
+        return False  # not a whole Parquet file, or a footer no export has (read whole, it would take that memory)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
