@@ -12,6 +12,7 @@ import hashlib
 import shutil
 import sqlite3
 import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -203,6 +204,39 @@ def test_backup_refuses_the_databases_side_files_which_sqlite_would_reset_or_rol
 
 def run_cli(*args: str):
     return CliRunner().invoke(main, list(args))
+
+
+DIES_MID_WRITE = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA cache_size=1")  # the changes spill into the file: its journal is hot
+conn.execute("begin")
+conn.execute("delete from games")
+os._exit(0)
+"""
+
+
+def test_backup_over_a_backup_with_a_journal_of_an_unfinished_write_beside_it_is_refused(tmp_path):
+    path = tmp_path / "games.sqlite3"
+    db = open_database(path)
+    try:
+        records = GameRecords(db, Game, expire=False)
+        for s in range(200):
+            records.add(Game(PENTA, parse_players("Ana"), seed=s))
+    finally:
+        db.close()
+    out = tmp_path / "backup.sqlite3"
+    assert pentadice("backup", "--db", str(path), str(out)).returncode == 0
+    subprocess.run([sys.executable, "-c", DIES_MID_WRITE, str(out)], check=True, timeout=60)
+    journal = Path(f"{out}-journal")
+    assert journal.stat().st_size > 0
+    before = digest(out), digest(journal)
+    one_line(run_cli("backup", "--db", str(path), str(out)), "backup.sqlite3-journal", "left alone")
+    assert (digest(out), digest(journal)) == before and not list(tmp_path.glob(".*.tmp"))
+    with sqlite3.connect(out) as conn:  # rolled back as SQLite does: the previous backup, whole
+        assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("select count(*) from games").fetchone()[0] == 200
+    conn.close()
 
 
 def test_backup_of_postgresql_says_to_use_pg_dump(tmp_path):

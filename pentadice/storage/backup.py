@@ -104,12 +104,15 @@ def backup(where: str | os.PathLike[str] | None, out: str | os.PathLike[str]) ->
             )
         target = atomic.target(given, replaces=is_games_backup)
         assert target.path is not None
+        _refuse_journal_beside(target)
         raw = db.engine.raw_connection()  # the read-only connection (mode=ro; immutable on a read-only mount)
         try:
             source = raw.driver_connection
             tmp = atomic.write_temp(target.path, lambda fh: None)  # its name, permissions, stale ones removed
             try:
                 _copy(source, tmp)
+                counts = _counts(tmp)  # the copy itself, before any file beside the target can meet it
+                _refuse_journal_beside(target)
                 _replace(tmp, target)
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -117,10 +120,32 @@ def backup(where: str | os.PathLike[str] | None, out: str | os.PathLike[str]) ->
                 raise
         finally:
             raw.close()
-        counts = _counts(target.path)
     finally:
         db.close()
     return Backup(path, given, target.path.stat().st_size, *counts)
+
+
+def _refuse_journal_beside(target: atomic.Target) -> None:
+    """TargetError if the target has a rollback journal or a WAL file beside it that holds something (left by a
+    write to the previous backup that did not finish): SQLite would apply it to whatever file bears the name,
+    the new backup too, and damage it."""
+    assert target.path is not None
+    for suffix in ("-journal", "-wal"):
+        side = Path(f"{target.path}{suffix}")
+        try:
+            st = side.stat()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            pass
+        else:
+            if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+                continue
+        raise TargetError(
+            f"{target.given} has {side.name} beside it, left by a write to it that did not finish, which SQLite "
+            "would apply to the new backup and damage it: it is left alone; give another name, or remove both "
+            "files first"
+        )
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -166,9 +191,12 @@ def _replace(tmp: Path, target: atomic.Target) -> None:
 
 def _counts(path: Path) -> tuple[int, int]:
     """The games and finished games in the backup at ``path``."""
-    conn = sqlite3.connect(f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro", uri=True)
     try:
-        games, finished = conn.execute("select count(*), count(finished_at) from games").fetchone()
-    finally:
-        conn.close()
+        conn = sqlite3.connect(f"file:{urllib.parse.quote(os.fspath(path))}?mode=ro", uri=True)
+        try:
+            games, finished = conn.execute("select count(*), count(finished_at) from games").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        raise StorageError(f"the backup could not be read back: {said(e)}") from None
     return int(games), int(finished)
