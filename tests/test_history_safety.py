@@ -141,6 +141,20 @@ def test_a_parquet_file_claiming_a_huge_footer_is_refused_without_reading_it(tmp
     assert digest(claim) == before
 
 
+def test_a_database_with_a_journal_of_an_unfinished_write_is_refused_naming_it_and_left_as_it_is(tmp_path):
+    path = finished(tmp_path / "games.sqlite3", [["Ana", "Bo"]] * 50)
+    quiet(path)
+    dies = (
+        "import os, sqlite3, sys; conn = sqlite3.connect(sys.argv[1], isolation_level=None); "
+        "conn.execute('PRAGMA cache_size=1'); conn.execute('begin'); conn.execute('delete from results'); os._exit(0)"
+    )
+    subprocess.run([sys.executable, "-c", dies, str(path)], check=True, timeout=60)
+    journal = Path(f"{path}-journal")
+    before = digest(path), digest(journal)
+    one_line(run("history", "--db", str(path)), "games.sqlite3-journal", "did not finish", "only reads")
+    assert (digest(path), digest(journal)) == before
+
+
 def test_history_changes_no_byte_of_a_foreign_an_empty_or_an_older_database(tmp_path):
     foreign = tmp_path / "foreign.sqlite3"
     with sqlite3.connect(foreign) as conn:

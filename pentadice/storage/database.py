@@ -218,13 +218,31 @@ def open_database(
     db = Database(engine, read_only)
     try:
         if read_only:
-            check_readable(db)
+            try:
+                check_readable(db)
+            except ReadOnly:
+                if backend == "sqlite":
+                    _refuse_hot_journal(path)
+                raise
         else:
             upgrade(db, migrate)
     except BaseException:
         engine.dispose()
         raise
     return db
+
+
+def _refuse_hot_journal(path: str) -> None:
+    """Unreachable, saying why, where a read-only read of ``path`` failed for want of writing: its journal of a
+    write that did not finish is beside it, which SQLite must roll back before anyone reads the file."""
+    journal = Path(path + "-journal")
+    with contextlib.suppress(OSError):
+        if journal.stat().st_size > 0:
+            raise Unreachable(
+                f"the games database {said(path, 4096)} has {said(journal.name, 4096)} beside it, left by a write "
+                "that did not finish, which SQLite rolls back before the file can be read, and this command only "
+                "reads: open it once with a command that writes (pentadice serve or play, or sqlite3), then again"
+            )
 
 
 READ_ONLY_OPTION = "-c default_transaction_read_only=on"
