@@ -239,6 +239,21 @@ def test_backup_over_a_backup_with_a_journal_of_an_unfinished_write_beside_it_is
     conn.close()
 
 
+def test_backup_removes_what_a_backup_killed_mid_copy_left_and_nothing_else(tmp_path):
+    path = tmp_path / "games.sqlite3"
+    open_database(path).close()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = tmp_path / f".backup.sqlite3.{int(dead.stdout)}-abcd1234.tmp"  # kill -9 mid-copy leaves both
+    left.write_bytes(b"SQLite format 3\x00" + bytes(100))
+    journal = Path(f"{left}-journal")
+    journal.write_bytes(bytes(512))
+    other = tmp_path / ".backup.sqlite3.notes.tmp-journal"  # not a name a backup gives
+    other.write_text("mine\n")
+    done = run_cli("backup", "--db", str(path), str(tmp_path / "backup.sqlite3"))
+    assert done.exit_code == 0, done.output
+    assert not left.exists() and not journal.exists() and other.read_text() == "mine\n"
+
+
 def test_backup_of_postgresql_says_to_use_pg_dump(tmp_path):
     one_line(pentadice("backup", "--db", "postgresql://nobody@127.0.0.1:1/none", str(tmp_path / "x")), "pg_dump")
     assert not (tmp_path / "x").exists()

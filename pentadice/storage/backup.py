@@ -109,14 +109,16 @@ def backup(where: str | os.PathLike[str] | None, out: str | os.PathLike[str]) ->
         try:
             source = raw.driver_connection
             tmp = atomic.write_temp(target.path, lambda fh: None)  # its name, permissions, stale ones removed
+            _remove_stale_journals(target.path)
             try:
                 _copy(source, tmp)
                 counts = _counts(tmp)  # the copy itself, before any file beside the target can meet it
                 _refuse_journal_beside(target)
                 _replace(tmp, target)
             except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+                for left in (tmp, Path(f"{tmp}-journal")):
+                    with contextlib.suppress(OSError):
+                        os.unlink(left)
                 raise
         finally:
             raw.close()
@@ -146,6 +148,33 @@ def _refuse_journal_beside(target: atomic.Target) -> None:
             "would apply to the new backup and damage it: it is left alone; give another name, or remove both "
             "files first"
         )
+
+
+def _remove_stale_journals(final: Path) -> None:
+    """Remove the journals of this module's temporaries of ``final`` whose temporary is gone and whose writer is
+    dead (``kill -9`` during a copy leaves both; :func:`pentadice.tables.atomic.remove_stale_temps` removes the
+    temporary alone)."""
+    prefix, suffix = f".{final.name}.", f"{atomic.TEMP_SUFFIX}-journal"
+    try:
+        names = os.listdir(final.parent)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(suffix)):
+            continue
+        match = atomic.TEMP_NAME.fullmatch(name[len(prefix) : -len("-journal")])
+        if match is None or (final.parent / name[: -len("-journal")]).exists():
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+            continue  # its writer lives
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        with contextlib.suppress(OSError):
+            if stat.S_ISREG(os.lstat(final.parent / name).st_mode):
+                os.unlink(final.parent / name)
 
 
 def _same_file(a: Path, b: Path) -> bool:
