@@ -254,6 +254,23 @@ def test_backup_removes_what_a_backup_killed_mid_copy_left_and_nothing_else(tmp_
     assert not left.exists() and not journal.exists() and other.read_text() == "mine\n"
 
 
+def test_backup_leaves_alone_a_target_that_became_another_file_while_it_copied(tmp_path, monkeypatch):
+    from pentadice.storage import backup as backups
+
+    path = tmp_path / "games.sqlite3"
+    open_database(path).close()
+    out = tmp_path / "backup.sqlite3"
+    copy = backups._copy
+
+    def copy_then_written_over(source, tmp):
+        copy(source, tmp)
+        out.write_text("notes written meanwhile\n")
+
+    monkeypatch.setattr(backups, "_copy", copy_then_written_over)
+    one_line(run_cli("backup", "--db", str(path), str(out)), "meanwhile", "left alone")
+    assert out.read_text() == "notes written meanwhile\n" and not list(tmp_path.glob(".*.tmp*"))
+
+
 def test_backup_of_postgresql_says_to_use_pg_dump(tmp_path):
     one_line(pentadice("backup", "--db", "postgresql://nobody@127.0.0.1:1/none", str(tmp_path / "x")), "pg_dump")
     assert not (tmp_path / "x").exists()

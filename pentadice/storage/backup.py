@@ -207,13 +207,19 @@ def _copy(source: sqlite3.Connection, tmp: Path) -> None:
 
 
 def _replace(tmp: Path, target: atomic.Target) -> None:
-    """Rename ``tmp`` into place (signals held meanwhile), unless the target became something else."""
+    """Rename ``tmp`` into place (signals held meanwhile), unless the target became something else (not a
+    regular file, or a file that is not a backup)."""
     try:
         st = os.lstat(target.path)
     except FileNotFoundError:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise TargetError(f"{target.given} became {atomic.kind_of(st.st_mode)} meanwhile: it is left alone")
+    if st is not None and st.st_size > 0 and not is_games_backup(target.path):
+        raise TargetError(
+            f"{target.given} became a file that is not a backup meanwhile (written while the copy was made): "
+            "it is left alone; give another name, or remove it first"
+        )
     with Held(committed=True):
         os.replace(tmp, target.path)
 
