@@ -396,6 +396,26 @@ def test_a_server_adds_no_table_to_another_programs_sqlite_file_but_shares_a_pos
         db.close()
 
 
+@pytest.mark.parametrize("damaged", ["1e300", "9e999", "'many'", "x'00'", "-5"])
+def test_a_keep_days_no_server_could_say_is_left_out_and_the_others_agree(tmp_path, damaged):
+    path = tmp_path / "games.sqlite3"
+    db = open_database(path)
+    try:
+        records = GameRecords(db, Game, keep_days=30)
+        idle = records.add(Game(PENTA, parse_players("Ana"), seed=1), started=datetime.now(UTC) - timedelta(days=90))
+        later = datetime.now(UTC) + timedelta(days=1)  # said just now by servers that still run
+        with db.begin(write=True) as conn:
+            conn.execute(expiry.insert().values(server="another", keep_days=60, seen_at=later))
+            conn.execute(games.update().values(updated_at=datetime.now(UTC) - timedelta(days=90)))
+        with sqlite3.connect(path) as raw:  # what SQLite keeps whatever it is given (a damaged row, an attack)
+            raw.execute(f"insert into expiry values ('damaged', {damaged}, ?)", (later.isoformat(sep=" "),))
+        raw.close()
+        assert records.expire() == 1  # 60 days agreed: the game idle for 90 is removed, the damaged row ignored
+        assert records.get(idle) is None
+    finally:
+        db.close()
+
+
 def test_a_server_that_stops_withdraws_its_keep_days(tmp_path, penta_advisor):
     """The app's shutdown withdraws its keep-days: a server restarted with fewer days has them at once, not after
     the two days an entry of a server that was killed takes to lapse."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import secrets
 import threading
@@ -36,6 +37,7 @@ log = logging.getLogger("pentadice.storage")
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what an id can be (URL-safe base64); anything else is no game
 CACHE_GAMES = 256  # games a process keeps in memory (the database holds them all)
 EXPIRE_EVERY = 3600.0  # seconds between two removals of the idle unfinished games
+KEEP_DAYS_MOST = 36500.0  # the longest keep-days a server may say (serve --keep-days' bound)
 CLAIM_DAYS = 2.0  # a server's keep-days counts this long after its last removal (a stopped server's lapses)
 DAMAGE = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)  # what a bad record raises
 
@@ -310,8 +312,8 @@ class GameRecords:
             conn.execute(expiry.insert().values(server=self._server, keep_days=self.keep_days, seen_at=now))
         lapsed = now - timedelta(days=CLAIM_DAYS)
         conn.execute(expiry.delete().where(expiry.c.seen_at < lapsed))
-        longest = conn.execute(sa.select(sa.func.max(expiry.c.keep_days))).scalar_one_or_none()
-        days = max(self.keep_days, float(longest or 0.0))
+        stored = conn.execute(sa.select(sa.type_coerce(expiry.c.keep_days, sa.types.NullType()))).scalars().all()
+        days = max(self.keep_days, *(d for d in map(_said_days, stored) if d is not None))
         if days != self.keep_days and days != self._warned_days:
             self._warned_days = days
             log.warning(
@@ -344,6 +346,16 @@ class GameRecords:
                 self.expire()
             except StorageError as e:  # housekeeping: a database that cannot be written now still serves reads
                 log.warning("removing the idle games failed: %s", e.message)
+
+
+def _said_days(value: object) -> float | None:
+    """A keep-days another server said, as stored (SQLite keeps whatever it is given): a number from 0 up to
+    :data:`KEEP_DAYS_MOST`, or None for what no server says (text, bytes, a negative, a longer or an infinite
+    number: a damaged row), which is left out rather than failing every removal or keeping games forever."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    days = float(value)
+    return days if math.isfinite(days) and 0 <= days <= KEEP_DAYS_MOST else None
 
 
 def _seats_of(game_id: str, text: object) -> dict[int, str] | None:
