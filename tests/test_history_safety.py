@@ -294,8 +294,10 @@ def test_a_name_that_is_not_utf8_is_shown_damaged_and_the_other_rows_still_show(
         "update results set finished_at = 'yesterday' where name = 'Bo'",
         "update results set winner = 'yes' where name = 'Bo'",
         "update results set loss = 'a lot' where name = 'Bo'",
+        "update results set loss = 9e999 where name = 'Bo'",
+        "update results set name = cast(name as blob) where name = 'Bo'",
     ],
-    ids=["score", "finished_at", "winner", "loss"],
+    ids=["score", "finished_at", "winner", "loss", "infinite-loss", "name-as-blob"],
 )
 def test_a_result_with_a_value_not_of_its_type_is_left_out_and_the_others_show(tmp_path, penta_advisor, damage):
     """SQLite keeps whatever a column is given: one result holding text where a number or a time belongs is left

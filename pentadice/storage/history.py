@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 
 from pentadice.storage.database import Database
-from pentadice.storage.schema import games, results
+from pentadice.storage.schema import READS, games, results
 
 EXPERT_MEAN_LOSS = 0.2  # the review's (pentadice.players.review), repeated here so that storage imports no engine
 PAGE = 50  # finished games listed at once by default
@@ -51,6 +51,9 @@ def _names_like(conn: sa.Connection, name: str) -> list[str]:
     return [n for n in stored if isinstance(n, str) and _key(n) == wanted]
 
 
+FINITE_MOST = 1.7976931348623157e308  # the largest finite double: SQLite's infinity is above it
+
+
 def _readable(db: Database, table: sa.Table) -> list:
     """Conditions that leave out the rows of ``table`` holding a value not of its column's type (SQLite keeps
     whatever a column is given: a row written by another program, a damaged file): the history and statistics
@@ -64,10 +67,12 @@ def _readable(db: Database, table: sa.Table) -> list:
             fits = sa.and_(kind == "text", sa.func.datetime(column).is_not(None))
         elif isinstance(column.type, sa.Integer | sa.Boolean):
             fits = kind == "integer"
-        elif isinstance(column.type, sa.Float):
-            fits = kind.in_(("real", "integer"))
+        elif isinstance(column.type, sa.Float):  # a finite number: JSON has no infinity
+            fits = sa.and_(kind.in_(("real", "integer")), sa.func.abs(column) <= FINITE_MOST)
+        elif column.name in READS.get(table.name, ()):  # text: its bytes that are not UTF-8 read as U+FFFD,
+            fits = kind == "text"  # but a BLOB is no text (a game's save, which this does not read, may be)
         else:
-            continue  # text: read with any bytes that are not UTF-8 replaced
+            continue
         out.append(sa.or_(column.is_(None), fits) if column.nullable else fits)
     return out
 
