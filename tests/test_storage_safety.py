@@ -271,6 +271,16 @@ def test_backup_leaves_alone_a_target_that_became_another_file_while_it_copied(t
     assert out.read_text() == "notes written meanwhile\n" and not list(tmp_path.glob(".*.tmp*"))
 
 
+def test_backup_names_paths_escaped_on_one_line_as_they_are(tmp_path):
+    path = tmp_path / "club\x1b[31m.sqlite3"
+    open_database(path).close()
+    done = run_cli("backup", "--db", str(path), str(tmp_path / "copy\nError: forged"))
+    assert done.exit_code == 0 and len(done.output.splitlines()) == 1, done.output
+    assert "club\\x1b[31m.sqlite3" in done.output and "copy\\nError: forged" in done.output
+    line = one_line(run_cli("backup", "--db", str(path), str(tmp_path / "no\nsuch" / "copy")), "does not exist")
+    assert "no\\nsuch" in line
+
+
 def test_backup_of_postgresql_says_to_use_pg_dump(tmp_path):
     one_line(pentadice("backup", "--db", "postgresql://nobody@127.0.0.1:1/none", str(tmp_path / "x")), "pg_dump")
     assert not (tmp_path / "x").exists()

@@ -7,7 +7,6 @@ import click
 
 from pentadice.faces.cli.options import DB_OPTION
 from pentadice.support import exits
-from pentadice.support.inputs import clean
 
 
 @click.command()
@@ -29,12 +28,20 @@ def backup(db: str | None, out: str) -> None:
     except StorageError as e:
         raise exits.Failure(e.message) from None
     except TargetError as e:
-        raise exits.Failure(clean(str(e))) from None
+        raise exits.Failure(escaped(str(e))) from None
     except OSError as e:
-        raise exits.Failure(clean(f"cannot write {out}: {e.strerror or e}")) from None
+        raise exits.Failure(escaped(f"cannot write {out}: {e.strerror or e}")) from None
     click.echo(
-        clean(
+        escaped(
             f"Backed up {done.games:,} games ({done.finished:,} finished) of {done.source} to {done.target} "
             f"({done.size:,} bytes)"
         )
     )
+
+
+def escaped(text: str) -> str:
+    """A line naming paths as it may be printed: each control or bidirectional character written as its escape
+    (``\\n``, ``\\x1b``), as the database's messages name them, so that a path is shown as it is."""
+    from pentadice.storage.database import said
+
+    return said(text, 1 << 16)
