@@ -76,7 +76,6 @@ def _target(directory: str, force: bool, tables: Path) -> Path:
             f"cannot write the app to {shown}: it is a symbolic link to {clean(os.fspath(target))}, which does not "
             "exist (make that folder first, or give a folder of the app's own)"
         )
-    homes = (_home(), _password_home())
     ancestor = target
     while not os.path.lexists(ancestor) and ancestor.parent != ancestor:
         ancestor = ancestor.parent
@@ -84,8 +83,8 @@ def _target(directory: str, force: bool, tables: Path) -> Path:
         kind = _kind(ancestor)
         what = f"is {kind}" if ancestor == target else f"is under {clean(os.fspath(ancestor))}, which is {kind}"
         raise exits.BadInput(f"cannot write the app to {shown}: it {what}, not a folder")
-    places = [*(("your home folder", home) for home in homes), ("the current folder", Path.cwd()),
-              ("the table directory", tables)]  # fmt: skip
+    places = (("your home folder", _home()), ("your home folder", _password_home()),
+              ("the current folder", Path.cwd()), ("the table directory", tables))  # fmt: skip
     for name, place in places:
         if place is None:
             continue
