@@ -6,17 +6,27 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from click.testing import CliRunner, Result
 
 from pentadice.faces.cli import main
 
 CLI = [sys.executable, "-m", "pentadice"]
+# `pentadice` with small games standing for the rule sets (tests/reduced_pentadice.py): what a real process does,
+# on tables of a few MB.
+SMALL_CLI = [sys.executable, str(Path(__file__).with_name("reduced_pentadice.py"))]
 
 
 def pentadice(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """``pentadice ARGS`` in a process of its own, no standard input."""
     cmd = [*CLI, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
+
+
+def small_pentadice(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``pentadice ARGS`` in a process of its own, no standard input, small games standing for the rule sets."""
+    cmd = [*SMALL_CLI, *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
 
 

@@ -1,16 +1,14 @@
 """Shared fixtures: solved tables are expensive, so each is solved once per test session."""
 
-import functools
-import json
 import os
 import tempfile
 
-import numpy as np
 import pytest
 import signals
+import solutions
+from solutions import built_once, solved
 
 from pentadice import solver
-from pentadice.game import rules
 from pentadice.tables import table
 
 # The commands' human output follows the locale (see pentadice/support/i18n.py): tests that compare English text run in
@@ -42,33 +40,11 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.path not in heavy)
 
 
-# Under pytest-xdist, the folder every worker of the session sees (set by _shared_between_workers): a rule set is
-# then solved by one worker for all of them (Maxi Yatzy's solve takes minutes).
-_SHARED: list = []
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _shared_between_workers(shared_tmp, worker_id):
+    """Under pytest-xdist, a rule set is solved by one worker for all of them (tests/solutions.py)."""
     if worker_id != "master":
-        _SHARED.append(shared_tmp)
-
-
-@functools.cache
-def solved(name: str) -> solver.Solution:
-    """The solution of a registered rule set, solved once per session (by one worker for all, under xdist)."""
-    rs = rules.get_rules(name)
-    if not _SHARED:
-        return solver.solve(rs)
-
-    def build(folder):
-        solution = solver.solve(rs)
-        np.save(folder / "values.npy", solution.values)
-        times = {k: getattr(solution, k) for k in ("compile_seconds", "solve_seconds", "threads")}
-        (folder / "solution.json").write_text(json.dumps(times))
-
-    folder = built_once(_SHARED[0], f"solved-{name}", build)
-    times = json.loads((folder / "solution.json").read_text())
-    return solver.Solution(rs, np.load(folder / "values.npy"), **times)
+        solutions.SHARED.append(shared_tmp)
 
 
 @pytest.fixture(scope="session")
@@ -92,24 +68,6 @@ def shared_tmp(tmp_path_factory, worker_id):
     return base if worker_id == "master" else base.parent
 
 
-def built_once(shared, name: str, build):
-    """``shared / name``, made by ``build(folder)`` once for the session whichever worker asks first: the others
-    wait for it behind a file lock, and a build that failed half-way is never taken for a finished one."""
-    import shutil
-
-    from filelock import FileLock
-
-    done = shared / name
-    with FileLock(str(shared / f"{name}.lock")):
-        if not done.is_dir():
-            work = shared / f"{name}.building"
-            shutil.rmtree(work, ignore_errors=True)
-            work.mkdir()
-            build(work)
-            work.rename(done)
-    return done
-
-
 @pytest.fixture(scope="session")
 def penta_game_tables(shared_tmp, penta_table_dir):
     """A directory holding Penta's table with every table a game reads (the chances table, the win player's
@@ -129,20 +87,21 @@ def penta_game_tables(shared_tmp, penta_table_dir):
     return built_once(shared_tmp, "game-tables", build)
 
 
-def linked_copy(source, directory):
-    """``directory`` holding the files of ``source`` as hard links (copies across file systems): a test's own
-    table directory without copying a GB of tables. For tests that read them, never write over them."""
-    import os
-    import shutil
+@pytest.fixture(scope="session")
+def small_game_tables(shared_tmp):
+    """A directory holding every table of the small game that stands for Penta in a test's `pentadice` process
+    (tests/reduced_pentadice.py), as `make table` leaves data/ for the full game: built once per session by that
+    process's `pentadice solve` (a few seconds), shared by every worker."""
+    import subprocess
 
-    directory.mkdir(parents=True, exist_ok=True)
-    for f in source.iterdir():
-        if f.is_file() and not f.name.startswith("."):
-            try:
-                os.link(f, directory / f.name)
-            except OSError:
-                shutil.copy(f, directory / f.name)
-    return directory
+    from commands import SMALL_CLI
+
+    def build(directory):
+        cmd = [*SMALL_CLI, "solve", "--rules", "penta", "--data", str(directory), "--json"]
+        done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stderr
+
+    return built_once(shared_tmp, "small-game-tables", build)
 
 
 @pytest.fixture(scope="session")
@@ -152,17 +111,22 @@ def penta_advisor(penta_table_dir):
     return Advisor.load("penta", str(penta_table_dir), solve_missing=False)
 
 
-def random_sheet(rs, rng, filled: int):
-    """A random sheet of ``filled`` boxes that can occur in a game of ``rs``."""
-    from pentadice.game.sheet import Sheet, possible_points
+@pytest.fixture(scope="module")
+def app(penta_advisor):
+    """The application `pentadice serve` runs, serving Penta, in process: one per test module (its games, seats
+    and streams are the module's own)."""
+    from pentadice.faces.web.api import create_app
 
-    possible = possible_points(rs)
-    boxes = rng.choice(list(rs.boxes), size=filled, replace=False)
-    points = {str(b): int(rng.choice(sorted(possible[str(b)]))) for b in boxes}
-    bonus = 0
-    if points.get("penta") == rs.penta_points and filled > 1 and rs.penta_bonus:
-        bonus = rs.penta_bonus * int(rng.integers(0, filled))
-    return Sheet(points, bonus)
+    return create_app({"penta": penta_advisor})
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    """FastAPI's TestClient of :func:`app`, as a browser on this machine reaches it (``http://localhost``)."""
+    from fastapi.testclient import TestClient
+
+    with TestClient(app, base_url="http://localhost") as c:
+        yield c
 
 
 @pytest.fixture(autouse=True)

@@ -6,22 +6,16 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import reduced_games
+
 from pentadice.game import rules
 from pentadice.solver import induction
 from pentadice.tables import table
 
-# Boxes of the small Maxi Yatzy game: two upper boxes (the bonus is reachable), pairs, three pairs, houses, a
-# straight, chance and six alike.
-SMALL_MAXI_BOXES = ("fives", "sixes", "one_pair", "three_pairs", "tower", "full_straight", "chance", "maxi_yatzy")
-SMALL_MAXI_THRESHOLD = 50  # 64 lanes, as Penta's: the solver's kernels are compiled already
 
-
-@functools.cache
 def small_maxi() -> rules.RuleSet:
-    """Maxi Yatzy (6 dice, its scoring, no joker, bonus 50) on a sheet of :data:`SMALL_MAXI_BOXES`."""
-    maxi = rules.get_rules("maxi-yatzy")
-    sheet = tuple(b for b in maxi.sheet if b.id in SMALL_MAXI_BOXES)
-    return maxi.reduced(sheet=sheet, boxes=tuple(b.id for b in sheet), upper_threshold=SMALL_MAXI_THRESHOLD)
+    """Maxi Yatzy (6 dice, its scoring, no joker, bonus 50) on a sheet of eight of its boxes (64 lanes)."""
+    return reduced_games.GAMES["maxi-yatzy, 8 boxes"]
 
 
 @functools.cache

@@ -91,11 +91,3 @@ def turn_of(rs: rules.RuleSet, score_now: Callable, choose: Callable, mean: Call
         return {**now(dice), **(keeps(dice, rerolls) if rerolls else {})}
 
     return start, options
-
-
-def maxi_boxes(*ids: str, **changes) -> rules.RuleSet:
-    """A small game on a sheet of some of Maxi Yatzy's boxes (6 dice): Maxi Yatzy's own reduced games keep its
-    2**20 masks, too many for the target and win tables, so the 6-dice checks use a sheet of these boxes."""
-    maxi = rules.get_rules("maxi-yatzy")
-    sheet = tuple(b for b in maxi.sheet if b.id in ids)
-    return maxi.reduced(sheet=sheet, boxes=(), **changes)

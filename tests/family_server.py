@@ -9,18 +9,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+import reduced_games
+
 from pentadice.advisor import Advisor
 from pentadice.game import rules
 from pentadice.solver import induction
 from pentadice.tables import moment_files, table
 
-SIX_BOXES = ("ones", "twos", "threes", "fours", "fives", "sixes", "three_pairs", "tower", "maxi_yatzy")
-
 
 def six_dice_game() -> rules.RuleSet:
     """Maxi Yatzy's rules (6 dice, threshold 75) on nine of its boxes."""
-    sheet = tuple(b for b in rules.MAXI_YATZY_SHEET if b.id in SIX_BOXES)
-    return rules.get_rules("maxi-yatzy").reduced(sheet=sheet, boxes=())
+    return reduced_games.GAMES["maxi-yatzy, 9 boxes"]
 
 
 def advisor(rs: rules.RuleSet, directory: Path | None = None) -> Advisor:
@@ -37,10 +36,10 @@ _saved: list[Path] = []  # saved_yatzy's directory, once made
 
 def saved_yatzy(tmp_path_factory) -> Path:
     """A directory holding Yatzy's table and second moments as :func:`advisor` saves them, from the test session's
-    solve (tests/conftest.py): built once per session for the in-process app and the family server (the second
+    solve (tests/solutions.py): built once per session for the in-process app and the family server (the second
     moments take seconds), rather than solved and built again by each."""
     if not _saved:
-        from conftest import solved
+        from solutions import solved
 
         rs = rules.get_rules("yatzy")
         directory = tmp_path_factory.mktemp("family-yatzy")

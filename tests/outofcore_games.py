@@ -3,26 +3,18 @@ stops a build midway as Ctrl-C does, and a byte flipped on disk."""
 
 from __future__ import annotations
 
-from family_games import small_maxi
+import reduced_games
 
 from pentadice.cluster import engine
-from pentadice.game import rules
 
-
-def small(name: str, ids: tuple[str, ...], threshold: int) -> rules.RuleSet:
-    """A registered rule set on a sheet of the boxes ``ids`` (2**len masks: a few MB of tables)."""
-    rs = rules.get_rules(name)
-    sheet = tuple(b for b in rs.sheet if b.id in ids)
-    return rs.reduced(sheet=sheet, boxes=tuple(b.id for b in sheet), upper_threshold=threshold)
-
-
+# The games named after a rule set: a few MB of tables each (2**6 to 2**8 box masks).
 GAMES = {
     # Yatzy's scoring, no Penta box (one flag), the upper bonus reachable.
-    "yatzy": small("yatzy", ("fives", "sixes", "one_pair", "two_pairs", "full_house", "chance", "yatzy"), 25),
+    "yatzy": reduced_games.GAMES["yatzy, 7 boxes"],
     # Maxi Yatzy: six dice, its 80-subtotal bonus replaced by a smaller one (64 lanes).
-    "maxi-yatzy": small_maxi(),
+    "maxi-yatzy": reduced_games.GAMES["maxi-yatzy, 8 boxes"],
     # Penta: the Penta box (two flags: a layer of states whose box holds 50), its bonus and joker.
-    "penta": small("penta", ("fives", "sixes", "three_of_a_kind", "full_house", "chance", "penta"), 20),
+    "penta": reduced_games.GAMES["penta, 6 boxes"],
 }
 
 

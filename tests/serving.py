@@ -64,14 +64,3 @@ def started(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-@contextlib.contextmanager
-def penta_app(advisor) -> Iterator:
-    """The application ``pentadice serve`` runs, in process (FastAPI's TestClient), serving Penta's ``advisor``."""
-    from fastapi.testclient import TestClient
-
-    from pentadice.faces.web.api import create_app
-
-    with TestClient(create_app({"penta": advisor}), base_url="http://localhost") as client:
-        yield client

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import random_sheet
+from sheets import random_sheet
 
 from pentadice.advisor import NO_SCORE_MESSAGE, Advisor, Option, SituationError
 from pentadice.game import dice, rules
@@ -214,7 +214,7 @@ def test_missing_table_is_solved_once_and_cached(tmp_path):
 @pytest.mark.slow
 def test_option_values_agree_with_yatzy_solver(tmp_path):
     ys = pytest.importorskip("yatzy_solver")
-    from conftest import solved
+    from solutions import solved
 
     from pentadice.tables import table
 

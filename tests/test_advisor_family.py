@@ -16,9 +16,10 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import random_sheet, solved
 from family_games import advisor_of, small_maxi
 from fastapi.testclient import TestClient
+from sheets import random_sheet
+from solutions import solved
 
 from pentadice.advisor import Advisor, SituationError
 from pentadice.advisor.batch_io import answer_texts, answers

@@ -14,11 +14,12 @@ import urllib.parse
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import random_sheet, solved
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sheets import random_sheet
 from signals import interrupt
+from solutions import solved
 
 from pentadice.advisor import Advisor
 from pentadice.advisor.explain import explain

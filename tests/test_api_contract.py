@@ -8,13 +8,9 @@ plain tests below, each one request."""
 
 from __future__ import annotations
 
-import pytest
 import schemathesis
-from fastapi.testclient import TestClient
 from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import events, from_schema
-
-from pentadice.faces.web.api import create_app
 
 # What a schema cannot say: 422 may answer a schema-valid request of these operations (and only of these).
 SEMANTIC = {
@@ -29,17 +25,6 @@ SEMANTIC = {
     "/api/players/{name}": "a player's name without invisible characters",
 }
 EXAMPLES = 8  # per operation and phase: about 800 requests, 15 s
-
-
-@pytest.fixture(scope="module")
-def app(penta_advisor):
-    return create_app({"penta": penta_advisor})
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    with TestClient(app) as c:
-        yield c
 
 
 def _config() -> SchemathesisConfig:

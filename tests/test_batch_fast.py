@@ -6,8 +6,9 @@ import json
 
 import numpy as np
 import pytest
-from conftest import random_sheet, solved
 from family_games import advisor_of, small_maxi
+from sheets import random_sheet
+from solutions import solved
 
 from pentadice.advisor import Advisor
 from pentadice.advisor.batch_io import answer_texts, answers

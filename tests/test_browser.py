@@ -50,7 +50,7 @@ _free_port = serving.free_port  # (imported from here by the other browser tests
 @pytest.fixture(scope="module")
 def tables(penta_table_dir, tmp_path_factory) -> Path:
     """The session's Penta table, with Yahtzee's and Kiriki's (their sheets differ: the box's name, the bonus)."""
-    from conftest import solved
+    from solutions import solved
 
     from pentadice.tables import table
 

@@ -16,7 +16,7 @@ from test_browser import page as page_fixture  # noqa: F401
 @pytest.fixture(scope="module")
 def tables(penta_game_tables, tmp_path_factory) -> Path:
     """Penta's table with every table a game reads, as after `make table` (the session's, linked)."""
-    from conftest import linked_copy
+    from solutions import linked_copy
 
     return linked_copy(penta_game_tables, tmp_path_factory.mktemp("browser-chances") / "tables")
 

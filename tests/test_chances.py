@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import reduced_games
 
 from pentadice import solver
 from pentadice.advisor import Advisor, chances
@@ -19,10 +20,8 @@ from pentadice.game.sheet import Sheet
 from pentadice.game.situation import Situation
 from pentadice.tables import table
 
-SMALL = rules.get_rules("penta").reduced(dice=2, rolls=2, boxes=("twos", "chance", "penta"), upper_threshold=4)
-YATZY_SMALL = rules.get_rules("yatzy").reduced(
-    dice=2, rolls=2, boxes=("twos", "one_pair", "yatzy"), upper_threshold=4
-)  # a sheet without a Penta box: one flag, Yatzy's own boxes
+SMALL = reduced_games.GAMES["penta, 2 dice, 2 rolls, 3 boxes"]
+YATZY_SMALL = reduced_games.GAMES["yatzy, 2 dice, 2 rolls, 3 boxes"]  # no Penta box: one flag, Yatzy's own boxes
 
 
 def enumerate_wins(spreads):

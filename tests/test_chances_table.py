@@ -13,8 +13,8 @@ import re
 
 import numpy as np
 import pytest
-from conftest import random_sheet
-from test_distribution import GAMES as DISTRIBUTION_GAMES
+import reduced_games
+from sheets import random_sheet
 
 from pentadice import solver
 from pentadice.advisor import distribution
@@ -30,22 +30,16 @@ MEAN = 1e-5  # a row's mean against the value table
 
 # Every joker convention (Penta's, free, forced, none), a Penta box with its bonus and without one (Yatzy: one
 # flag), one to three rolls; the reduced Maxi Yatzy games of test_distribution have 2**20 box masks (no table).
-GAMES = {
-    name: DISTRIBUTION_GAMES[name]
-    for name in (
-        "penta, 3 dice",
-        "penta, 2 dice, lower boxes",
-        "yahtzee free joker, 2 dice",
-        "yahtzee forced joker, 3 dice, 2 rolls",
-        "yahtzee no joker, 2 dice",
-        "penta, 4 dice, 1 roll",
-        "yatzy, 3 dice",
-        "yatzy, 4 dice, 2 rolls",
-    )
-}
-# A threshold above 63: 80 lanes (fives and sixes of six dice reach 66).
-GAMES["penta, 6 dice, 80 lanes"] = rules.get_rules("penta").reduced(
-    dice=6, rolls=2, boxes=("fives", "sixes", "penta"), upper_threshold=65
+GAMES = reduced_games.pick(
+    "penta, 3 dice",
+    "penta, 2 dice, lower boxes",
+    "yahtzee free joker, 2 dice",
+    "yahtzee forced joker, 3 dice, 2 rolls",
+    "yahtzee no joker, 2 dice",
+    "penta, 4 dice, 1 roll",
+    "yatzy, 3 dice",
+    "yatzy, 4 dice, 2 rolls",
+    "penta, 6 dice, 80 lanes",  # a threshold above 63: 80 lanes (fives and sixes of six dice reach 66)
 )
 assert GAMES["penta, 6 dice, 80 lanes"].lanes == 80
 

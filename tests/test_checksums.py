@@ -10,7 +10,7 @@ import hashlib
 
 import numpy as np
 import pytest
-from conftest import solved
+from solutions import solved
 
 from pentadice.game import rules
 

@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pyarrow.parquet as pq
 import pytest
@@ -227,14 +226,12 @@ def test_maxi_yatzy_distribution_and_target_are_refused_before_any_solve(tmp_pat
     monkeypatch.setattr(loading, "load_advisor", no_solve)
     empty = tmp_path / "tables"
     empty.mkdir()
-    start = time.monotonic()
     dist = run("distribution", "--rules", "maxi-yatzy", "--data", str(empty))
     assert dist.exit_code == 2 and "not computed" in dist.stderr and "GB" in dist.stderr, dist.output
     target = run(
         "advise", "--rules", "maxi-yatzy", "1", "1", "3", "4", "6", "6", "--target", "300", "--data", str(empty)
     )
     assert target.exit_code == 1 and "too large to build" in target.stderr, target.output
-    assert time.monotonic() - start < 120  # generous: solving the table alone takes 25-30 s
     assert not list(empty.rglob("*.npy"))
 
 

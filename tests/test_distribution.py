@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+import reduced_games
 from click.testing import CliRunner
-from family_reference import maxi_boxes
 from moments_reference import completions
 from reference import brute_force
 from test_moments import full as with_second_moments  # the session's second moments of a registered rule set
@@ -26,39 +26,18 @@ from pentadice.game.sheet import Sheet
 
 TIE = 1e-9  # the reference's own values: values this close count as equal, ordered by the advisor's tie rule
 
-GAMES = {
-    "penta, 3 dice": rules.get_rules("penta").reduced(
-        dice=3, boxes=("ones", "threes", "full_house", "penta"), upper_threshold=8
-    ),
-    "penta, 2 dice, lower boxes": rules.get_rules("penta").reduced(
-        dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=4
-    ),
-    "yahtzee free joker, 2 dice": rules.get_rules("yahtzee").reduced(
-        dice=2, boxes=("ones", "twos", "full_house", "chance", "penta"), upper_threshold=5
-    ),
-    "yahtzee forced joker, 3 dice, 2 rolls": rules.get_rules("yahtzee+forced-joker").reduced(
-        dice=3, rolls=2, boxes=("fives", "sixes", "four_of_a_kind", "penta"), upper_threshold=20
-    ),
-    "yahtzee no joker, 2 dice": rules.get_rules("yahtzee+no-joker").reduced(
-        dice=2, boxes=("ones", "large_straight", "chance", "penta"), upper_threshold=2
-    ),
-    "penta, 4 dice, 1 roll": rules.get_rules("penta").reduced(
-        dice=4, rolls=1, boxes=("fours", "small_straight", "full_house", "penta"), upper_threshold=12
-    ),
-    # The wider family: no Penta box (one flag), pairs, sums of alike dice, houses, straights of given faces.
-    "yatzy, 3 dice": rules.get_rules("yatzy").reduced(
-        dice=3, boxes=("threes", "one_pair", "three_of_a_kind", "yatzy"), upper_threshold=9
-    ),
-    "yatzy, 4 dice, 2 rolls": rules.get_rules("yatzy").reduced(
-        dice=4, rolls=2, boxes=("sixes", "two_pairs", "four_of_a_kind", "chance"), upper_threshold=18
-    ),
-    "maxi-yatzy, 6 dice, 2 rolls": rules.get_rules("maxi-yatzy").reduced(
-        dice=6, rolls=2, boxes=("twos", "three_pairs", "tower", "maxi_yatzy"), upper_threshold=6
-    ),
-    # 80 lanes (the kernels' other compiled build) on a sheet of these three boxes: Maxi Yatzy's own sheet kept
-    # 2**20 masks of 80 lanes for them (half a minute a test); its masks with boxes left out are the game above's.
-    "maxi-yatzy, 6 dice, threshold above 64": maxi_boxes("fives", "sixes", "super_house", rolls=2, upper_threshold=65),
-}
+GAMES = reduced_games.pick(
+    "penta, 3 dice",
+    "penta, 2 dice, lower boxes",
+    "yahtzee free joker, 2 dice",
+    "yahtzee forced joker, 3 dice, 2 rolls",
+    "yahtzee no joker, 2 dice",
+    "penta, 4 dice, 1 roll",
+    "yatzy, 3 dice",
+    "yatzy, 4 dice, 2 rolls",
+    "maxi-yatzy, 6 dice, 2 rolls, tower",
+    "maxi-yatzy, 6 dice, threshold above 64",
+)
 
 
 def add(into: dict, dist: dict, shift: int, weight: float) -> None:
@@ -176,7 +155,7 @@ def test_matches_brute_force_from_a_sheet_and_mid_turn(name):
 
 
 def test_kiriki_is_refused_with_the_reason():
-    rs = rules.get_rules("kiriki").reduced(dice=2, boxes=("ones", "chance", "penta"), upper_threshold=2)
+    rs = reduced_games.GAMES["kiriki, 2 dice, 3 boxes"]
     with pytest.raises(distribution.DistributionError, match="repeats the turn"):
         distribution.final_distribution(rs, np.zeros(rs.table_shape))
 
@@ -232,7 +211,7 @@ def test_maxi_yatzy_from_the_start_is_refused():
 def test_yatzy_full_game_from_the_start():
     """Scandinavian Yatzy: the exact distribution's mean is the table's 248.4399894, its SD the second-moment
     table's (two independent passes), and the probabilities add up to 1."""
-    from conftest import solved as solved_full
+    from solutions import solved as solved_full
 
     from pentadice.solver import moments
 

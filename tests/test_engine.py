@@ -148,7 +148,7 @@ def test_turns_alternate_between_players(penta_advisor):
 
 def test_auto_commit_fills_the_advisors_best_box(penta_advisor):
     import numpy as np
-    from conftest import random_sheet
+    from sheets import random_sheet
 
     rng = np.random.default_rng(4)
     for _ in range(25):

@@ -154,7 +154,7 @@ def test_play_takes_the_same_names(penta_table_dir):
 
 
 def test_yahtzee_speaks_of_the_yahtzee_bonus(tmp_path, penta_solution):
-    from conftest import solved
+    from solutions import solved
 
     from pentadice.tables import table
 
@@ -180,7 +180,7 @@ def test_yahtzee_speaks_of_the_yahtzee_bonus(tmp_path, penta_solution):
 
 
 def test_kiriki_sheet_has_no_bonus_row(tmp_path):
-    from conftest import solved
+    from solutions import solved
 
     from pentadice.tables import table
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import random_sheet
+from sheets import random_sheet
 
 from pentadice.advisor import Situation
 from pentadice.advisor.explain import explain, outlooks
@@ -123,7 +123,7 @@ def test_advise_json_carries_the_why(penta_table_dir):
 def test_last_roll_choices_are_the_advisors_best_boxes(name, tmp_path_factory, penta_advisor):
     """The explanation's last-roll table, computed for all hands at once, is what the advisor's own advice
     gives hand by hand: the same box (ties included), the same value to the bit, the same points."""
-    from conftest import solved
+    from solutions import solved
 
     from pentadice.advisor import Advisor
     from pentadice.advisor.explain import last_roll_choices

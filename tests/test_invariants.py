@@ -5,8 +5,9 @@ import functools
 
 import numpy as np
 import pytest
-from conftest import solved
+import reduced_games
 from reference import turn_values
+from solutions import solved
 
 from pentadice import solver
 from pentadice.game import rules
@@ -32,14 +33,9 @@ MAX_POINTS = {  # Penta's boxes, from the rules text: the most each can score
 }
 
 
-@functools.cache
 def small_maxi() -> rules.RuleSet:
     """Maxi Yatzy (6 dice, threshold 75, its scoring) on a sheet of eleven of its boxes: a table of 2**11 masks."""
-    maxi = rules.get_rules("maxi-yatzy")
-    keep = ("fours", "fives", "sixes", "two_pairs", "three_pairs", "five_of_a_kind", "full_straight")
-    keep += ("full_house", "tower", "chance", "maxi_yatzy")
-    sheet = tuple(b for b in maxi.sheet if b.id in keep)
-    return maxi.reduced(sheet=sheet, boxes=tuple(b.id for b in sheet))
+    return reduced_games.GAMES["maxi-yatzy, 11 boxes"]
 
 
 def chunks(a: np.ndarray, size: int = 1 << 16) -> list[slice]:

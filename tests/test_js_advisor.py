@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import random_sheet, solved
+from sheets import random_sheet
+from solutions import solved
 
 from pentadice.advisor import Advisor
 from pentadice.advisor.quick import QuickAdvisor

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import solved
+from solutions import solved
 
 from pentadice.advisor import Advisor, SituationError
 from pentadice.faces.cli import main
@@ -67,7 +67,7 @@ def kiriki_advisor(tmp_path_factory):
 def test_solved_values_are_fixed_points(kiriki_advisor):
     """V(S) = T(V(S)): the value equals the expected best option over the first roll, where adding a Kiriki
     comes back to the same state."""
-    from conftest import random_sheet
+    from sheets import random_sheet
 
     from pentadice.game import dice
 

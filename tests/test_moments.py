@@ -8,10 +8,10 @@ import math
 
 import numpy as np
 import pytest
+import reduced_games
 from click.testing import CliRunner
-from conftest import solved
-from family_reference import maxi_boxes
 from moments_reference import brute_moments
+from solutions import solved
 
 from pentadice import solver
 from pentadice.advisor import Advisor
@@ -24,46 +24,20 @@ from pentadice.solver.turn_inputs import turn_inputs
 from pentadice.tables import moment_files, table
 
 # Reduced games (as tests/test_bruteforce.py): the joker, Kiriki's repeats and the upper bonus all occur.
-GAMES = {
-    "penta, 3 dice": rules.get_rules("penta").reduced(
-        dice=3, boxes=("ones", "threes", "full_house", "penta"), upper_threshold=8
-    ),
-    "penta, 2 dice, lower boxes": rules.get_rules("penta").reduced(
-        dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=4
-    ),
-    "yahtzee free joker, 2 dice": rules.get_rules("yahtzee").reduced(
-        dice=2, boxes=("ones", "twos", "full_house", "chance", "penta"), upper_threshold=5
-    ),
-    "yahtzee forced joker, 3 dice, 2 rolls": rules.get_rules("yahtzee+forced-joker").reduced(
-        dice=3, rolls=2, boxes=("fives", "sixes", "four_of_a_kind", "penta"), upper_threshold=20
-    ),
-    "kiriki, 2 dice": rules.get_rules("kiriki").reduced(
-        dice=2, boxes=("ones", "twos", "chance", "penta"), upper_threshold=4
-    ),
-    "kiriki, 2 dice, 2 rolls, lower boxes": rules.get_rules("kiriki").reduced(
-        dice=2, rolls=2, boxes=("three_of_a_kind", "full_house", "sixes", "penta"), upper_threshold=12
-    ),
-    "penta, 4 dice, 1 roll": rules.get_rules("penta").reduced(
-        dice=4, rolls=1, boxes=("fours", "small_straight", "full_house", "penta"), upper_threshold=12
-    ),
-    # The wider family: no Penta box (one flag), pairs, sums of alike dice, houses, straights of given faces.
-    "yatzy, 3 dice": rules.get_rules("yatzy").reduced(
-        dice=3, boxes=("threes", "one_pair", "three_of_a_kind", "yatzy"), upper_threshold=9
-    ),
-    "yatzy, 4 dice, 2 rolls": rules.get_rules("yatzy").reduced(
-        dice=4, rolls=2, boxes=("sixes", "two_pairs", "four_of_a_kind", "chance"), upper_threshold=18
-    ),
-    "maxi-yatzy, 6 dice, 2 rolls": rules.get_rules("maxi-yatzy").reduced(
-        dice=6, rolls=2, boxes=("twos", "three_pairs", "tower", "maxi_yatzy"), upper_threshold=6
-    ),
-    # 80 lanes (the kernels' other compiled build) on a sheet of these three boxes: Maxi Yatzy's own sheet kept
-    # 2**20 masks of 80 lanes for them (half a minute a test); its masks with boxes left out are the game above's.
-    "maxi-yatzy, 6 dice, threshold above 64": maxi_boxes("fives", "sixes", "super_house", rolls=2, upper_threshold=65),
-    # One die: more successor rows (20) than keeps (7), so the scratch rows outnumber the keeps.
-    "penta, 1 die": rules.get_rules("penta").reduced(
-        dice=1, boxes=("ones", "twos", "sixes", "chance"), upper_threshold=7
-    ),
-}
+GAMES = reduced_games.pick(
+    "penta, 3 dice",
+    "penta, 2 dice, lower boxes",
+    "yahtzee free joker, 2 dice",
+    "yahtzee forced joker, 3 dice, 2 rolls",
+    "kiriki, 2 dice",
+    "kiriki, 2 dice, 2 rolls, lower boxes",
+    "penta, 4 dice, 1 roll",
+    "yatzy, 3 dice",
+    "yatzy, 4 dice, 2 rolls",
+    "maxi-yatzy, 6 dice, 2 rolls, tower",
+    "maxi-yatzy, 6 dice, threshold above 64",
+    "penta, 1 die",
+)
 
 
 @pytest.mark.parametrize("name", list(GAMES))

@@ -14,20 +14,22 @@ FIGURES = {
     "distribution.ipynb": ["score_distribution.png"],
     "family.ipynb": ["family_distribution.png"],
 }
-FAMILY = ("penta", "yahtzee", "yatzy", "maxi-yatzy")  # the games family.ipynb compares
+# The rule sets whose tables a notebook reads beside Penta's (from the session's solves: tests/solutions.py caches
+# them, so that Maxi Yatzy's solve, a minute or two, is shared with the tests that need it, not done again here).
+TABLES = {
+    "family.ipynb": ("penta", "yahtzee", "yatzy", "maxi-yatzy"),
+    "distribution.ipynb": ("penta", "yahtzee", "yahtzee+no-bonus"),
+}
 
 
-@pytest.fixture(scope="session")
-def family_table_dir(tmp_path_factory):
-    """A table directory holding the tables family.ipynb reads, saved from the session's solves (tests/conftest.py
-    caches them): Maxi Yatzy's solve (a minute or two) is then shared with the tests that need it rather than
-    done again in the notebook."""
-    from conftest import solved
+def tables_of(names, directory):
+    """``directory`` holding the saved tables of the rule sets ``names``, as the session solved them."""
+    from solutions import solved
 
     from pentadice.tables import table
 
-    directory = tmp_path_factory.mktemp("family-tables")
-    for name in FAMILY:
+    directory.mkdir(exist_ok=True)
+    for name in names:
         solution = solved(name)
         table.save(solution.rules, solution.values, directory)
     return directory
@@ -42,7 +44,10 @@ def test_every_notebook_is_checked():
 def test_notebook_runs_and_saves_its_figures(path, tmp_path, monkeypatch, request):
     import nbformat
 
-    data = request.getfixturevalue("family_table_dir" if path.name == "family.ipynb" else "penta_table_dir")
+    if path.name in TABLES:
+        data = tables_of(TABLES[path.name], tmp_path / "tables")
+    else:
+        data = request.getfixturevalue("penta_table_dir")
     monkeypatch.setenv("PENTADICE_FIGURES", str(tmp_path))
     monkeypatch.setenv("PENTADICE_DATA", str(data))
     monkeypatch.setenv("PENTADICE_NOTEBOOK_GAMES", "2000")

@@ -9,8 +9,8 @@ import sys
 import time
 
 import pytest
-from conftest import solved
 from signals import interrupt
+from solutions import solved
 
 from pentadice.tables import table
 

@@ -14,6 +14,7 @@ import shutil
 import numpy as np
 import outofcore_games
 import pytest
+import reduced_games
 from click.testing import CliRunner
 from outofcore_games import flip, stop_after
 
@@ -27,7 +28,7 @@ from pentadice.tables.win_store import StoreError
 GAMES = {
     **outofcore_games.GAMES,
     # Kiriki: a state comes back to itself (its row reads its own lanes).
-    "kiriki": rules.get_rules("kiriki").reduced(dice=2, boxes=("ones", "chance", "penta"), upper_threshold=2),
+    "kiriki": reduced_games.GAMES["kiriki, 2 dice, 3 boxes"],
 }
 CHUNK = 3000  # lanes a task: the wider layers of these games in several chunks
 

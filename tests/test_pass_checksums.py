@@ -34,8 +34,8 @@ import os
 
 import numpy as np
 import pytest
-from conftest import solved
-from family_reference import maxi_boxes
+import reduced_games
+from solutions import solved
 
 from pentadice import solver
 from pentadice.advisor import distribution
@@ -48,16 +48,12 @@ THREADS = 2  # the digests do not depend on it (checked with 1 and 2 threads whe
 BOXES_OF_PENTA = ("ones", "threes", "fives", "sixes", "full_house", "large_straight", "chance", "penta")
 # Small games of full-size dice and rolls: their target tables take seconds, not minutes. The Maxi Yatzy one
 # keeps its threshold 75 (80 lanes) and can reach it (fours, fives and sixes: up to 90).
-SMALL = {
-    "penta, 8 boxes": rules.get_rules("penta").reduced(boxes=BOXES_OF_PENTA),
-    "kiriki, 8 boxes": rules.get_rules("kiriki").reduced(boxes=BOXES_OF_PENTA),
-    "yatzy, 8 boxes": rules.get_rules("yatzy").reduced(
-        boxes=("ones", "fours", "fives", "sixes", "two_pairs", "small_straight", "full_house", "yatzy")
-    ),
-    "maxi boxes, 80 lanes": maxi_boxes(
-        "fours", "fives", "sixes", "three_pairs", "super_house", "tower", "chance", "maxi_yatzy"
-    ),
-}
+SMALL = reduced_games.pick(
+    "penta, 8 boxes",
+    "kiriki, 8 boxes",
+    "yatzy, 8 boxes",
+    "maxi boxes, 80 lanes",
+)
 
 
 def digest(a: np.ndarray) -> str:

@@ -9,9 +9,9 @@ from collections import Counter
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import solved
 from family_server import six_dice_game
 from reference import family_points
+from solutions import solved
 
 from pentadice.advisor import Advisor
 from pentadice.faces import words

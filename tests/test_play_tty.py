@@ -68,8 +68,8 @@ def tmux(tmp_path):
 @pytest.fixture(scope="module")
 def game_tables(penta_game_tables, tmp_path_factory):
     """Penta's tables with the chances table that a game of two or more shows at a terminal: the session's
-    (tests/conftest.py, linked), not built again here (about 25 s) for the first game of two."""
-    from conftest import linked_copy
+    (tests/solutions.py, linked), not built again here (about 25 s) for the first game of two."""
+    from solutions import linked_copy
 
     return linked_copy(penta_game_tables, tmp_path_factory.mktemp("tty-tables") / "tables")
 

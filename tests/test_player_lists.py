@@ -7,15 +7,8 @@ import json
 import pytest
 from commands import run
 from saves import PLAY, a_save
-from serving import penta_app
 
 from pentadice.players.engine import GameError, parse_players
-
-
-@pytest.fixture(scope="module")
-def client(penta_advisor):
-    with penta_app(penta_advisor) as c:
-        yield c
 
 
 def test_names_that_look_the_same_are_refused(client):

@@ -11,9 +11,7 @@ import sys
 import urllib.parse
 
 import pytest
-from fastapi.testclient import TestClient
 
-from pentadice.faces.web.api import create_app
 from pentadice.game import rules
 from pentadice.players.engine import Game, GameError, name_key, parse_players, valid_name
 
@@ -40,12 +38,6 @@ SCOTLAND = "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
 SHOWN = ["Ana", "Zoë", "\uff22\uff4f", "👨\u200d👩\u200d👧", "❤\ufe0f", "1\ufe0f\u20e3", "👍🏽", "Jean-Luc",
          SCOTLAND, "🏳\ufe0f\u200d🌈", "🏴\u200d☠\ufe0f", "Ana \u203c\ufe0f", "\u2139\ufe0f",
          "\u2194\ufe0f"]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def client(penta_advisor):
-    with TestClient(create_app({"penta": penta_advisor})) as c:
-        yield c
 
 
 @pytest.mark.parametrize("name", DECEIVING)

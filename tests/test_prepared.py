@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 import pytest
+import reduced_games
 from click.testing import CliRunner
 
 from pentadice import solver
@@ -22,9 +23,7 @@ from pentadice.game.sheet import Sheet
 from pentadice.players import prepared
 from pentadice.tables import table
 
-SMALL = rules.get_rules("penta").reduced(
-    dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=63
-)
+SMALL = reduced_games.GAMES["penta, 2 dice, lower boxes, threshold 63"]
 
 
 def test_each_rule_set_has_the_tables_that_fit_it():
@@ -108,7 +107,7 @@ def test_chances_from_the_table_equal_the_forward_pass(small):
     slow = chances.Chances(SMALL, values)  # the forward pass, state by state
     assert fast.table is not None and slow.table is None
     rng = np.random.default_rng(4)
-    from conftest import random_sheet
+    from sheets import random_sheet
 
     for _ in range(6):
         sheets = [random_sheet(SMALL, rng, int(rng.integers(0, 4))) for _ in range(3)]
@@ -123,7 +122,7 @@ def test_chances_during_a_turn_equal_the_exact_distribution_of_that_turn(small):
     prepared.hold(SMALL, small, values, ["chances"])
     fast = chances.chances_of(SMALL, values)
     rng = np.random.default_rng(9)
-    from conftest import random_sheet
+    from sheets import random_sheet
 
     for _ in range(8):
         sheets = [random_sheet(SMALL, rng, int(rng.integers(0, 4))) for _ in range(2)]

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import solved
+from solutions import solved
 
 from pentadice.game import rules
 

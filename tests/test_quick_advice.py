@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import random_sheet
+from sheets import random_sheet
 
 from pentadice.advisor import Advisor
 from pentadice.advisor.explain import explain

@@ -18,18 +18,11 @@ from commands import CLI, run  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from saves import PLAY, a_save  # noqa: E402
-from serving import penta_app  # noqa: E402
 
 from pentadice.players.engine import Game, GameError, save_text  # noqa: E402
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BOM = codecs.BOM_UTF8
-
-
-@pytest.fixture(scope="module")
-def client(penta_advisor):
-    with penta_app(penta_advisor) as c:
-        yield c
 
 
 def test_a_save_with_a_bom_is_accepted_and_a_latin1_one_refused_by_cli_and_api(tmp_path, penta_table_dir, client):

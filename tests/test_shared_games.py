@@ -33,17 +33,6 @@ SEAT = "X-Pentadice-Seat"
 HAS_TLS = "tls" in inspect.signature(server.run).parameters
 
 
-@pytest.fixture(scope="module")
-def app(penta_advisor):
-    return create_app({"penta": penta_advisor})
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    with TestClient(app) as c:
-        yield c
-
-
 def shared_game(client, players="Ana,Bo,cpu", **extra) -> dict:
     r = client.post("/api/games", json={"players": players, "seed": 7, "auto_commit": None, "shared": True, **extra})
     assert r.status_code == 201, r.text

@@ -7,8 +7,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from conftest import solved
 from family_server import six_dice_game
+from solutions import solved
 
 from pentadice.advisor import Advisor
 from pentadice.faces.cli import main

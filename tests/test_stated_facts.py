@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import solved
+from solutions import solved
 
 from pentadice.faces.cli import main
 from pentadice.game import rules

@@ -5,8 +5,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import solved
 from fastapi.testclient import TestClient
+from solutions import solved
 
 from pentadice.advisor import Advisor, chances
 from pentadice.faces.cli import main
@@ -207,9 +207,9 @@ def test_kiriki_has_no_chances_and_says_why(client):
 
 @pytest.fixture(scope="module")
 def game_tables(penta_game_tables, tmp_path_factory):
-    """Penta's tables with the chances table that `play --chances` reads: the session's (tests/conftest.py,
+    """Penta's tables with the chances table that `play --chances` reads: the session's (tests/solutions.py,
     linked), not built again by the game (about 25 s)."""
-    from conftest import linked_copy
+    from solutions import linked_copy
 
     return linked_copy(penta_game_tables, tmp_path_factory.mktemp("play-chances") / "tables")
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import reduced_games
 import serving
 from click.testing import CliRunner
 
@@ -28,9 +29,7 @@ from pentadice.game import rules
 from pentadice.solver import remaining
 from pentadice.tables import chance_tables, chunks, moment_files, table
 
-SMALL = rules.get_rules("penta").reduced(
-    dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=63
-)
+SMALL = reduced_games.GAMES["penta, 2 dice, lower boxes, threshold 63"]
 WIN_GAMES = ["simulate", "-n", "300", "--players", "win,optimal", "--seed", "3", "--json"]
 
 # kind -> the commands that read it. Each must refuse a damaged file (exit 1, saying it is damaged), except the

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import reduced_games
 from click.testing import CliRunner
 from commands import unbuffered
-from family_reference import box_moves, holds_penta, maxi_boxes, turn_of
+from family_reference import box_moves, holds_penta, turn_of
 from reference import brute_force
 from signals import interrupt
 
@@ -26,26 +27,14 @@ from pentadice.game.situation import Situation
 from pentadice.solver import targets as kernel
 from pentadice.tables import chunks, table, targets
 
-GAMES = {
-    "penta, 2 dice": rules.get_rules("penta").reduced(
-        dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=4
-    ),
-    "yahtzee free joker, 3 dice, 2 rolls": rules.get_rules("yahtzee").reduced(
-        dice=3, rolls=2, boxes=("ones", "threes", "full_house", "penta"), upper_threshold=6
-    ),
-    "kiriki, 2 dice, 2 rolls": rules.get_rules("kiriki").reduced(
-        dice=2, rolls=2, boxes=("three_of_a_kind", "full_house", "sixes", "penta"), upper_threshold=12
-    ),
-    "yatzy, 2 dice": rules.get_rules("yatzy").reduced(
-        dice=2, boxes=("ones", "twos", "one_pair", "chance", "yatzy"), upper_threshold=4
-    ),
-    "yatzy, 4 dice, 2 rolls": rules.get_rules("yatzy").reduced(
-        dice=4, rolls=2, boxes=("ones", "threes", "two_pairs", "four_of_a_kind", "yatzy"), upper_threshold=6
-    ),
-    "maxi boxes, 6 dice, 2 rolls": maxi_boxes(
-        "sixes", "three_pairs", "tower", "maxi_yatzy", rolls=2, upper_threshold=12
-    ),
-}
+GAMES = reduced_games.pick(
+    "penta, 2 dice, lower boxes",
+    "yahtzee free joker, 3 dice, 2 rolls",
+    "kiriki, 2 dice, 2 rolls, lower boxes",
+    "yatzy, 2 dice",
+    "yatzy, 4 dice, 2 rolls, ones and threes",
+    "maxi boxes, 6 dice, 2 rolls, sixes",
+)
 NOT_KIRIKI = [name for name in GAMES if not GAMES[name].penta_repeat]
 
 
@@ -199,7 +188,7 @@ def test_storage_round_trip_within_the_documented_precision(name, saved):
 
 def situations(rs, rng, n):
     """Random situations of a reduced game (sheets that can occur)."""
-    from conftest import random_sheet
+    from sheets import random_sheet
 
     out = []
     while len(out) < n:
@@ -247,14 +236,14 @@ def test_each_options_probability_matches_brute_force(name, saved):
 
 
 def test_missing_and_damaged_tables_are_refused_with_how_to_build_them(tmp_path, saved):
-    rs = GAMES["penta, 2 dice"]
+    rs = GAMES["penta, 2 dice, lower boxes"]
     with pytest.raises(targets.TargetsMissing, match=r"run `pentadice solve --targets --rules penta"):
         targets.load(rs, tmp_path)
     with pytest.raises(targets.TargetsMissing):
         reach.p_target_max(rs, str(tmp_path), Sheet(), target=100)
     import shutil
 
-    src = saved["penta, 2 dice"].directory
+    src = saved["penta, 2 dice, lower boxes"].directory
     for f in src.iterdir():
         shutil.copy(f, tmp_path / f.name)
     files = targets.TargetFiles(tmp_path, rs.name)
@@ -295,7 +284,7 @@ def test_bad_targets_are_refused():
 @pytest.fixture
 def small_penta(monkeypatch, tmp_path):
     # (value tables are saved with all 64 subtotals: the threshold stays at 63)
-    rs = GAMES["penta, 2 dice"].reduced(upper_threshold=63)
+    rs = GAMES["penta, 2 dice, lower boxes"].reduced(upper_threshold=63)
     monkeypatch.setitem(rules.REGISTRY, "penta", rs)
     return rs, tmp_path
 
@@ -378,8 +367,8 @@ def test_distribution_target(small_penta):
 def test_a_fifo_or_a_bad_header_is_refused_as_damaged_without_hanging(tmp_path, saved):
     import shutil
 
-    rs = GAMES["penta, 2 dice"]
-    for f in saved["penta, 2 dice"].directory.iterdir():
+    rs = GAMES["penta, 2 dice, lower boxes"]
+    for f in saved["penta, 2 dice, lower boxes"].directory.iterdir():
         shutil.copy(f, tmp_path / f.name)
     files = targets.TargetFiles(tmp_path, rs.name)
     files.index.unlink()

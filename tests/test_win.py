@@ -9,8 +9,9 @@ import types
 
 import numpy as np
 import pytest
+import reduced_games
 from click.testing import CliRunner
-from family_reference import box_moves, holds_penta, maxi_boxes, turn_of
+from family_reference import box_moves, holds_penta, turn_of
 
 from pentadice.faces.cli import main
 from pentadice.game import rules
@@ -20,29 +21,19 @@ from pentadice.game.situation import Situation
 from pentadice.solver import utility
 from pentadice.solver.induction import solve, solve_values
 
-GAMES = {
-    "penta, 3 dice": rules.get_rules("penta").reduced(
-        dice=3, boxes=("ones", "threes", "full_house", "penta"), upper_threshold=8
-    ),
-    "penta, 2 dice, lower boxes": rules.get_rules("penta").reduced(
-        dice=2, boxes=("twos", "three_of_a_kind", "small_straight", "chance", "penta"), upper_threshold=4
-    ),
-    "yahtzee forced joker, 3 dice, 2 rolls": rules.get_rules("yahtzee+forced-joker").reduced(
-        dice=3, rolls=2, boxes=("fives", "sixes", "four_of_a_kind", "penta"), upper_threshold=20
-    ),
-    "kiriki, 2 dice": rules.get_rules("kiriki").reduced(
-        dice=2, boxes=("ones", "twos", "chance", "penta"), upper_threshold=4
-    ),
-    "yatzy, 3 dice": rules.get_rules("yatzy").reduced(
-        dice=3, boxes=("ones", "threes", "one_pair", "three_of_a_kind", "yatzy"), upper_threshold=8
-    ),
-    "maxi boxes, 6 dice, 2 rolls": maxi_boxes("twos", "three_pairs", "tower", "maxi_yatzy", rolls=2, upper_threshold=8),
-}
+GAMES = reduced_games.pick(
+    "penta, 3 dice",
+    "penta, 2 dice, lower boxes",
+    "yahtzee forced joker, 3 dice, 2 rolls",
+    "kiriki, 2 dice",
+    "yatzy, 3 dice, ones and threes",
+    "maxi boxes, 6 dice, 2 rolls, twos",
+)
 # Maxi Yatzy's threshold, 75: 80 lanes, the kernels' other compiled build (on a small sheet of its boxes)
-WIDE = {"maxi boxes, 80 lanes": maxi_boxes("fives", "sixes", "three_pairs", "maxi_yatzy", rolls=2, upper_threshold=75)}
+WIDE = reduced_games.pick("maxi boxes, 80 lanes, 4 boxes")
 SMALL_NAME = "penta, 3 dice"
 SMALL = GAMES[SMALL_NAME]
-SLOW = ("maxi boxes, 6 dice, 2 rolls",)  # the 6-dice brute force takes a minute: marked slow (CI runs it too)
+SLOW = ("maxi boxes, 6 dice, 2 rolls, twos",)  # the 6-dice brute force takes a minute: marked slow (CI runs it too)
 
 
 def marked(names):
@@ -101,7 +92,10 @@ def brute_endgame(rs: rules.RuleSet):
     return W
 
 
-@pytest.mark.parametrize("name", marked(["penta, 2 dice, lower boxes", "yatzy, 3 dice", "maxi boxes, 6 dice, 2 rolls"]))
+@pytest.mark.parametrize(
+    "name",
+    marked(["penta, 2 dice, lower boxes", "yatzy, 3 dice, ones and threes", "maxi boxes, 6 dice, 2 rolls, twos"]),
+)
 def test_endgame_table_matches_brute_force(name):
     rs = GAMES[name]
     Wt, rowix = utility.solve_endgame(rs, 2)
@@ -393,8 +387,8 @@ def test_players_refuses_strategy_and_out():
     ("game", "players", "max_open"),
     [
         *((SMALL_NAME, players, k) for players in [("win", "optimal"), ("optimal", "win", "optimal")] for k in (1, 2)),
-        ("yatzy, 3 dice", ("optimal", "win"), 2),  # Yatzy's sheet: 15 boxes, no Penta box
-        ("maxi boxes, 80 lanes", ("win", "optimal"), 1),  # 6 dice, 80 lanes
+        ("yatzy, 3 dice, ones and threes", ("optimal", "win"), 2),  # Yatzy's sheet: 15 boxes, no Penta box
+        ("maxi boxes, 80 lanes, 4 boxes", ("win", "optimal"), 1),  # 6 dice, 80 lanes
     ],
 )  # the small games have 4 or 5 boxes: theta turns, then the last turns
 def test_simulated_games_replay_through_the_strategy_api(small, game, players, max_open):
@@ -694,7 +688,9 @@ def test_win_refuses_maxi_yatzy_with_the_sizes_and_plays_yatzy():
 
 @pytest.fixture
 def small_yatzy(monkeypatch, tmp_path):
-    rs = GAMES["yatzy, 3 dice"].reduced(upper_threshold=63)  # saved value tables of Yatzy: 64 subtotals
+    rs = GAMES["yatzy, 3 dice, ones and threes"].reduced(
+        upper_threshold=63
+    )  # saved value tables of Yatzy: 64 subtotals
     monkeypatch.setitem(rules.REGISTRY, "yatzy", rs)
     return rs, tmp_path
 
