@@ -559,7 +559,7 @@ def test_the_api_docs_error_table_lists_what_the_tests_check():
     section = docs[docs.index("## Errors") :]
     rows = re.findall(r"^\| \*\*(\d{3})\*\* \|", section, flags=re.M)
     assert {"400", "408", "414", "421", "431", "503"} <= set(rows), rows
-    files = ("test_api.py", "test_server_hardening.py", "test_live_quotas.py", "test_damaged_games.py")
+    files = ("test_api.py", "test_server_hostile_clients.py", "test_live_quotas.py", "test_damaged_games.py")
     tests = "".join((ROOT / "tests" / name).read_text() for name in files)
     asserted = set(re.findall(r"(?:status(?:_code)? == |assert_json_error\(|, )(\d{3})\b", tests))
     assert set(rows) <= asserted, set(rows) - asserted
