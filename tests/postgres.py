@@ -312,6 +312,19 @@ class PostgresServer:
         raised as RuntimeError)."""
         return self._client("psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", database, "-c", sql)
 
+    def set_system(self, name: str, value: str | None, shows: str, timeout: float = 30.0) -> None:
+        """``ALTER SYSTEM SET name = value`` (``None``: ``RESET``) and a reload, returning once a new session
+        shows ``shows``: the postmaster has then read its configuration again and signalled every session, each
+        of which takes the value before its next command (a pool's ping, then the request). ``pg_reload_conf()``
+        alone returns before that, and a request sent at once may still run under the old value."""
+        self.psql(f"ALTER SYSTEM RESET {name}" if value is None else f"ALTER SYSTEM SET {name} = {value}")
+        self.psql("SELECT pg_reload_conf()")
+        deadline = time.monotonic() + timeout
+        while (shown := self.psql(f"SHOW {name}").strip()) != shows:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name} is still {shown!r} {timeout:.0f} s after the reload")
+            time.sleep(0.05)
+
     def cleanup(self) -> None:
         """Stop the server (immediately: its data is thrown away) and remove its directory."""
         if self.running:

@@ -418,16 +418,14 @@ def test_a_server_on_postgresql_rides_out_an_outage_and_a_read_only_spell(
         assert steady(client.get(f"/api/games/{game_id}")) == steady(played)
 
         # Read-only (a standby, a database set so): 503 saying so, then on again.
-        postgres_server.psql("ALTER SYSTEM SET default_transaction_read_only = on")
-        postgres_server.psql("SELECT pg_reload_conf()")
+        postgres_server.set_system("default_transaction_read_only", "on", shows="on")
         try:
             action, body = next_move(played)
             status, out, _ = client.send("POST", f"/api/games/{game_id}/{action}", body)
             assert status == 503 and "read-only" in out["error"], out
             assert steady(client.get(f"/api/games/{game_id}")) == steady(played)  # reading still works
         finally:
-            postgres_server.psql("ALTER SYSTEM RESET default_transaction_read_only")
-            postgres_server.psql("SELECT pg_reload_conf()")
+            postgres_server.set_system("default_transaction_read_only", None, shows="off")
         after = client.move(game_id, action, body)["game"]
         assert steady(after) != steady(played)
         assert steady(client.get(f"/api/games/{game_id}")) == steady(after)
