@@ -168,6 +168,17 @@ GAMES: dict[str, rules.RuleSet] = {
     ),
 }
 
+# Every joker convention (Penta's, free, forced, none) on small Penta and Yahtzee games, one to three rolls: the
+# games most checks of a pass against a brute force start from.
+JOKERS = (
+    "penta, 3 dice",
+    "penta, 2 dice, lower boxes",
+    "yahtzee free joker, 2 dice",
+    "yahtzee forced joker, 3 dice, 2 rolls",
+    "yahtzee no joker, 2 dice",
+    "penta, 4 dice, 1 roll",
+)
+
 # What a command or server started by a test solves under a rule set's name (tests/reduced_pentadice.py).
 AS_RULE_SETS: dict[str, str] = {
     "penta": "penta, 6 boxes",

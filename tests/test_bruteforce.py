@@ -9,14 +9,9 @@ from pentadice import solver
 
 # Each game exercises other rules: the joker paths need all dice alike, which small dice counts make common.
 GAMES = reduced_games.pick(
-    "penta, 3 dice",
-    "penta, 2 dice, lower boxes",
-    "yahtzee free joker, 2 dice",
-    "yahtzee forced joker, 3 dice, 2 rolls",
-    "yahtzee no joker, 2 dice",
+    *reduced_games.JOKERS,
     "kiriki, 2 dice",
     "kiriki, 2 dice, 2 rolls, lower boxes",
-    "penta, 4 dice, 1 roll",
     "yatzy, 4 dice, pairs and kinds",
     "yatzy, 5 dice, 1 roll",
     "yatzy, 5 dice, 2 rolls, straights",

@@ -31,12 +31,7 @@ MEAN = 1e-5  # a row's mean against the value table
 # Every joker convention (Penta's, free, forced, none), a Penta box with its bonus and without one (Yatzy: one
 # flag), one to three rolls; the reduced Maxi Yatzy games of test_distribution have 2**20 box masks (no table).
 GAMES = reduced_games.pick(
-    "penta, 3 dice",
-    "penta, 2 dice, lower boxes",
-    "yahtzee free joker, 2 dice",
-    "yahtzee forced joker, 3 dice, 2 rolls",
-    "yahtzee no joker, 2 dice",
-    "penta, 4 dice, 1 roll",
+    *reduced_games.JOKERS,
     "yatzy, 3 dice",
     "yatzy, 4 dice, 2 rolls",
     "penta, 6 dice, 80 lanes",  # a threshold above 63: 80 lanes (fives and sixes of six dice reach 66)

@@ -27,12 +27,7 @@ from pentadice.game.sheet import Sheet
 TIE = 1e-9  # the reference's own values: values this close count as equal, ordered by the advisor's tie rule
 
 GAMES = reduced_games.pick(
-    "penta, 3 dice",
-    "penta, 2 dice, lower boxes",
-    "yahtzee free joker, 2 dice",
-    "yahtzee forced joker, 3 dice, 2 rolls",
-    "yahtzee no joker, 2 dice",
-    "penta, 4 dice, 1 roll",
+    *reduced_games.JOKERS,
     "yatzy, 3 dice",
     "yatzy, 4 dice, 2 rolls",
     "maxi-yatzy, 6 dice, 2 rolls, tower",
