@@ -24,12 +24,6 @@ def pentadice(*args: str, env: dict | None = None) -> subprocess.CompletedProces
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
 
 
-def small_pentadice(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """``pentadice ARGS`` in a process of its own, no standard input, small games standing for the rule sets."""
-    cmd = [*SMALL_CLI, *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=env)
-
-
 def one_line(done, *words: str, code: int = 1) -> str:
     """The one ``Error:`` line of a refused command (a process's, or click's CliRunner result), holding every one
     of ``words``: exit ``code``, no traceback, no warning before it (a usage error: click's banner, then its line)."""

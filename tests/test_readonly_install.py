@@ -10,7 +10,7 @@ interpreter the environment was made from runs them; where that cannot be done, 
 
 The commands run on the small game that stands for Penta (tests/reduced_pentadice.py, copied beside the package):
 the compile from an empty cache is what these tests are about, and it is the same for the small game as for the
-full one, which would add a solve of half a minute.
+full one, whose solve would only add to it.
 """
 
 import json
