@@ -1,7 +1,8 @@
 """The HTTP layer of `pentadice serve` under hostile clients, each against a real server
 process on 127.0.0.1 and a free port: slow clients, huge heads, foreign Host headers, requests that are not
 HTTP, clients that leave mid-body. Bounded in count (at most 1,100 sockets) and time (each test well under a
-minute); only one bar (an answer within 1 s under 1,000 slow connections) is timed, with margin."""
+minute). No latency is asserted: a normal client must be answered while the others are open, and the slowest
+of its answers is printed."""
 
 from __future__ import annotations
 
