@@ -54,6 +54,23 @@ def solved(name: str) -> solver.Solution:
     return solver.Solution(rs, np.load(folder / "values.npy"), **times)
 
 
+def saved(name: str, directory: Path) -> Path:
+    """``directory`` holding the saved table of the registered rule set ``name``, as the session solved it: the
+    files are saved once for the session (Maxi Yatzy's are 0.9 GB) and linked into ``directory``, the test's own
+    (a file written there does not change the session's)."""
+    from pentadice.tables import table
+
+    def build(folder: Path) -> None:
+        solution = solved(name)
+        table.save(solution.rules, solution.values, folder)
+
+    if not SHARED:
+        directory.mkdir(parents=True, exist_ok=True)
+        build(directory)
+        return directory
+    return linked_copy(built_once(SHARED[0], f"table-{name}", build), directory)
+
+
 def linked_copy(source: Path, directory: Path) -> Path:
     """``directory`` holding the files of ``source`` as hard links (copies across file systems): a test's own
     table directory without copying a GB of tables. For tests that read them, never write over them."""

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from family_games import advisor_of, small_maxi
 from fastapi.testclient import TestClient
 from sheets import random_sheet
-from solutions import solved
+from solutions import saved, solved
 
 from pentadice.advisor import Advisor, SituationError
 from pentadice.advisor.batch_io import answer_texts, answers
@@ -379,8 +379,7 @@ def test_maxi_yatzy_from_its_full_table(tmp_path_factory):
     """The real Maxi Yatzy table (20 boxes, threshold 75; a minute or two to solve, 640 MB): the command's text,
     JSON and batch answers, and the advice against the expectimax late in a game."""
     rs = rules.get_rules("maxi-yatzy")
-    directory = tmp_path_factory.mktemp("maxi")
-    table.save(rs, solved("maxi-yatzy").values, directory)
+    directory = saved("maxi-yatzy", tmp_path_factory.mktemp("maxi"))
     data = ["--rules", "maxi-yatzy", "--data", str(directory)]
     dice = ["1", "1", "3", "4", "6", "6"]
     text, as_json = cli(*dice, *data), cli(*dice, *data, "--json")

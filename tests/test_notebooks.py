@@ -26,14 +26,10 @@ TABLES = {
 
 def tables_of(names, directory):
     """``directory`` holding the saved tables of the rule sets ``names``, as the session solved them."""
-    from solutions import solved
+    from solutions import saved
 
-    from pentadice.tables import table
-
-    directory.mkdir(exist_ok=True)
     for name in names:
-        solution = solved(name)
-        table.save(solution.rules, solution.values, directory)
+        saved(name, directory)
     return directory
 
 
