@@ -441,6 +441,20 @@ def test_a_database_from_a_newer_pentadice_says_so_in_one_line(tmp_path):
     assert "now 0" not in line
 
 
+def refuses_writes(url: str, sql: str) -> None:
+    """The database at ``url``, opened read-only as `history` opens it, refuses the write ``sql``, saying that
+    it is read-only."""
+    import sqlalchemy as sa
+
+    db = open_database(url, read_only=True)
+    try:
+        with pytest.raises(database.StorageError) as e, db.begin() as conn:
+            conn.execute(sa.text(sql))
+        assert "read-only" in e.value.message
+    finally:
+        db.close()
+
+
 def test_history_makes_nothing_in_an_empty_postgresql_database_and_reads_a_full_one(postgres_url):
     import sqlalchemy as sa
 
@@ -452,13 +466,7 @@ def test_history_makes_nothing_in_an_empty_postgresql_database_and_reads_a_full_
         open_database(postgres_url).close()
         with engine.begin() as conn:
             conn.execute(sa.text("create table history_probe (x int)"))  # a write a read-only session refuses
-        db = open_database(postgres_url, read_only=True)
-        try:
-            with pytest.raises(database.StorageError) as e, db.begin() as conn:
-                conn.execute(sa.text("insert into history_probe values (1)"))
-            assert "read-only" in e.value.message
-        finally:
-            db.close()
+        refuses_writes(postgres_url, "insert into history_probe values (1)")
         listed = run("history", "--db", postgres_url, "--json")
         assert listed.exit_code == 0 and json.loads(listed.output)["total"] == 0
     finally:
@@ -482,13 +490,9 @@ def test_history_on_postgresql_keeps_the_urls_options_and_stays_read_only_whatev
             "-c search_path=club -c default_transaction_read_only=off",
             "-c search_path=club -c application_name=x\\",
         ):
-            db = open_database(postgres_url + "?options=" + urllib.parse.quote(options), read_only=True)
-            try:
-                with pytest.raises(database.StorageError) as e, db.begin() as conn:
-                    conn.execute(sa.text("create table history_probe (x int)"))
-                assert "read-only" in e.value.message
-            finally:
-                db.close()
+            refuses_writes(
+                postgres_url + "?options=" + urllib.parse.quote(options), "create table history_probe (x int)"
+            )
     finally:
         engine.dispose()
 
