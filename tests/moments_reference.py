@@ -7,8 +7,9 @@ keeping, boxes in sheet order, keeps with more dice first, then by their faces).
 fast code but the rules module and, for the values that choose, ``reference.brute_force``.
 
 Any sheet and up to six dice: a hand's moments depend only on its faces, so they are remembered per sorted
-hand, and a reroll of ``m`` dice averages over the sorted outcomes weighted by how many of the ``6**m``
-ordered ones give each (what makes six dice affordable).
+hand, a roll of ``m`` dice (the first roll too) averages over the sorted outcomes weighted by how many of the
+``6**m`` ordered ones give each, and rerolling positions that leave the same faces is one option (what makes six
+dice affordable).
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ def brute_moments(rs: rules.RuleSet):
     """``(V, M2)``: functions of ``(open_mask, subtotal, full)`` giving the value and E[R^2] of a state."""
     V = brute_force(rs)
     n = rs.dice
-    tuples = list(itertools.product(range(1, 7), repeat=n))
     subsets = [s for k in range(1, n + 1) for s in itertools.combinations(range(n), k)]
 
     @functools.cache
@@ -76,8 +76,8 @@ def brute_moments(rs: rules.RuleSet):
                 g = pts + bonus + rules.upper_bonus_earned(rs, sub, added)
                 options.append((g + V(*nxt), (0, b, ()), g * g + 2 * g * V(*nxt) + M(*nxt)))
             if rerolls:
-                for positions in subsets:
-                    kept = tuple(sorted(d for i, d in enumerate(dice) if i not in positions))
+                # Positions rerolled that keep the same faces are the same option: each kept hand once.
+                for kept in {tuple(d for i, d in enumerate(dice) if i not in positions) for positions in subsets}:
                     v, m = reroll(kept, rerolls - 1)
                     options.append((v, (1, -len(kept), kept), m))
             top = max(o[0] for o in options)
@@ -94,6 +94,6 @@ def brute_moments(rs: rules.RuleSet):
                 m += p * bm
             return v, m
 
-        return sum(best(tuple(sorted(t)), rs.rolls - 1)[1] for t in tuples) / len(tuples)
+        return reroll((), rs.rolls - 1)[1]  # the first roll: all the dice
 
     return V, M2
