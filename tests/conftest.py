@@ -69,25 +69,6 @@ def shared_tmp(tmp_path_factory, worker_id):
 
 
 @pytest.fixture(scope="session")
-def penta_game_tables(shared_tmp, penta_table_dir):
-    """A directory holding Penta's table with every table a game reads (the chances table, the win player's
-    tables), as `make table` leaves data/: built once per session by `pentadice solve` (about 70 s quiet), shared
-    by every worker."""
-    import shutil
-    import subprocess
-    import sys
-
-    def build(directory):
-        for f in penta_table_dir.iterdir():
-            shutil.copy(f, directory / f.name)
-        cmd = [sys.executable, "-m", "pentadice", "solve", "--rules", "penta", "--data", str(directory), "--json"]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-
-    return built_once(shared_tmp, "game-tables", build)
-
-
-@pytest.fixture(scope="session")
 def small_game_tables(shared_tmp):
     """A directory holding every table of the small game that stands for Penta in a test's `pentadice` process
     (tests/reduced_pentadice.py), as `make table` leaves data/ for the full game: built once per session by that

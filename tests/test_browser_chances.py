@@ -1,24 +1,26 @@
 """The page in a real headless Chromium: a computer that plays to win chosen at set-up, and the live chances of
-winning, shown with every view from the chances table (the fixtures and the page driver are those of
-tests/test_browser.py: the real `pentadice serve` in a subprocess, here on Penta's tables as `make table` leaves
-them: the server holds them from start-up)."""
+winning, shown with every view from the chances table (the page driver is that of tests/test_browser.py; the
+server is the real `pentadice serve` in a subprocess, with the small game that stands for Penta
+(tests/reduced_pentadice.py) on its tables as `make table` leaves them: the server holds them from start-up)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from test_browser import PHONE, Page, _no_horizontal_scroll, browser, server  # noqa: F401
+from commands import SMALL_CLI
+from test_browser import PHONE, Page, _free_port, _no_horizontal_scroll, browser, running  # noqa: F401
 from test_browser import page as page_fixture  # noqa: F401
 
 
 @pytest.fixture(scope="module")
-def tables(penta_game_tables, tmp_path_factory) -> Path:
-    """Penta's table with every table a game reads, as after `make table` (the session's, linked)."""
-    from solutions import linked_copy
-
-    return linked_copy(penta_game_tables, tmp_path_factory.mktemp("browser-chances") / "tables")
+def server(small_game_tables, tmp_path_factory):
+    """The small game's ``pentadice serve`` on a free port, with every table a game reads (the session's); its
+    base URL."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    args = [*SMALL_CLI, "serve", "--port", str(port), "--data", str(small_game_tables), "--no-prepare"]
+    yield from running(args, port, log, 120, "pentadice serve")
 
 
 CHANCES_TIMEOUT = 60_000  # ms: a view carries its chances at once; a busy machine answers slower

@@ -343,13 +343,16 @@ def test_a_truncated_file_is_refused(saved, which):
 
 
 @pytest.mark.slow
-def test_penta_table(penta_game_tables):
-    """Penta's table as `pentadice solve` saves it (the session's, shared with the browser tests): every row
-    adds up to 1 and has the value table's mean; from a sheet and mid-turn it is the forward pass's
+def test_penta_table(penta_solution, tmp_path):
+    """Penta's table, built from the session's values and saved beside them and loaded as `pentadice solve` does:
+    every row adds up to 1 and has the value table's mean; from a sheet and mid-turn it is the forward pass's
     distribution."""
-    rs = rules.get_rules("penta")
-    values = table.load(rs, penta_game_tables).values
-    built = chance_tables.load(rs, penta_game_tables, values)
+    from solutions import saved
+
+    rs, values = penta_solution.rules, penta_solution.values
+    directory = saved("penta", tmp_path / "tables")
+    chance_tables.save(rs, directory, remaining.solve(rs, values), values)
+    built = chance_tables.load(rs, directory, values)
     assert built.data.dtype == remaining.STORED
     sids, lanes = np.nonzero(built.width > 0)
     offs = built.off[sids, lanes]

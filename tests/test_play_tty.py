@@ -13,6 +13,8 @@ import sys
 import time
 
 import pytest
+import reduced_games
+from commands import SMALL_CLI
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -65,17 +67,17 @@ def tmux(tmp_path):
         subprocess.run(["tmux", "-S", t.socket, "kill-server"], capture_output=True, timeout=30)
 
 
-@pytest.fixture(scope="module")
-def game_tables(penta_game_tables, tmp_path_factory):
-    """Penta's tables with the chances table that a game of two or more shows at a terminal: the session's
-    (tests/solutions.py, linked), not built again here (about 25 s) for the first game of two."""
-    from solutions import linked_copy
-
-    return linked_copy(penta_game_tables, tmp_path_factory.mktemp("tty-tables") / "tables")
-
-
 def game_command(table_dir, *args: str) -> str:
     return shlex.join([EXE, "play", "--data", str(table_dir), *args])
+
+
+def small_game_command(*args: str) -> str:
+    """A game of the small game standing for Penta (tests/reduced_pentadice.py), on the session's tables with the
+    chances table that a game of two or more shows at a terminal (not built again here, about 25 s for Penta)."""
+    return shlex.join([*SMALL_CLI, "play", *args])
+
+
+SMALL_TURNS = len(reduced_games.as_rule_set("penta").boxes)
 
 
 def test_the_countdown_shows_and_typing_pauses_it(tmux, penta_table_dir):
@@ -100,28 +102,35 @@ def test_the_countdown_shows_and_typing_pauses_it(tmux, penta_table_dir):
     assert "[D" not in screen and "[A" not in screen
 
 
-def test_type_ahead_during_the_computers_turn_is_discarded(tmux, game_tables):
-    tmux.start(game_command(game_tables, "--players", "cpu,Ana", "--seed", "3", "--pause", "1"))
-    tmux.wait_for("== cpu, turn 1 of 13 ==")
+def test_type_ahead_during_the_computers_turn_is_discarded(tmux, small_game_tables):
+    tmux.start(
+        small_game_command("--data", str(small_game_tables), "--players", "cpu,Ana", "--seed", "3", "--pause", "1")
+    )
+    tmux.wait_for(f"== cpu, turn 1 of {SMALL_TURNS} ==")
     tmux.keys("chance", "Enter")  # typed while the computer plays: not for a roll not yet seen
     tmux.wait_for("Ana, keep, roll or score?")
     tmux.keys("sheet", "Enter")
     screen = tmux.wait_for("TOTAL")
     assert "Ana scores" not in screen
-    assert "Chance                     .         ." in screen
+    chance = next(line for line in screen.splitlines() if line.startswith("Chance "))
+    assert chance.split()[-1] == ".", screen  # Ana's Chance box (the last column): still open
 
 
-def test_ctrl_c_saves_says_where_exits_130_and_restores_the_terminal(tmux, game_tables, tmp_path):
+def test_ctrl_c_saves_says_where_exits_130_and_restores_the_terminal(tmux, small_game_tables, tmp_path, monkeypatch):
     save = tmp_path / "game.json"
-    tmux.start(game_command(game_tables, "--players", "Ana,cpu", "--seed", "5", "--save", str(save)))
+    tmux.start(
+        small_game_command("--data", str(small_game_tables), "--players", "Ana,cpu", "--seed", "5", "--save", str(save))
+    )
     tmux.wait_for("Ana, keep, roll or score?")
     tmux.keys("ro")  # half a line
     tmux.wait_for("Ana, keep, roll or score? ro")
     tmux.keys("C-c")
     screen = tmux.wait_for("terminal-restored")
     assert f"\nInterrupted: game saved to {save}\nexit=130\n" in screen
+    from pentadice.game import rules
     from pentadice.players.engine import Game
 
+    monkeypatch.setitem(rules.REGISTRY, "penta", reduced_games.as_rule_set("penta"))  # the game's rule set
     game = Game.from_json(save.read_text())
     assert (game.current, game.rolls_made) == (0, 1)
 

@@ -4,6 +4,7 @@ and the live chances of winning in the terminal and the API."""
 import json
 
 import pytest
+import reduced_games
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from solutions import solved
@@ -114,15 +115,18 @@ def test_a_person_asking_for_the_computers_choice_gets_the_advisors(penta_adviso
     assert computer_move(game, penta_advisor).move == best
 
 
-def test_a_whole_game_against_the_real_win_strategy(penta_game_tables):
-    # Penta's real win tables as `pentadice solve` saved them (the session's, built once): read, not built again
-    # in this process (a minute), as a game does with the tables of `make table`.
-    advisor = Advisor.load("penta", str(penta_game_tables), solve_missing=False)
-    game = Game(PENTA, parse_players("cpu:win,cpu"), seed=11)
+def test_a_whole_game_against_the_real_win_strategy(small_game_tables, monkeypatch):
+    # The small game standing for Penta, its real win tables as `pentadice solve` saved them (the session's, built
+    # once): read, not built again in this process, as a game does with the tables of `make table`.
+    small = reduced_games.as_rule_set("penta")
+    monkeypatch.setitem(rules.REGISTRY, "penta", small)
+    advisor = Advisor.load("penta", str(small_game_tables), solve_missing=False)
+    game = Game(small, parse_players("cpu:win,cpu"), seed=11)
     while not game.over:
         game.advance(advisor, now=0.0)
-    assert game.over and all(len(p.boxes) == len(PENTA.boxes) for p in game.players)
+    assert game.over and all(len(p.boxes) == len(small.boxes) for p in game.players)
     assert {s.player for s in game.history} == {"cpu 1", "cpu 2"} and all(s.computer for s in game.history)
+    assert {s.strategy for s in game.players} == {"win", "optimal"}
     assert Game.from_json(game.to_json()).players[0].strategy == "win"
 
 
@@ -205,16 +209,10 @@ def test_kiriki_has_no_chances_and_says_why(client):
     assert client.get("/api/games/nosuchgame/chances").status_code == 404
 
 
-@pytest.fixture(scope="module")
-def game_tables(penta_game_tables, tmp_path_factory):
-    """Penta's tables with the chances table that `play --chances` reads: the session's (tests/solutions.py,
-    linked), not built again by the game (about 25 s)."""
-    from solutions import linked_copy
-
-    return linked_copy(penta_game_tables, tmp_path_factory.mktemp("play-chances") / "tables")
-
-
-def test_the_terminal_shows_the_chances_after_every_box(game_tables):
+def test_the_terminal_shows_the_chances_after_every_box(small_game_tables, monkeypatch):
+    # The small game standing for Penta, with the chances table that `play --chances` reads (the session's).
+    monkeypatch.setitem(rules.REGISTRY, "penta", reduced_games.as_rule_set("penta"))
+    game_tables = small_game_tables
     script = "best\n" * 9 + "chances\nquit\n"
     args = ["play", "--data", str(game_tables), "--players", "Ana,cpu:Bob", "--seed", "4", "--chances"]
     result = CliRunner().invoke(main, args, input=script)
