@@ -181,7 +181,18 @@ def test_the_api_takes_strategies_in_both_forms(client):
         assert r.status_code == 422 and message in r.json()["error"], r.text
 
 
-def test_the_api_game_view_carries_the_chances(client, penta_advisor):
+@pytest.fixture
+def small_penta(small_game_tables, monkeypatch):
+    """``(client, advisor)``: the API serving the small game standing for Penta (tests/reduced_games.py),
+    registered as "penta", on the session's tables: its chances from the start take a second, not Penta's ten."""
+    monkeypatch.setitem(rules.REGISTRY, "penta", reduced_games.as_rule_set("penta"))
+    advisor = Advisor.load("penta", str(small_game_tables), solve_missing=False)
+    with TestClient(create_app({"penta": advisor})) as client:
+        yield client, advisor
+
+
+def test_the_api_game_view_carries_the_chances(small_penta):
+    client, advisor = small_penta
     game = client.post("/api/games", json={"players": "Ana,Bo", "seed": 3}).json()
     assert "chances" in game and "chances_pending" in game
     asked = client.get(f"/api/games/{game['id']}/chances").json()  # waits for them
@@ -196,7 +207,7 @@ def test_the_api_game_view_carries_the_chances(client, penta_advisor):
     asked = client.get(f"/api/games/{game['id']}/chances").json()
     sheets = [Sheet.from_mapping(s) for s in asked["sheets"]]
     assert sheets == [Sheet.from_mapping(p["sheet"]) for p in after["players"]]
-    assert asked["chances"] == pytest.approx(chances.win_chances(PENTA, penta_advisor.values, sheets), abs=1e-12)
+    assert asked["chances"] == pytest.approx(chances.win_chances(advisor.rules, advisor.values, sheets), abs=1e-12)
     assert sum(asked["chances"]) == pytest.approx(1.0, abs=1e-12) and asked["chances"][0] != 0.5
     assert client.get(f"/api/games/{game['id']}").json()["chances"] == asked["chances"]
 
@@ -230,10 +241,12 @@ def test_the_terminal_shows_the_chances_after_every_box(small_game_tables, monke
     assert sum(line.startswith("Chances: ") for line in without.output.splitlines()) == 1
 
 
-def test_chances_in_indonesian(penta_table_dir):
+def test_chances_in_indonesian(small_game_tables, monkeypatch):
     from pentadice.support import i18n
 
-    args = ["play", "--data", str(penta_table_dir), "--players", "Ana,Bo", "--seed", "4", "--lang", "id"]
+    # The small game standing for Penta: its chances from the start in a second, not Penta's five.
+    monkeypatch.setitem(rules.REGISTRY, "penta", reduced_games.as_rule_set("penta"))
+    args = ["play", "--data", str(small_game_tables), "--players", "Ana,Bo", "--seed", "4", "--lang", "id"]
     try:
         result = CliRunner().invoke(main, args, input="chances\nquit\n")
     finally:
