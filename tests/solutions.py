@@ -54,6 +54,32 @@ def solved(name: str) -> solver.Solution:
     return solver.Solution(rs, np.load(folder / "values.npy"), **times)
 
 
+@functools.cache
+def with_second_moments(name: str) -> tuple[rules.RuleSet, np.ndarray, np.ndarray, dict]:
+    """``(rules, values, m2, timings)``: the session's solution of a registered rule set and its second moments,
+    ``moments.second_moments(rs, values, threads=2, timings=...)``, computed once per session (by one worker for
+    all, under xdist) for the files that check them (tests/test_moments.py) and those that use them."""
+    from pentadice.solver import moments
+
+    sol = solved(name)
+
+    def compute(timings: dict) -> np.ndarray:
+        return moments.second_moments(sol.rules, sol.values, threads=2, timings=timings)
+
+    if not SHARED:
+        timings: dict = {}
+        return sol.rules, sol.values, compute(timings), timings
+
+    def build(folder: Path) -> None:
+        timings: dict = {}
+        np.save(folder / "m2.npy", compute(timings))
+        (folder / "timings.json").write_text(json.dumps(timings))
+
+    folder = built_once(SHARED[0], f"moments-{name}", build)
+    timings = json.loads((folder / "timings.json").read_text())
+    return sol.rules, sol.values, np.load(folder / "m2.npy"), timings
+
+
 def saved(name: str, directory: Path) -> Path:
     """``directory`` holding the saved table of the registered rule set ``name``, as the session solved it: the
     files are saved once for the session (Maxi Yatzy's are 0.9 GB) and linked into ``directory``, the test's own

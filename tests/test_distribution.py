@@ -16,7 +16,7 @@ import reduced_games
 from click.testing import CliRunner
 from moments_reference import completions
 from reference import brute_force
-from test_moments import full as with_second_moments  # the session's second moments of a registered rule set
+from solutions import with_second_moments  # the session's second moments of a registered rule set
 
 from pentadice import solver
 from pentadice.advisor import distribution, distribution_report

@@ -1,6 +1,5 @@
 """The second-moment table (the spread of the final score) against a brute force and invariants."""
 
-import functools
 import hashlib
 import itertools
 import json
@@ -11,7 +10,7 @@ import pytest
 import reduced_games
 from click.testing import CliRunner
 from moments_reference import brute_moments
-from solutions import solved
+from solutions import with_second_moments
 
 from pentadice import solver
 from pentadice.advisor import Advisor
@@ -57,13 +56,7 @@ def test_second_moment_matches_brute_force_on_every_state(name):
     assert values[0, rs.box_mask, 0] == pytest.approx(slow_value(rs.box_mask, 0, 0), abs=1e-9)
 
 
-@functools.cache
-def full(name: str):
-    """``(rules, values, m2, timings)`` of a registered rule set, solved once per test session."""
-    sol = solved(name)
-    timings: dict = {}
-    m2 = moments.second_moments(sol.rules, sol.values, threads=2, timings=timings)
-    return sol.rules, sol.values, m2, timings
+full = with_second_moments  # (rules, values, m2, timings) of a registered rule set, once per test session
 
 
 def one_state(rs, values, m2, penta_scored, mask, sub):

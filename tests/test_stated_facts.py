@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from solutions import solved
+from solutions import solved, with_second_moments
 
 from pentadice.faces.cli import main
 from pentadice.game import rules
@@ -35,10 +35,8 @@ def readme() -> str:
 @functools.cache
 def _solved_with_moments():
     """The session's Penta solution with its second moments, as ``solve`` computes both in one pass."""
-    from pentadice.solver import moments
-
     solution = solved("penta")
-    return dataclasses.replace(solution, m2=moments.second_moments(solution.rules, solution.values, threads=2))
+    return dataclasses.replace(solution, m2=with_second_moments("penta")[2])
 
 
 def _solve(monkeypatch, directory: Path, *args: str):
