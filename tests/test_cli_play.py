@@ -3,7 +3,7 @@
 import os
 import subprocess
 import sys
-import time
+import threading
 
 from click.testing import CliRunner
 
@@ -99,10 +99,20 @@ def test_auto_commit_after_the_last_roll_when_nobody_chooses(penta_table_dir):
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdin.write("roll\nroll\n")
     proc.stdin.flush()
-    time.sleep(2.0)  # well past the 0.3 s: the box is filled for Ana
+    lines = []  # the output up to the next turn, which starts once the box is filled for Ana (not a fixed wait)
+    stuck = threading.Timer(120, proc.kill)  # a game that never fills the box: killed, its output ends
+    stuck.start()
+    try:
+        while not lines or "turn 2 of 13" not in lines[-1]:
+            line = proc.stdout.readline()
+            assert line, f"no second turn: {''.join(lines)}{proc.stderr.read()}"
+            lines.append(line)
+    finally:
+        stuck.cancel()
     proc.stdin.write("quit\n")
     proc.stdin.flush()
     out, err = proc.communicate(timeout=60)
+    out = "".join(lines) + out
     assert proc.returncode == 0, err
     assert "(auto-commit)" in out and "Ana scores " in out
     assert "turn 2 of 13" in out
