@@ -85,6 +85,20 @@ def small_game_tables(shared_tmp):
     return built_once(shared_tmp, "small-game-tables", build)
 
 
+@pytest.fixture
+def penta_is_small(monkeypatch):
+    """The small game that stands for Penta in a test's `pentadice` process (tests/reduced_pentadice.py),
+    registered as "penta" for this test too, so that it reads `small_game_tables` and that process's saves: its
+    rule set."""
+    import reduced_games
+
+    from pentadice.game import rules
+
+    small = reduced_games.as_rule_set("penta")
+    monkeypatch.setitem(rules.REGISTRY, "penta", small)
+    return small
+
+
 @pytest.fixture(scope="session")
 def penta_advisor(penta_table_dir):
     from pentadice.advisor import Advisor

@@ -56,9 +56,6 @@ def test_second_moment_matches_brute_force_on_every_state(name):
     assert values[0, rs.box_mask, 0] == pytest.approx(slow_value(rs.box_mask, 0, 0), abs=1e-9)
 
 
-full = with_second_moments  # (rules, values, m2, timings) of a registered rule set, once per test session
-
-
 def one_state(rs, values, m2, penta_scored, mask, sub):
     """Value and E[R^2] of one state by the plain-Python, one-lane turn (the advisor's path), from the tables'
     entries of the states after it (and, in Kiriki, of the state itself: the fixed point must hold)."""
@@ -74,7 +71,7 @@ def one_state(rs, values, m2, penta_scored, mask, sub):
 def test_wide_kernel_agrees_with_the_one_lane_turn_on_sampled_states(name):
     """The solver's blocks of lanes against the plain one-lane loops, state by state; in Kiriki the states that
     come back to themselves satisfy M2 = T(M2) with the table's own entry."""
-    rs, values, m2, _ = full(name)
+    rs, values, m2, _ = with_second_moments(name)
     rng = np.random.default_rng(7)
     reachable = np.argwhere(~np.isnan(values))
     picks = [tuple(s) for s in reachable[rng.choice(len(reachable), 6, replace=False)]]
@@ -92,7 +89,7 @@ def test_blocks_of_lanes_give_the_bits_of_the_plain_loops(name):
     """The solver's build runs its blocks of lanes (vector code) for all 64 lanes and its plain lane loops for
     fewer: both must give every hand's value, second moment and (Kiriki) chance of coming back to the bit, on
     every lane of sampled states, ties between keeps included."""
-    rs, values, m2, _ = full(name)
+    rs, values, m2, _ = with_second_moments(name)
     V = np.array(values)  # writable, as the solver passes them
     M = np.array(m2)
     k = moments.compiled()
@@ -133,7 +130,7 @@ def test_blocks_of_lanes_give_the_bits_of_the_plain_loops(name):
 
 @pytest.mark.parametrize("name", ["penta", "yahtzee", "kiriki", "yatzy"])
 def test_first_moment_is_the_value_table_and_variances_are_not_negative(name):
-    rs, values, m2, timings = full(name)
+    rs, values, m2, timings = with_second_moments(name)
     # The pass recomputes the values with the value kernel's operations: the same bits (Kiriki's fixed points to
     # their tolerance).
     assert timings["max_value_difference"] <= (1e-12 if rs.penta_repeat else 0.0)
@@ -148,7 +145,7 @@ def test_first_moment_is_the_value_table_and_variances_are_not_negative(name):
 def test_published_yahtzee_sd():
     """Verhoeff's optimal Yahtzee (free joker): mean 254.5896, SD 59.6117. The SD depends on how exact ties
     are broken; under the advisor's order it is 59.6114 (see docs/spread.md), within 5e-4 of the figure."""
-    rs, values, m2, _ = full("yahtzee")
+    rs, values, m2, _ = with_second_moments("yahtzee")
     assert values[0, rs.box_mask, 0] == pytest.approx(254.5896, abs=1e-4)
     assert moments.start_sd(rs, values, m2) == pytest.approx(59.6117, abs=5e-4)
 
@@ -164,7 +161,7 @@ CHECKSUMS = {
 
 @pytest.mark.parametrize("name", list(CHECKSUMS))
 def test_second_moments_are_the_same_bits_as_before(name):
-    _, _, m2, _ = full(name)
+    _, _, m2, _ = with_second_moments(name)
     assert m2.shape == (2, 8192, 64) and m2.dtype == np.float64
     assert hashlib.sha256(np.ascontiguousarray(m2).data).hexdigest() == CHECKSUMS[name]
 
@@ -172,7 +169,7 @@ def test_second_moments_are_the_same_bits_as_before(name):
 def test_yatzy_sd_at_the_start():
     """Scandinavian Yatzy under the advisor's policy: mean 248.4399894 (the published optimum) and SD 38.4964
     (the exact distribution's, an independent forward pass: tests/test_distribution.py)."""
-    rs, values, m2, _ = full("yatzy")
+    rs, values, m2, _ = with_second_moments("yatzy")
     assert values.shape == rs.table_shape == (1, 1 << 15, 64)
     assert values[0, rs.box_mask, 0] == pytest.approx(248.4399894, abs=1e-7)
     assert moments.start_sd(rs, values, m2) == pytest.approx(38.4964, abs=1e-4)
@@ -204,7 +201,7 @@ def test_chance_alone_has_the_sd_of_the_best_strategy_for_a_sum():
 
 @pytest.fixture(scope="module")
 def spread_advisor(tmp_path_factory):
-    rs, values, m2, _ = full("penta")
+    rs, values, m2, _ = with_second_moments("penta")
     directory = tmp_path_factory.mktemp("spread")
     table.save(rs, values, directory)
     moment_files.save_moments(rs, directory, m2, values)
@@ -273,7 +270,7 @@ def test_advise_shows_the_sd(spread_advisor):
 def test_advise_on_a_table_without_second_moments_computes_and_saves_them(tmp_path):
     """A table solved before the second moments existed (or on demand): advise computes them once, saves them
     beside the table, and every option has its sd."""
-    rs, values, m2, _ = full("penta")
+    rs, values, m2, _ = with_second_moments("penta")
     table.save(rs, values, tmp_path)
     out = CliRunner().invoke(main, ["advise", "1", "1", "3", "4", "6", "--json", "--data", str(tmp_path)])
     assert out.exit_code == 0, out.output
@@ -285,7 +282,7 @@ def test_advise_on_a_table_without_second_moments_computes_and_saves_them(tmp_pa
 
 
 def test_second_moments_file_is_checked(tmp_path):
-    rs, values, m2, _ = full("penta")
+    rs, values, m2, _ = with_second_moments("penta")
     table.save(rs, values, tmp_path)
     with pytest.raises(table.TableMissing):
         moment_files.load_moments(rs, tmp_path)
@@ -334,7 +331,7 @@ def test_solve_writes_the_second_moments_and_reports_the_sd(tmp_path):
 def test_one_pass_gives_the_bits_of_the_value_pass_and_the_moment_pass(name):
     """`solve` computes both tables in one traversal (Kiriki's returning states by the value pass's secant steps
     first): each is the same bits as its own pass gives it."""
-    rs, values, m2, _ = full(name)
+    rs, values, m2, _ = with_second_moments(name)
     both = solver.solve(rs, threads=2, moments=True)
     assert both.values.tobytes() == values.tobytes()
     assert both.m2.tobytes() == m2.tobytes()

@@ -116,7 +116,7 @@ def test_type_ahead_during_the_computers_turn_is_discarded(tmux, small_game_tabl
     assert chance.split()[-1] == ".", screen  # Ana's Chance box (the last column): still open
 
 
-def test_ctrl_c_saves_says_where_exits_130_and_restores_the_terminal(tmux, small_game_tables, tmp_path, monkeypatch):
+def test_ctrl_c_saves_says_where_exits_130_and_restores_the_terminal(tmux, small_game_tables, tmp_path, penta_is_small):
     save = tmp_path / "game.json"
     tmux.start(
         small_game_command("--data", str(small_game_tables), "--players", "Ana,cpu", "--seed", "5", "--save", str(save))
@@ -127,10 +127,8 @@ def test_ctrl_c_saves_says_where_exits_130_and_restores_the_terminal(tmux, small
     tmux.keys("C-c")
     screen = tmux.wait_for("terminal-restored")
     assert f"\nInterrupted: game saved to {save}\nexit=130\n" in screen
-    from pentadice.game import rules
     from pentadice.players.engine import Game
 
-    monkeypatch.setitem(rules.REGISTRY, "penta", reduced_games.as_rule_set("penta"))  # the game's rule set
     game = Game.from_json(save.read_text())
     assert (game.current, game.rolls_made) == (0, 1)
 

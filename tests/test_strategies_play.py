@@ -4,7 +4,6 @@ and the live chances of winning in the terminal and the API."""
 import json
 
 import pytest
-import reduced_games
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from solutions import solved
@@ -115,11 +114,10 @@ def test_a_person_asking_for_the_computers_choice_gets_the_advisors(penta_adviso
     assert computer_move(game, penta_advisor).move == best
 
 
-def test_a_whole_game_against_the_real_win_strategy(small_game_tables, monkeypatch):
+def test_a_whole_game_against_the_real_win_strategy(small_game_tables, penta_is_small):
     # The small game standing for Penta, its real win tables as `pentadice solve` saved them (the session's, built
     # once): read, not built again in this process, as a game does with the tables of `make table`.
-    small = reduced_games.as_rule_set("penta")
-    monkeypatch.setitem(rules.REGISTRY, "penta", small)
+    small = penta_is_small
     advisor = Advisor.load("penta", str(small_game_tables), solve_missing=False)
     game = Game(small, parse_players("cpu:win,cpu"), seed=11)
     while not game.over:
@@ -182,10 +180,9 @@ def test_the_api_takes_strategies_in_both_forms(client):
 
 
 @pytest.fixture
-def small_penta(small_game_tables, monkeypatch):
-    """``(client, advisor)``: the API serving the small game standing for Penta (tests/reduced_games.py),
-    registered as "penta", on the session's tables: its chances from the start take a second, not Penta's ten."""
-    monkeypatch.setitem(rules.REGISTRY, "penta", reduced_games.as_rule_set("penta"))
+def small_penta(small_game_tables, penta_is_small):
+    """``(client, advisor)``: the API serving the small game standing for Penta, registered as "penta", on the
+    session's tables: its chances from the start take a second, not Penta's ten."""
     advisor = Advisor.load("penta", str(small_game_tables), solve_missing=False)
     with TestClient(create_app({"penta": advisor})) as client:
         yield client, advisor
@@ -220,9 +217,8 @@ def test_kiriki_has_no_chances_and_says_why(client):
     assert client.get("/api/games/nosuchgame/chances").status_code == 404
 
 
-def test_the_terminal_shows_the_chances_after_every_box(small_game_tables, monkeypatch):
+def test_the_terminal_shows_the_chances_after_every_box(small_game_tables, penta_is_small):
     # The small game standing for Penta, with the chances table that `play --chances` reads (the session's).
-    monkeypatch.setitem(rules.REGISTRY, "penta", reduced_games.as_rule_set("penta"))
     game_tables = small_game_tables
     script = "best\n" * 9 + "chances\nquit\n"
     args = ["play", "--data", str(game_tables), "--players", "Ana,cpu:Bob", "--seed", "4", "--chances"]
@@ -241,11 +237,10 @@ def test_the_terminal_shows_the_chances_after_every_box(small_game_tables, monke
     assert sum(line.startswith("Chances: ") for line in without.output.splitlines()) == 1
 
 
-def test_chances_in_indonesian(small_game_tables, monkeypatch):
+def test_chances_in_indonesian(small_game_tables, penta_is_small):
     from pentadice.support import i18n
 
     # The small game standing for Penta: its chances from the start in a second, not Penta's five.
-    monkeypatch.setitem(rules.REGISTRY, "penta", reduced_games.as_rule_set("penta"))
     args = ["play", "--data", str(small_game_tables), "--players", "Ana,Bo", "--seed", "4", "--lang", "id"]
     try:
         result = CliRunner().invoke(main, args, input="chances\nquit\n")
