@@ -30,19 +30,21 @@ table: $(DATA)/penta.win-end-4.json  ## solve Penta into data/ with every table 
 $(DATA)/penta.win-end-4.json: $(INSTALLED) $(SOLVER_SOURCES)
 	$(BIN)/pentadice solve --rules penta --data $(DATA)
 
-# TEST_WORKERS: pytest-xdist workers, each test file in one of them (its module's cached solves stay in one process).
+# TEST_WORKERS: pytest-xdist workers, each test file in one of them (its module's cached solves stay in one process),
+# the files in the order tests/conftest.py gives them (--no-loadscope-reorder: pytest-xdist would otherwise start the
+# files of the most tests first, and a file of two long tests would start last).
 # One more than the cores: a worker often waits on a server, a browser or a deadline, and the extra one computes
 # meanwhile (on two cores, 3 workers finish the suite sooner than 2 or 4: docs/testing.md).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: install  ## the whole test suite, slow tests included (one worker per core, and one more), then the 15 slowest
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
 
 # The loop while editing (about a minute on two cores): the rules, the solver on reduced games against the brute
 # force, the advisor, the command line and the API in process; the full-size solves (-m slow) left out.
 QUICK_TESTS := $(addprefix tests/test_,rules.py bruteforce.py advisor.py explain.py cli_advise.py quick_advice.py \
 	kiriki.py bad_input.py play_input.py moves_engine.py engine.py table.py api.py)
 test-quick: install  ## the rules, the reduced-game solver, the advisor, the CLI and the API (a minute or so)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow" $(QUICK_TESTS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" $(QUICK_TESTS)
 
 # BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's),
 # --no-passes (not the one traversal's rows against the commit before it: benchmarks/bench_passes.py), --no-layout

@@ -35,7 +35,8 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(items):
     """The files holding full-size solves (a test marked slow) run first, each file's tests in their order: under
     pytest-xdist the long files start at once and the short ones fill the workers in around them, rather than
-    a Maxi Yatzy solve starting last, on one worker, while the other waits."""
+    a Maxi Yatzy solve starting last, on one worker, while the others wait. pytest-xdist keeps this order only
+    with ``--no-loadscope-reorder`` (as ``make test`` runs it); otherwise it starts the files of most tests first."""
     heavy = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in heavy)
 
