@@ -17,15 +17,19 @@ import urllib.request
 import pytest
 import serving
 from browser_axe import AXE, axe
+from commands import SMALL_CLI
 from test_browser import PHONE, Page, _faces, browser  # noqa: F401 (the module's browser)
 
 
 @pytest.fixture(scope="module")
-def server(penta_table_dir, tmp_path_factory):
-    """``pentadice serve`` on the session's Penta table with a games database of this module's; its base URL."""
+def server(small_game_tables, tmp_path_factory):
+    """``pentadice serve`` of the small game that stands for Penta (tests/reduced_pentadice.py), on its tables as
+    `make table` leaves them, with a games database of this module's; its base URL. Sharing a game does not
+    depend on the sheet's size, and the full game's server would compute the live chances of every move."""
     folder = tmp_path_factory.mktemp("shared-serve")
     port = serving.free_port()
-    args = serving.quiet_serve(port, penta_table_dir, "--db", str(folder / "games.sqlite3"))
+    args = [*SMALL_CLI, "serve", "--port", str(port), "--data", str(small_game_tables), "--no-prepare",
+            "--db", str(folder / "games.sqlite3")]  # fmt: skip
     with serving.started(args, port, folder / "serve.log"):
         yield f"http://127.0.0.1:{port}"
 
