@@ -1,13 +1,18 @@
 """The advisor: options, values, the computer's box choice, and its consistency with the table."""
 
+import dataclasses
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from sheets import random_sheet
 
 from pentadice.advisor import NO_SCORE_MESSAGE, Advisor, Option, SituationError
+from pentadice.advisor.advice import joker_note
 from pentadice.game import dice, rules
 from pentadice.game.moves import Keep, Score
 from pentadice.game.sheet import Sheet
+from pentadice.game.situation import Situation
 
 PENTA = rules.get_rules("penta")
 
@@ -94,7 +99,41 @@ def test_joker_lower_boxes_when_the_face_box_is_filled(penta_advisor):
         three_of_a_kind=20, four_of_a_kind=20, full_house=25, small_straight=30, large_straight=40, chance=20
     )
     assert all(o.penta_bonus == 100 for o in advice.options)
-    assert "any open lower box" in advice.joker
+    assert advice.joker == (
+        "Joker: a new Penta with the Penta box at 50; Fours is filled, so any open lower box takes it "
+        "(Full house 25, Small straight 30, Large straight 40)"
+    )
+
+
+def _lower_box_note(rs: rules.RuleSet, filled: str) -> str | None:
+    """The joker's note for five 4s with the Penta box at 50 and ``filled`` filled, the lower boxes legal."""
+    situation = Situation.make(rs, [4] * 5, 0, sheet(f"penta=50 {filled}"))
+    legal = [SimpleNamespace(box=b) for b in rs.boxes if b not in situation.sheet.boxes]
+    return joker_note(rs, situation, legal)
+
+
+def test_joker_note_names_the_boxes_and_points_of_its_own_sheet():
+    """The note lists the boxes a joker fills at their points from the sheet: a house rule's points, only the
+    boxes in play, and no list where there are none."""
+    house = PENTA.reduced(
+        sheet=tuple(
+            dataclasses.replace(b, points={"full_house": 20, "large_straight": 45}.get(b.id, b.points))
+            for b in PENTA.sheet
+        ),
+        boxes=(),
+    )
+    assert house.joker_boxes == (("full_house", 20), ("small_straight", 30), ("large_straight", 45))
+    assert _lower_box_note(house, "fours=12").endswith("takes it (Full house 20, Small straight 30, Large straight 45)")
+    fewer = PENTA.reduced(boxes=("fours", "full_house", "chance", "penta"))
+    assert fewer.joker_boxes == (("full_house", 25),)
+    assert _lower_box_note(fewer, "fours=12").endswith("takes it (Full house 25)")
+    none = PENTA.reduced(boxes=("fours", "chance", "penta"))
+    assert none.joker_boxes == () and _lower_box_note(none, "fours=12").endswith("lower box takes it")
+    yahtzee = rules.get_rules("yahtzee")  # a free joker: the boxes scored in full, by the sheet's names
+    assert _lower_box_note(yahtzee, "fours=12") == (
+        "Joker: a new Yahtzee with the Yahtzee box at 50 and Fours filled: Full house, Small straight, "
+        "Large straight score in full; any open box"
+    )
 
 
 def test_joker_upper_box_at_zero_when_the_lower_section_is_full(penta_advisor):

@@ -468,7 +468,7 @@ def test_saved_game_goes_on_with_the_rules_messages(page):
     note = p.inner_text("#note")
     assert note == (
         "Joker: a new Penta with the Penta box at 50; Fives is filled, so any open lower box takes it "
-        "(Full house 25, straights 30 and 40)"
+        "(Full house 25, Small straight 30, Large straight 40)"
     )
     assert _sheet_value(pg, "large_straight", 0) == "40"
     assert p.locator("#sheet tr[data-box='ones'] button").count() == 0  # the joker allows the lower boxes only

@@ -398,9 +398,15 @@ def joker_note(
     why = tr.gettext("a new {penta} with the {penta} box at {points}").format(
         penta=penta, points=sheet.boxes[rs.penta_id]
     )
+    # The boxes a joker fills at their points, named from the sheet (a house rule's points are its own).
+    fixed = [(tr.gettext(rs.box_name(box)), points) for box, points in rs.joker_boxes]
+    names = ", ".join(box for box, _ in fixed)
+    listed = ", ".join(tr.gettext("{box} {points}").format(box=box, points=points) for box, points in fixed)
     if rs.joker is rules.Joker.FREE:
-        text = tr.gettext(
-            "Joker: {why} and {name} filled: Full house, Small and Large straight score in full; any open box"
+        text = (
+            tr.gettext("Joker: {why} and {name} filled: {boxes} score in full; any open box")
+            if fixed
+            else tr.gettext("Joker: {why} and {name} filled: any open box")
         )
     elif (allowed := {o.box for o in scoring}) == {face_box}:
         text = tr.gettext("Joker: {why}; the {name} box is open, so it must take the roll")
@@ -408,8 +414,8 @@ def joker_note(
         text = tr.gettext(
             "Joker: {why}; {name} and the whole lower section are filled, so an open upper box takes it at 0"
         )
+    elif fixed:
+        text = tr.gettext("Joker: {why}; {name} is filled, so any open lower box takes it ({fixed})")
     else:
-        text = tr.gettext(
-            "Joker: {why}; {name} is filled, so any open lower box takes it (Full house 25, straights 30 and 40)"
-        )
-    return text.format(why=why, name=name)
+        text = tr.gettext("Joker: {why}; {name} is filled, so any open lower box takes it")
+    return text.format(why=why, name=name, boxes=names, fixed=listed)

@@ -307,6 +307,12 @@ class RuleSet:
         """The id of the box that all dice alike score (Penta, Yatzy, Maxi Yatzy)."""
         return next(b.id for b in self.sheet if b.kind in (K_PENTA, K_ALL_ALIKE))
 
+    @functools.cached_property
+    def joker_boxes(self) -> tuple[tuple[str, int], ...]:
+        """The boxes in play that a joker fills at their points (full house and straights: ``FIXED_KINDS``), in
+        sheet order, each with those points: what the joker's note names, from the sheet itself."""
+        return tuple((b.id, b.points) for b in self.sheet if b.kind in FIXED_KINDS and b.id in self.boxes)
+
     @property
     def penta_points(self) -> int:
         """The Penta box's points (0 without one)."""

@@ -47,6 +47,7 @@ def _rules_of(rs: rules.RuleSet, directory=None) -> dict:
         "penta_bonus": rs.penta_bonus,
         "penta_repeat": rs.penta_repeat,
         "joker": str(rs.joker),
+        "joker_boxes": [{"box": box, "points": points} for box, points in rs.joker_boxes],
         "auto_commit_seconds": AUTO_COMMIT_SECONDS,
         "win_refusal": win.refusal(rs, directory),
     }

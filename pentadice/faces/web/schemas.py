@@ -78,6 +78,11 @@ class BoxOut(BaseModel):
     section: Literal["upper", "lower"]
 
 
+class JokerBoxOut(BaseModel):
+    box: str = Field(examples=["full_house"])
+    points: int = Field(description="What a joker scores in this box.", examples=[25])
+
+
 class RuleSetOut(BaseModel):
     name: str = Field(examples=["penta"])
     title: str = Field(examples=["Penta"])
@@ -90,6 +95,9 @@ class RuleSetOut(BaseModel):
     penta_bonus: int = Field(description="Bonus of each further five of a kind (0: none).", examples=[100])
     penta_repeat: bool = Field(description="Kiriki: further five of a kinds are added to the box.")
     joker: str = Field(description="How a joker is placed: none, free or forced.", examples=["forced"])
+    joker_boxes: list[JokerBoxOut] = Field(
+        description="The boxes a joker fills at their points (full house and straights), in sheet order."
+    )
     auto_commit_seconds: float = Field(description="The default auto-commit delay of a new game.")
     win_refusal: str | None = Field(description="Why a computer cannot play to win under these rules, else null.")
 

@@ -374,8 +374,12 @@
       const penta = this.boxNames[pentaId];
       const why = "a new " + penta + " with the " + penta + " box at " + sheet[pentaId];
       const allowed = scoring.map((o) => o.box);
+      // The boxes a joker fills at their points, named from the sheet (RuleSet.joker_boxes).
+      const fixed = this.meta.rules_answer.joker_boxes || [];
       if (this.meta.rules_answer.joker === "free") {
-        return "Joker: " + why + " and " + name + " filled: Full house, Small and Large straight score in full; any open box";
+        if (!fixed.length) return "Joker: " + why + " and " + name + " filled: any open box";
+        const boxes = fixed.map((f) => this.boxNames[f.box]).join(", ");
+        return "Joker: " + why + " and " + name + " filled: " + boxes + " score in full; any open box";
       }
       if (allowed.length === 1 && allowed[0] === faceId) {
         return "Joker: " + why + "; the " + name + " box is open, so it must take the roll";
@@ -383,7 +387,9 @@
       if (allowed.every((b) => ((this.upperMask >> this.boxIndex[b]) & 1) === 1)) {
         return "Joker: " + why + "; " + name + " and the whole lower section are filled, so an open upper box takes it at 0";
       }
-      return "Joker: " + why + "; " + name + " is filled, so any open lower box takes it (Full house 25, straights 30 and 40)";
+      if (!fixed.length) return "Joker: " + why + "; " + name + " is filled, so any open lower box takes it";
+      const listed = fixed.map((f) => this.boxNames[f.box] + " " + f.points).join(", ");
+      return "Joker: " + why + "; " + name + " is filled, so any open lower box takes it (" + listed + ")";
     }
   }
 

@@ -823,13 +823,18 @@
     const face = adv.dice[0];
     const why = t("a new {penta} with the {penta} box at {points}", { penta: boxName("penta"), points: adv.sheet.penta });
     const name = boxName(["ones", "twos", "threes", "fours", "fives", "sixes"][face - 1]);
+    const fixed = (currentRules() || {}).joker_boxes || []; // the boxes a joker fills at their points
+    const boxes = fixed.map((f) => boxName(f.box)).join(", ");
+    const listed = fixed.map((f) => t("{box} {points}", { box: boxName(f.box), points: f.points })).join(", ");
     let template;
-    if (english.endsWith("any open box")) template = N_("Joker: {why} and {name} filled: Full house, Small and Large straight score in full; any open box");
+    if (english.endsWith("score in full; any open box")) template = N_("Joker: {why} and {name} filled: {boxes} score in full; any open box");
+    else if (english.endsWith("filled: any open box")) template = N_("Joker: {why} and {name} filled: any open box");
     else if (english.endsWith("so it must take the roll")) template = N_("Joker: {why}; the {name} box is open, so it must take the roll");
     else if (english.endsWith("takes it at 0")) template = N_("Joker: {why}; {name} and the whole lower section are filled, so an open upper box takes it at 0");
-    else if (english.endsWith("(Full house 25, straights 30 and 40)")) template = N_("Joker: {why}; {name} is filled, so any open lower box takes it (Full house 25, straights 30 and 40)");
+    else if (english.endsWith("so any open lower box takes it")) template = N_("Joker: {why}; {name} is filled, so any open lower box takes it");
+    else if (english.includes("so any open lower box takes it (")) template = N_("Joker: {why}; {name} is filled, so any open lower box takes it ({fixed})");
     else return t(english);
-    return t(template, { why, name });
+    return t(template, { why, name, boxes, fixed: listed });
   }
 
   function renderAdvice() {
