@@ -30,18 +30,16 @@ from pathlib import Path
 import click
 
 from pentadice.faces.cli.options import DATA_OPTION
+from pentadice.game import rules
 from pentadice.support import exits, i18n, paths
 from pentadice.support.inputs import clean
 from pentadice.support.interrupts import CommittedInterrupt, Held
 from pentadice.tables import atomic
 
-DEFAULT_RULES = "penta"
-
 
 def _rule_sets(text: str) -> list:
     """The rule sets named in ``--rules`` (comma-separated), each checked to fit the offline app."""
     from pentadice.faces.web import app_tables
-    from pentadice.game import rules
 
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:
@@ -353,7 +351,7 @@ def write_app(folder: Path, exported: list, static: Path) -> dict[str, int]:
 @click.option(
     "--rules",
     "rule_names",
-    default=DEFAULT_RULES,
+    default=rules.DEFAULT_RULES,
     show_default=True,
     help="The rule sets the app plays offline, comma-separated (their tables read from the table directory; "
     "Maxi Yatzy's is too large).",
