@@ -27,6 +27,27 @@ def test_kiriki_is_the_same_boxes_with_other_switches():
     assert (KIRIKI.upper_threshold, KIRIKI.upper_bonus) == (63, 35)  # "more than 62"
 
 
+def test_only_kiriki_has_no_bound_and_everything_that_needs_one_says_why():
+    """The rule set says why a game has no bound (its turns repeat); the chances table, the win player's end
+    game and the score distribution refuse with those words, and offer themselves everywhere else."""
+    from pentadice.advisor.distribution import DistributionError, check_rules
+    from pentadice.players.prepared import applicable
+    from pentadice.solver.remaining import refusal
+    from pentadice.tables import chances_store
+
+    assert [name for name, rs in rules.REGISTRY.items() if rs.unbounded] == ["kiriki"]
+    why = KIRIKI.unbounded
+    assert "Kiriki box repeats the turn" in why
+    assert refusal(KIRIKI) == chances_store.refusal(KIRIKI) == f"Kiriki has no chances table: {why}"
+    assert applicable(KIRIKI)["win-end"] == f"Kiriki has no end game: {why}"
+    with pytest.raises(DistributionError, match="repeats the turn"):
+        check_rules(KIRIKI)
+    penta = rules.get_rules("penta")
+    assert refusal(penta) is None and chances_store.refusal(penta) is None and applicable(penta)["win-end"] is None
+    check_rules(penta)
+    assert not KIRIKI.reduced(penta_repeat=False).unbounded
+
+
 def test_first_kiriki_scores_50_and_is_neither_full_house_nor_straight():
     legal, bonus = legal_scores(KIRIKI, (5,) * 5, ALL, False)
     assert legal["penta"] == 50 and legal["full_house"] == 0 and legal["large_straight"] == 0 and bonus == 0

@@ -7,7 +7,7 @@ table's expected score. Results from a state between turns are cached in the pro
 the values array and the state), since live win chances ask again and again.
 
 Kiriki is refused: a five of a kind added to a filled Kiriki box repeats the turn, so the number of turns, and
-the score, have no bound; see :data:`KIRIKI_REFUSAL`. So is a situation whose probability vectors would not fit
+the score, have no bound; see :data:`UNBOUNDED_REFUSAL`. So is a situation whose probability vectors would not fit
 in :data:`MEMORY_LIMIT` (Maxi Yatzy from its first turns: a million states between turns of 80 subtotals, each
 with hundreds of scores); see :class:`DistributionTooLarge`.
 """
@@ -33,10 +33,7 @@ from pentadice.game.situation import Situation
 from pentadice.solver.turn_inputs import turn_inputs
 
 PERCENTILES = (1, 5, 10, 25, 50, 75, 90, 95, 99)
-KIRIKI_REFUSAL = (
-    "the exact score distribution is not available under {title}: a five of a kind added to a filled {box} box "
-    "repeats the turn, so the number of turns and the score have no bound (not implemented)"
-)
+UNBOUNDED_REFUSAL = "the exact score distribution is not available under {title}: {why} (not implemented)"
 CHUNK = 64  # states whose turn outcomes are held at once (memory: CHUNK x boxes x 2 x points x lanes float64)
 CACHE_SIZE = 256
 # The most memory the process may take for a distribution (the value table and its padded copy, the probability
@@ -202,8 +199,8 @@ def compile_kernels(rs: rules.RuleSet = rules.PENTA_RULES) -> float:
 
 def check_rules(rs: rules.RuleSet) -> None:
     """:class:`DistributionError` for a rule set whose distribution is not computed (Kiriki), with the reason."""
-    if rs.penta_repeat:
-        raise DistributionError(KIRIKI_REFUSAL.format(title=rs.title, box=rs.box_name("penta")))
+    if rs.unbounded:
+        raise DistributionError(UNBOUNDED_REFUSAL.format(title=rs.title, why=rs.unbounded))
 
 
 _cache: OrderedDict = OrderedDict()

@@ -308,6 +308,18 @@ class RuleSet:
         return next(b.id for b in self.sheet if b.kind in (K_PENTA, K_ALL_ALIKE))
 
     @functools.cached_property
+    def unbounded(self) -> str | None:
+        """Why a game of these rules has no bound on its turns nor its score, in words, or None (every rule set
+        but Kiriki). What follows a game to its end needs that bound: the score distribution, the chances table
+        and the win player's end game, which such a game does not have; the other modules ask this, not why."""
+        if not self.penta_repeat or self.penta_box < 0:
+            return None
+        return (
+            f"a five of a kind added to a filled {self.box_name(self.penta_id)} box repeats the turn, so the number"
+            " of turns and the score have no bound"
+        )
+
+    @functools.cached_property
     def joker_boxes(self) -> tuple[tuple[str, int], ...]:
         """The boxes in play that a joker fills at their points (full house and straights: ``FIXED_KINDS``), in
         sheet order, each with those points: what the joker's note names, from the sheet itself."""

@@ -51,7 +51,7 @@ def applicable(
     if moments_asked is False or (moments_asked is None and not moments.automatic(rs)):
         out["moments"] = moments.on_demand_message(rs) if moments_asked is None else "not asked (--no-moments)"
     out["chances"] = remaining.refusal(rs)
-    if out["chances"] and not rs.penta_repeat:  # too large for memory: built out of core, or how to
+    if out["chances"] and not rs.unbounded:  # too large for memory: built out of core, or how to
         from pentadice.tables import chance_tables
 
         built = directory is not None and chance_tables.saved_paths(rs, directory)[2].is_file()
@@ -60,7 +60,7 @@ def applicable(
     out["win"] = large and f"{large}: `pentadice build` builds them out of core"
     if large and directory is not None:
         out["win"] = win.refusal(rs, directory)
-    out["win-end"] = out["win"] or (f"{rs.title} has no end game: its turns repeat" if rs.penta_repeat else None)
+    out["win-end"] = out["win"] or (f"{rs.title} has no end game: {rs.unbounded}" if rs.unbounded else None)
     if out["win-end"] is None and win.endgame_boxes(rs) == 0:
         out["win-end"] = f"{rs.title}'s end-game table is too large to build in memory: its win player has none"
     return out

@@ -469,7 +469,7 @@ def last_turns_weights(
     from pentadice.players import lastturns
     from pentadice.solver.utility import TARGET_LANES
 
-    if rs.penta_repeat or not others or max_open < 1:
+    if rs.unbounded or not others or max_open < 1:
         return None
     if not 0 < bin(my_sheet.open_mask(rs)).count("1") <= max_open:
         return None

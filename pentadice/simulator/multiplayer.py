@@ -126,7 +126,7 @@ def play_chunks(
         T, thetas, variance = V[None], np.zeros(1), None
     opp = None
     endgame_tables, max_open = None, win.endgame_boxes(rs) if endgame is None else endgame
-    if "win" in players and max_open > 0 and not rs.penta_repeat:
+    if "win" in players and max_open > 0 and not rs.unbounded:
         files = getattr(tbl, "files", None)
         endgame_tables = win.endgame(rs, max_open, threads(), getattr(files, "directory", None), tbl.values)
         opp = lastturns.opponents(rs, tbl.values, max_open)
@@ -321,7 +321,7 @@ def simulate_players(
         scale = win.SCALE if scale is None else scale
         win.build(tbl.rules, tbl.values, grid, scale, threads(), directory)
         max_open = win.endgame_boxes(tbl.rules) if endgame is None else endgame
-        if max_open > 0 and not tbl.rules.penta_repeat:
+        if max_open > 0 and not tbl.rules.unbounded:
             win.endgame(tbl.rules, max_open, threads(), directory, tbl.values)
             lastturns.opponents(tbl.rules, tbl.values, max_open)
     tables_seconds = time.perf_counter() - start

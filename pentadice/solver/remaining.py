@@ -193,8 +193,8 @@ class Remaining:
 
 def refusal(rs: rules.RuleSet) -> str | None:
     """Why ``rs`` has no chances table, or None."""
-    if rs.penta_repeat:
-        return f"{rs.title} has no chances table: its score has no bound (the Kiriki box scores again)"
+    if rs.unbounded:
+        return f"{rs.title} has no chances table: {rs.unbounded}"
     states = (rs.n_flags << rs.n_boxes) * rs.lanes
     if states > MAX_STATES:
         return (

@@ -49,9 +49,7 @@ MAX_CHUNK = 64 * remaining.CHUNK
 
 def refusal(rs: rules.RuleSet) -> str | None:
     """Why ``rs`` has no chances table even out of core (Kiriki's score has no bound), or None."""
-    if rs.penta_repeat:
-        return f"{rs.title} has no chances table: its score has no bound (the Kiriki box scores again)"
-    return None
+    return f"{rs.title} has no chances table: {rs.unbounded}" if rs.unbounded else None
 
 
 @functools.cache

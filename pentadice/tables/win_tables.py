@@ -151,7 +151,7 @@ def saved_whole(rs: rules.RuleSet, directory: Path | str | None, endgame_boxes: 
     no end-game table); ``endgame_boxes``: the end game's open boxes (:data:`pentadice.players.win.ENDGAME_BOXES`).
     No directory: none saved."""
     kinds: list[tuple[str, dict | None]] = [(THETA_KIND, None)]
-    if not rs.penta_repeat:
+    if not rs.unbounded:
         kinds.append((ENDGAME_KIND, {"max_open": endgame_boxes}))
     if directory is None:
         return [], len(kinds)

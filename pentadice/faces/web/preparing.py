@@ -297,7 +297,7 @@ class Preparation:
         if fits["win"] is not None:
             win = "refused"
         if fits["chances"] is not None:
-            chances = "unavailable" if rs.penta_repeat else "forward"
+            chances = "unavailable" if rs.unbounded else "forward"
         else:
             chances = "ready" if "chances" in state.held else ("forward" if done else "preparing")
         return {
