@@ -189,6 +189,7 @@ def test_a_rule_set_is_its_definition():
         {"sheet": (rules.Box("chance", rules.K_CHANCE), rules.Box("chance", rules.K_CHANCE))},
         {"sheet": (rules.Box("penta", rules.K_PENTA), rules.Box("yatzy", rules.K_PENTA))},
         {"sheet": (rules.Box("no_such_box", rules.K_CHANCE),)},
+        {"sheet": (*rules.MAXI_YATZY_SHEET, rules.Box("penta", rules.K_PENTA, points=50))},  # 21 boxes
     ],
 )
 def test_a_sheet_that_is_not_a_game_is_refused(change):

@@ -1,5 +1,8 @@
 """The game API on the Yatzy family's sheets: a game of each rule set, its dice, its boxes and its threshold."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("fastapi", reason="no fastapi: make install (the [web] extra)")
@@ -51,3 +54,12 @@ def test_a_box_of_another_sheet_is_refused(client):
     gid = client.post("/api/games", json={"players": "Ana", "rules": "yatzy", "seed": 1}).json()["id"]
     answer = client.post(f"/api/games/{gid}/score", json={"box": "penta"})
     assert answer.status_code == 422 and "has no Penta box" in answer.json()["error"]
+
+
+def test_the_page_has_a_shortcut_letter_for_each_box_of_the_largest_sheet():
+    """The page and the rules agree on the largest sheet: a letter for each of ``rules.MAX_BOXES`` boxes (never
+    r, which rolls), and the largest registered sheet is that large."""
+    source = (Path(rules.__file__).parents[1] / "faces" / "web" / "static" / "app.js").read_text()
+    keys = re.search(r'const BOX_KEYS = "([a-z]+)"', source).group(1)
+    assert len(set(keys)) == len(keys) == rules.MAX_BOXES and "r" not in keys
+    assert max(rs.n_boxes for rs in rules.REGISTRY.values()) == rules.MAX_BOXES

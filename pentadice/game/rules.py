@@ -206,6 +206,7 @@ P_BOX_DATA = P_FACE_BOX + 6
 BOX_FIELDS = 5
 F_KIND, F_A, F_B, F_POINTS, F_ROW = range(BOX_FIELDS)
 MAX_DICE = 6
+MAX_BOXES = 20  # the largest sheet, Maxi Yatzy's: the page gives each box of a sheet a shortcut letter
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,8 +253,8 @@ class RuleSet:
             raise ValueError(f"joker must be one of {sorted(JOKER_MODES)}, not {self.joker!r}")
         object.__setattr__(self, "joker", Joker(self.joker))  # "free" given as text is Joker.FREE
         ids = [b.id for b in self.sheet]
-        if len(set(ids)) != len(ids) or any(b not in BOX_NAMES_EN for b in ids) or not 1 <= len(ids) <= 30:
-            raise ValueError(f"a sheet has 1 to 30 boxes of distinct known ids, not {ids}")
+        if len(set(ids)) != len(ids) or any(b not in BOX_NAMES_EN for b in ids) or not 1 <= len(ids) <= MAX_BOXES:
+            raise ValueError(f"a sheet has 1 to {MAX_BOXES} boxes of distinct known ids, not {ids}")
         if sum(b.kind == K_PENTA for b in self.sheet) > 1:
             raise ValueError("a sheet has at most one Penta box")
         for b in self.sheet:  # an upper box's id names its face, on every sheet (a sheet's totals rely on it)

@@ -13,7 +13,7 @@
   const N_ = (msgid) => msgid; // marks a message for the catalogue (make messages); t() translates it where shown
   const FACE_WORDS = ["", N_("one"), N_("two"), N_("three"), N_("four"), N_("five"), N_("six")];
   const REVIEW_COLUMNS = [N_("Player"), N_("Turn"), N_("Dice"), N_("Chosen"), N_("Best"), N_("Loss")];
-  const BOX_KEYS = "abcdefghijklmnopqstu"; // box shortcuts, in sheet order (no r: it rolls); 20 for Maxi Yatzy
+  const BOX_KEYS = "abcdefghijklmnopqstu"; // box shortcuts, in sheet order (no r: it rolls): one per box of the largest sheet (rules.MAX_BOXES)
   const EXPERT = 0.2; // mean loss per decision below which play is expert
   const HISTORY_PAGE = 20; // finished games asked for at a time
   const HISTORY_COLUMNS = [N_("Date"), N_("Rules"), N_("Players and scores"), N_("Winner"), N_("Review")];
