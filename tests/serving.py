@@ -9,16 +9,17 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 
-def quiet_serve(port: int, directory: Path | str, *extra: str) -> list[str]:
+def quiet_serve(port: int, directory: Path | str, *extra: str, cli: Sequence[str] = ()) -> list[str]:
     """The command of ``pentadice serve`` on ``port`` with the tables of ``directory``, holding those saved and
-    building none in the background (``--no-prepare``: a test of another concern keeps the machine quiet)."""
-    return [sys.executable, "-m", "pentadice", "serve", "--port", str(port), "--data", str(directory),
+    building none in the background (``--no-prepare``: a test of another concern keeps the machine quiet).
+    ``cli``: the command to run instead of ``python -m pentadice`` (``commands.SMALL_CLI``: the small game)."""
+    return [*(cli or (sys.executable, "-m", "pentadice")), "serve", "--port", str(port), "--data", str(directory),
             "--no-prepare", *extra]  # fmt: skip
 
 

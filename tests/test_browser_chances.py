@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import serving
 from commands import SMALL_CLI
 from test_browser import PHONE, Page, _free_port, _no_horizontal_scroll, browser, running  # noqa: F401
 from test_browser import page as page_fixture  # noqa: F401
@@ -19,7 +20,7 @@ def server(small_game_tables, tmp_path_factory):
     base URL."""
     port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
-    args = [*SMALL_CLI, "serve", "--port", str(port), "--data", str(small_game_tables), "--no-prepare"]
+    args = serving.quiet_serve(port, small_game_tables, cli=SMALL_CLI)
     yield from running(args, port, log, 120, "pentadice serve")
 
 

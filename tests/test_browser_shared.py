@@ -28,8 +28,7 @@ def server(small_game_tables, tmp_path_factory):
     depend on the sheet's size, and the full game's server would compute the live chances of every move."""
     folder = tmp_path_factory.mktemp("shared-serve")
     port = serving.free_port()
-    args = [*SMALL_CLI, "serve", "--port", str(port), "--data", str(small_game_tables), "--no-prepare",
-            "--db", str(folder / "games.sqlite3")]  # fmt: skip
+    args = serving.quiet_serve(port, small_game_tables, "--db", str(folder / "games.sqlite3"), cli=SMALL_CLI)
     with serving.started(args, port, folder / "serve.log"):
         yield f"http://127.0.0.1:{port}"
 
