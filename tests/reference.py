@@ -150,10 +150,26 @@ def _groups_of(chosen: tuple[int, ...], sizes: tuple[int, ...]) -> bool:
     return sorted(chosen.count(face) for face in set(chosen)) == sorted(sizes)
 
 
-def family_points(box: str, dice: tuple[int, ...]) -> int:
+def family_points(box: str, dice: tuple[int, ...], alike: bool = False) -> int:
     """Points of ``box`` of ``yatzy`` (5 dice) or ``maxi-yatzy`` (6 dice) for ``dice``, as the spec words it:
-    the best subset of the dice that forms the combination, 0 when none does."""
+    the best subset of the dice that forms the combination, 0 when none does. ``alike``: the house rule that the
+    groups of a pairs or house box may show one face (four alike are two pairs, five alike a full house)."""
+    if alike and box in GROUPS:
+        return _alike_groups(GROUPS[box], tuple(sorted(dice)))
     return _family_points(box, tuple(sorted(dice)))  # remembered per hand: subsets of any order are the same
+
+
+@functools.cache
+def _alike_groups(sizes: tuple[int, ...], dice: tuple[int, ...]) -> int:
+    """The best sum of groups of ``sizes`` dice, each group alike, any group of any face (two may share one)."""
+    best = 0
+    for faces in itertools.product(range(1, 7), repeat=len(sizes)):
+        need = collections.Counter()
+        for face, size in zip(faces, sizes, strict=True):
+            need[face] += size
+        if all(dice.count(face) >= n for face, n in need.items()):
+            best = max(best, sum(face * size for face, size in zip(faces, sizes, strict=True)))
+    return best
 
 
 @functools.cache

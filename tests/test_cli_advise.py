@@ -167,7 +167,7 @@ def test_batch_of_good_lines_exits_0(advise, tmp_path):
         (["1", "2", "3", "4", "5", "--sheet", "ones=1 penta_bonus=100"], "impossible without penta=50"),
         (["1", "2", "3", "4", "5", "--rolls-left", "3"], "--rolls-left"),
         (["1", "2", "3", "4", "5", "--rolls-left", "-1"], "--rolls-left"),
-        (["1", "2", "3", "4", "5", "--rules", "kniffel"], "'kniffel' is not one of"),
+        (["1", "2", "3", "4", "5", "--rules", "kniffel"], "unknown rule set 'kniffel'"),
     ],
 )
 def test_bad_input_is_a_usage_error(advise, args, message):

@@ -52,7 +52,7 @@ def test_table_directory_from_the_environment(tmp_path):
 def test_unknown_rule_set_is_a_usage_error(tmp_path):
     result = run("solve", "--skip", "chances,win,win-end", "--rules", "kniffel", "--out", str(tmp_path))
     assert result.exit_code == 2
-    assert "Invalid value for '--rules': 'kniffel' is not one of 'penta'" in result.output
+    assert "Invalid value for '--rules': unknown rule set 'kniffel'; known: penta" in result.output
     assert not list(tmp_path.iterdir())
 
 

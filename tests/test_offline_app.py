@@ -218,6 +218,32 @@ def test_installable_and_offline_after_serve(playwright, penta_table_dir, tmp_pa
         app.close()
 
 
+def test_the_first_rule_set_served_is_stored_and_played_offline_when_it_is_not_penta(playwright, tmp_path):
+    """A server of Yatzy alone (the small game standing for it): the service worker stores Yatzy's tables at
+    install, and offline a game that names no rule set is Yatzy's. About 10 CPU-s."""
+    from commands import SMALL_CLI
+
+    data = tmp_path / "data"
+    solve = [*SMALL_CLI, "solve", "--rules", "yatzy", "--data", str(data)]
+    done = subprocess.run(solve, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    port = serving.free_port()
+    args = serving.quiet_serve(port, data, "--rules", "yatzy", "--db", str(tmp_path / "games.sqlite3"), cli=SMALL_CLI)
+    app = App(playwright, f"http://127.0.0.1:{port}", tmp_path / "profile")
+    try:
+        with serving.started(args, port, tmp_path / "serve.log"):
+            app.open()
+            ready = app.page.evaluate(SW_READY)
+            assert any("/app-tables/yatzy.f64?sha256=" in url for url in ready["tables"]), ready
+            assert not any("/app-tables/penta." in url for url in ready["tables"]), ready
+        go_offline(app)
+        view = app.page.evaluate("PentaOffline.api('POST', '/api/games', {players: 'Ana'})")
+        assert view["rules"] == "yatzy" and view["offline"]
+        assert app.problems == []
+    finally:
+        app.close()
+
+
 @pytest.fixture
 def https_export(penta_table_dir, tmp_path):
     """The files of `pentadice export-app` served over HTTPS (a self-signed certificate) on localhost."""

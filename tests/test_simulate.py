@@ -139,7 +139,7 @@ def test_simulate_command_human_summary(penta_table_dir):
         (["-n", "0"], "'-n' / '--games'"),
         (["-n", "10", "--strategy", "lucky"], "'lucky' is not one of"),
         (["-n", "x"], "not a valid integer"),
-        (["-n", "10", "--rules", "kniffel"], "'kniffel' is not one of"),
+        (["-n", "10", "--rules", "kniffel"], "unknown rule set 'kniffel'"),
     ],
 )
 def test_simulate_bad_input(penta_table_dir, args, message):

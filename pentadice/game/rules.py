@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import shlex
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -23,8 +24,8 @@ from pentadice.support.i18n import N_  # marks the names and messages for the ca
     K_FACE,  # the sum of the dice showing face ``a`` (an upper box)
     K_KIND_TOTAL,  # the sum of all the dice when ``a`` of them are alike (Penta's three and four of a kind)
     K_KIND_SUM,  # ``a`` dice alike, the highest such face: the sum of those ``a`` dice
-    K_PAIRS,  # ``a`` pairs of different faces, the highest: the sum of those ``2a`` dice
-    K_HOUSE,  # ``a`` dice of one face and ``b`` of another, the highest such: the sum of those ``a + b`` dice
+    K_PAIRS,  # ``a`` pairs of different faces (``alike``: or of one face), the highest: the sum of those ``2a`` dice
+    K_HOUSE,  # ``a`` dice of one face and ``b`` of another (``alike``: or of the same), the highest: their sum
     K_FULL_HOUSE,  # exactly three alike and two alike: ``points`` (Penta's full house; a joker scores it)
     K_RUN,  # ``a`` faces in a row among the dice: ``points`` (a joker scores it)
     K_STRAIGHT,  # every face of the bit set ``a`` (bit f: face f + 1) among the dice: ``points``
@@ -36,15 +37,22 @@ UPPER_KINDS = (K_FACE,)
 FIXED_KINDS = (K_FULL_HOUSE, K_RUN, K_STRAIGHT)  # the boxes a joker fills at their points
 
 
+ALIKE_KINDS = (K_PAIRS, K_HOUSE)  # the kinds whose groups may show one face where a sheet says so (Box.alike)
+
+
 @dataclasses.dataclass(frozen=True)
 class Box:
-    """One box of a score sheet: its id and how it scores (a ``K_*`` kind with its arguments)."""
+    """One box of a score sheet: its id and how it scores (a ``K_*`` kind with its arguments).
+
+    ``alike`` (pairs and house boxes only): the groups may show the same face, so four alike are two pairs and
+    five alike a full house (a Scandinavian house rule); by default they need different faces."""
 
     id: str
     kind: int
     a: int = 0
     b: int = 0
     points: int = 0
+    alike: bool = False
 
 
 def _faces(*faces: int) -> int:
@@ -183,7 +191,8 @@ JOKER_MODES = {j.value: j.code for j in Joker}
 
 # Layout of the integer parameter vector that the compiled code reads (see RuleSet.params): these scalars, then
 # the box of each face (-1: none; 6 entries from P_FACE_BOX), then BOX_FIELDS entries per box of the sheet from
-# P_BOX_DATA: its kind, arguments ``a`` and ``b``, points, and first successor row (see pentadice.solver.turn).
+# P_BOX_DATA: its kind, arguments ``a`` and ``b``, points, first successor row (see pentadice.solver.turn), and
+# whether its groups may show one face (Box.alike).
 (
     P_DICE,
     P_ROLLS,
@@ -203,8 +212,8 @@ JOKER_MODES = {j.value: j.code for j in Joker}
     P_FACE_BOX,
 ) = range(16)
 P_BOX_DATA = P_FACE_BOX + 6
-BOX_FIELDS = 5
-F_KIND, F_A, F_B, F_POINTS, F_ROW = range(BOX_FIELDS)
+BOX_FIELDS = 6
+F_KIND, F_A, F_B, F_POINTS, F_ROW, F_ALIKE = range(BOX_FIELDS)
 MAX_DICE = 6
 MAX_BOXES = 20  # the largest sheet, Maxi Yatzy's: the page gives each box of a sheet a shortcut letter
 
@@ -225,7 +234,8 @@ class RuleSet:
     otherwise any filled Penta box (even at 0) is enough.
     ``penta_repeat`` (Kiriki): while the Penta box holds points, each further five of a kind may be added to
     it (its points more) instead of filling a box; that turn fills nothing, so the game gains a turn.
-    ``dice``, ``rolls`` and ``boxes`` shrink the game for the brute-force cross-checks.
+    ``dice``, ``rolls`` and ``boxes`` shrink the game for the brute-force cross-checks. ``source``: the file a
+    rule set of house rules was read from (:mod:`pentadice.game.rule_files`), which messages name.
     """
 
     name: str
@@ -241,6 +251,7 @@ class RuleSet:
     penta_repeat: bool = False
     box_names: tuple[tuple[str, str], ...] = ()
     sheet: tuple[Box, ...] = PENTA_SHEET
+    source: str = dataclasses.field(default="", compare=False)  # the file house rules were read from ("": built in)
 
     def __post_init__(self) -> None:
         if not 1 <= self.dice <= MAX_DICE:
@@ -260,6 +271,8 @@ class RuleSet:
         for b in self.sheet:  # an upper box's id names its face, on every sheet (a sheet's totals rely on it)
             if (b.kind == K_FACE) != (b.id in UPPER_IDS) or (b.kind == K_FACE and UPPER_IDS[b.a - 1] != b.id):
                 raise ValueError(f"box {b.id!r}: the upper boxes are {', '.join(UPPER_IDS)}, of faces 1 to 6")
+            if b.alike and b.kind not in ALIKE_KINDS:
+                raise ValueError(f"box {b.id!r}: only a pairs or house box may let its groups show one face")
         if not self.boxes:
             object.__setattr__(self, "boxes", tuple(ids))
         unknown = [b for b in self.boxes if b not in ids]
@@ -272,6 +285,12 @@ class RuleSet:
     def box_ids(self) -> tuple[str, ...]:
         """The sheet's box ids in order: bit ``i`` of a mask stands for ``box_ids[i]``."""
         return tuple(b.id for b in self.sheet)
+
+    @property
+    def rules_option(self) -> str:
+        """What ``--rules`` takes for this rule set, for a command a message suggests: its name, or the file its
+        house rules were read from (quoted for a shell)."""
+        return shlex.quote(self.source) if self.source else self.name
 
     @property
     def n_boxes(self) -> int:
@@ -451,12 +470,13 @@ class RuleSet:
         row = 0
         for i, box in enumerate(self.sheet):
             o = P_BOX_DATA + BOX_FIELDS * i
-            p[o + F_KIND], p[o + F_A], p[o + F_B], p[o + F_POINTS], p[o + F_ROW] = (
+            p[o + F_KIND], p[o + F_A], p[o + F_B], p[o + F_POINTS], p[o + F_ROW], p[o + F_ALIKE] = (
                 box.kind,
                 box.a,
                 box.b,
                 box.points,
                 row,
+                int(box.alike),
             )
             if box.kind == K_FACE:
                 p[P_FACE_BOX + box.a - 1] = i
@@ -520,6 +540,7 @@ REGISTRY: dict[str, RuleSet] = {
     )
 }
 DEFAULT_RULES = "penta"
+BUILT_IN: tuple[str, ...] = tuple(REGISTRY)  # the rule sets that ship; house rules (rule_files) join them by name
 
 
 class UnknownRules(ValueError):
@@ -533,6 +554,18 @@ def get_rules(name: str) -> RuleSet:
     except KeyError:
         known = ", ".join(REGISTRY)
         raise UnknownRules(f"unknown rule set {name!r}; known: {known}") from None
+
+
+def register(rs: RuleSet) -> RuleSet:
+    """Add ``rs`` (house rules) to :data:`REGISTRY`, so that every command, table and game finds it by name as it
+    finds a built-in rule set. A name already held by other rules is refused (UnknownRules): one process never
+    means two games by one name."""
+    held = REGISTRY.get(rs.name)
+    if held is not None and held != rs:
+        kind = "a built-in rule set" if rs.name in BUILT_IN else "other house rules"
+        raise UnknownRules(f"the rule set name {rs.name!r} is already {kind}'s: give these rules their own name")
+    REGISTRY.setdefault(rs.name, rs)
+    return REGISTRY[rs.name]
 
 
 def penta_filled(p: np.ndarray, open_mask: int) -> bool:
@@ -616,10 +649,12 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_score
                     v = a * (f + 1)  # the highest such face wins: faces rise
         elif kind == K_PAIRS:
             found = 0
-            for f in range(5, -1, -1):
-                if counts[f] >= 2 and found < a:
+            for f in range(5, -1, -1):  # the highest pairs first; one per face unless they may be alike
+                n_pairs = counts[f] // 2 if p[o + F_ALIKE] == 1 else min(counts[f] // 2, 1)
+                while n_pairs > 0 and found < a:
                     v += 2 * (f + 1)
                     found += 1
+                    n_pairs -= 1
             if found < a:
                 v = 0
         elif kind == K_HOUSE:
@@ -627,7 +662,8 @@ def score_options(p: np.ndarray, counts: np.ndarray, open_mask: int, penta_score
             for x in range(6):
                 if counts[x] >= a:
                     for y in range(6):
-                        if y != x and counts[y] >= bb and a * (x + 1) + bb * (y + 1) > v:
+                        fits = counts[y] >= bb if y != x else p[o + F_ALIKE] == 1 and counts[x] >= a + bb
+                        if fits and a * (x + 1) + bb * (y + 1) > v:
                             v = a * (x + 1) + bb * (y + 1)
         elif kind == K_FULL_HOUSE:
             v = fixed if (triples == 1 and pairs == 1) or joker else 0

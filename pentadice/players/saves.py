@@ -105,7 +105,10 @@ def _load(game_class, data: dict):
     _check_keys(data, SAVE_KEYS, SAVE_OPTIONAL_KEYS, "the game")
     name = _field(data, "rules", "the game")
     if not isinstance(name, str) or name not in rules.REGISTRY:
-        raise GameError(f"unknown rule set {short(name)}; known: {', '.join(rules.REGISTRY)}")
+        raise GameError(
+            f"unknown rule set {short(name)}; known: {', '.join(rules.REGISTRY)} (a game of house rules: give their"
+            " file with --rules)"
+        )
     rs = rules.get_rules(name)
     saved_players = _field(data, "players", "the game")
     if not isinstance(saved_players, list) or not 1 <= len(saved_players) <= MAX_PLAYERS:

@@ -642,8 +642,8 @@ def unsaved_message(rs: rules.RuleSet, directory: object) -> str:
     return (
         f"the {rs.name} table's second moments (the SDs) cannot be saved in {directory}, so every run computes "
         "them again (seconds each time); to compute them once, copy the table to a directory you can write and "
-        f"give it with --data (the first run there saves them), or run `pentadice solve --rules {rs.name} --data "
-        "DIR` with DIR writable"
+        "give it with --data (the first run there saves them), or run "
+        f"`pentadice solve --rules {rs.rules_option} --data DIR` with DIR writable"
     )
 
 
@@ -651,7 +651,7 @@ def on_demand_message(rs: rules.RuleSet) -> str:
     """Why the second moments of ``rs`` are not computed unasked, and the command that builds them."""
     n = pass_states(rs)
     minutes = n * turn_inputs(rs).n_keeps * SECONDS_PER_STATE_AND_KEEP / 60
-    return ON_DEMAND.format(title=rs.title, states=n, minutes=minutes, name=rs.name)
+    return ON_DEMAND.format(title=rs.title, states=n, minutes=minutes, name=rs.rules_option)
 
 
 def second_moments(
@@ -710,7 +710,7 @@ def second_moments(
         raise TableError(
             f"the {rs.name} values are not those of its rules: the second-moment pass, which computes them again, "
             f"differs by up to {worst:.3g} (the table was damaged or written by something else than pentadice); "
-            f"run `pentadice solve --rules {rs.name}` to solve it again"
+            f"run `pentadice solve --rules {rs.rules_option}` to solve it again"
         )
     if timings is not None:
         timings["compile_seconds"] = compiled_at - start

@@ -60,7 +60,7 @@ def load_moments(rs: rules.RuleSet, directory: Path, values: np.ndarray | None =
     to (``values``, else the table's own metadata). :class:`TableMissing` if there are none or they belong to
     other values (an older solve: computed again when needed); :class:`TableError` if damaged."""
     files = table.TableFiles(Path(directory), rs.name)
-    hint = f"run `pentadice solve --rules {rs.name} --data {files.directory}`"
+    hint = f"run `pentadice solve --rules {rs.rules_option} --data {files.directory}`"
     if not files.moments.exists() or not files.moments_meta.exists():
         raise TableMissing(f"no second moments of the {rs.name} table in {files.directory}; {hint}")
     try:

@@ -135,6 +135,7 @@ def rules_definition(rs: rules.RuleSet) -> dict:
     """
     d = dataclasses.asdict(rs)
     d.pop("box_names")
+    d.pop("source")  # where house rules were read from: not what they are
     sheet = d.pop("sheet")
     d["boxes"] = list(d["boxes"])
     if rs.sheet == rules.PENTA_SHEET:
@@ -144,8 +145,17 @@ def rules_definition(rs: rules.RuleSet) -> dict:
         d["small_straight_points"] = points["small_straight"]
         d["large_straight_points"] = points["large_straight"]
     else:
-        d["sheet"] = [{**box, "kind": KIND_NAMES[box["kind"]]} for box in sheet]
+        d["sheet"] = [_box_definition(box) for box in sheet]
     return d
+
+
+def _box_definition(box: dict) -> dict:
+    """A box of a sheet as the metadata lists it: its kind by name, ``alike`` only where set (the tables solved
+    before boxes had it keep their definition)."""
+    out = {**box, "kind": KIND_NAMES[box["kind"]]}
+    if not out.get("alike"):
+        out.pop("alike", None)
+    return out
 
 
 KIND_NAMES = {getattr(rules, k): k[2:].lower() for k in dir(rules) if k.startswith("K_")}
@@ -368,7 +378,7 @@ def load(rs: rules.RuleSet, directory: Path, verify: bool = True) -> Table:
 
 def _load(rs: rules.RuleSet, directory: Path, verify: bool) -> Table:
     files = TableFiles(Path(directory), rs.name)
-    hint = f"run `pentadice solve --rules {rs.name} --data {files.directory}`"
+    hint = f"run `pentadice solve --rules {rs.rules_option} --data {files.directory}`"
     if not files.meta.exists() or not files.values.exists():
         raise TableMissing(f"no {rs.name} table in {files.directory}; {hint}")
     for path in (files.meta, files.values):

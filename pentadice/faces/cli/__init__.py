@@ -28,6 +28,7 @@ COMMANDS = {
     "backup": "backup",
     "export-app": "export_app",
     "build": "build",
+    "rules": "rule_sets",
 }
 
 

@@ -26,7 +26,10 @@ from pentadice.support import exits
 @click.command(epilog=BOX_NAMES_HELP)
 @click.argument("dice", nargs=-1)
 @click.option(
-    "--rolls-left", type=click.IntRange(0, 2), default=2, show_default=True, help="Rerolls left (0: last roll)."
+    "--rolls-left",
+    type=click.IntRange(0, 2),
+    default=None,
+    help="Rerolls left (0: last roll) [default: the first roll's: 2 in a game of 3 rolls].",
 )
 @sheet_option("ones=3 full house=25 penta=50 penta_bonus=100")
 @click.option(
@@ -70,6 +73,7 @@ def advise(dice, rolls_left, sheet_text, sheet_file, rules_name, top, as_json, b
         dice = (read_stdin("the dice", 4096),)
     sheet = given_sheet(rs, sheet_text, sheet_file)
     try:
+        rolls_left = rs.rolls - 1 if rolls_left is None else rolls_left
         situation = Situation.make(rs, parse_dice(rs, " ".join(dice)), rolls_left, sheet)
     except ValueError as e:  # a bad situation
         raise click.UsageError(str(e)) from None

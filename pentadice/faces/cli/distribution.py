@@ -16,7 +16,10 @@ from pentadice.support import exits, interrupts
 @click.command(epilog=BOX_NAMES_HELP)
 @click.argument("dice", nargs=-1)
 @click.option(
-    "--rolls-left", type=click.IntRange(0, 2), default=None, help="Rerolls left with DICE showing [default: 2]."
+    "--rolls-left",
+    type=click.IntRange(0, 2),
+    default=None,
+    help="Rerolls left with DICE showing [default: the first roll's: 2 in a game of 3 rolls].",
 )
 @sheet_option("ones=3 full house=25")
 @click.option("--sheet-file", metavar="FILE", default=None, help="The sheet as box=points text or JSON ('-': stdin).")
@@ -84,7 +87,7 @@ def _distribution_input(rs, dice, rolls_left, sheet_text, sheet_file):
     try:
         if not dice:
             return sheet.validate(rs), None, None
-        rolls_left = 2 if rolls_left is None else rolls_left
+        rolls_left = rs.rolls - 1 if rolls_left is None else rolls_left
         situation = Situation.make(rs, parse_dice(rs, " ".join(dice)), rolls_left, sheet)
     except ValueError as e:  # a bad situation or sheet
         raise click.UsageError(str(e)) from None

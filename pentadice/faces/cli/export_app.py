@@ -30,7 +30,7 @@ from pathlib import Path
 import click
 
 from pentadice.faces.cli.options import DATA_OPTION
-from pentadice.game import rules
+from pentadice.game import rule_files, rules
 from pentadice.support import exits, i18n, paths
 from pentadice.support.inputs import clean
 from pentadice.support.interrupts import CommittedInterrupt, Held
@@ -47,9 +47,9 @@ def _rule_sets(text: str) -> list:
     out = []
     for name in dict.fromkeys(names):
         try:
-            rs = rules.get_rules(name)
+            rs = rule_files.resolve(name)  # a house-rules file too
             app_tables.check_size(rs)
-        except (rules.UnknownRules, app_tables.TooLarge) as e:
+        except ValueError as e:  # an unknown name, a bad rules file, a table too large (TooLarge)
             raise exits.BadInput(f"--rules: {e}") from None
         out.append(rs)
     return out
@@ -353,8 +353,8 @@ def write_app(folder: Path, exported: list, static: Path) -> dict[str, int]:
     "rule_names",
     default=rules.DEFAULT_RULES,
     show_default=True,
-    help="The rule sets the app plays offline, comma-separated (their tables read from the table directory; "
-    "Maxi Yatzy's is too large).",
+    help="The rule sets the app plays offline, comma-separated names or house-rules files (their tables read from "
+    "the table directory; Maxi Yatzy's is too large).",
 )
 @DATA_OPTION
 @click.option(
@@ -380,7 +380,7 @@ def export_app(directory: str, rule_names: str, data: str | None, force: bool) -
                 loaded = table.load(rs, where)
             except table.TableMissing:
                 raise exits.BadInput(
-                    f"no {rs.name} table in {clean(str(where))}: `pentadice solve --rules {rs.name}` makes it"
+                    f"no {rs.name} table in {clean(str(where))}: `pentadice solve --rules {rs.rules_option}` makes it"
                 ) from None
             exported.append(app_tables.export(rs, loaded.values))
         parent = target.parent

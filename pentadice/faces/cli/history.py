@@ -11,8 +11,7 @@ import json
 
 import click
 
-from pentadice.faces.cli.options import DB_OPTION
-from pentadice.game import rules
+from pentadice.faces.cli.options import DB_OPTION, RuleSetParam
 from pentadice.support import exits
 from pentadice.support.inputs import unsafe_char
 
@@ -20,7 +19,9 @@ from pentadice.support.inputs import unsafe_char
 @click.command()
 @DB_OPTION
 @click.option("--player", default=None, metavar="NAME", help="Only the games of the player of this name.")
-@click.option("--rules", "rules_name", type=click.Choice(list(rules.REGISTRY)), default=None, help="Only these rules.")
+@click.option(
+    "--rules", "rules_name", type=RuleSetParam(), default=None, help="Only the games of these rules (a name or a file)."
+)
 @click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True, help="Finished games listed.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object: games, players (and the player's games).")
 @click.option(

@@ -8,16 +8,43 @@ import sys
 
 import click
 
-from pentadice.game import rules
+from pentadice.game import rule_files, rules
 from pentadice.support import exits, paths
 
+
+class RuleSetParam(click.ParamType):
+    """``--rules``: a rule set's name, or a house-rules file (TOML or JSON: docs/house-rules.md), read, checked and
+    registered under its own name (:func:`pentadice.game.rules.resolve`); the value is the rule set's name. A
+    file that cannot be read or defines no rule set is a usage error naming the file and the problem."""
+
+    name = "NAME|FILE"
+
+    def __init__(self, also: tuple[str, ...] = ()) -> None:
+        self.also = also  # further words taken as they are (serve's "all")
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if text in self.also:
+            return text
+        try:
+            return rule_files.resolve(text).name
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(n) for n in (*rules.REGISTRY, *self.also) if n.startswith(incomplete)]
+
+
+RULES_HELP = f"Rule set: {', '.join(rules.BUILT_IN)}, or a house-rules file (.toml or .json; see `pentadice rules`)."
 RULES_OPTION = click.option(
     "--rules",
     "rules_name",
-    type=click.Choice(list(rules.REGISTRY), case_sensitive=True),
+    type=RuleSetParam(),
     default=rules.DEFAULT_RULES,
     show_default=True,
-    help="Rule set.",
+    help=RULES_HELP,
 )
 
 

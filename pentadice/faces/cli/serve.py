@@ -8,7 +8,7 @@ import sys
 import click
 
 from pentadice.faces.cli import loading
-from pentadice.faces.cli.options import DATA_OPTION, DB_OPTION, PositiveNumber, open_games_database
+from pentadice.faces.cli.options import DATA_OPTION, DB_OPTION, PositiveNumber, RuleSetParam, open_games_database
 from pentadice.game import rules
 from pentadice.storage import KEEP_DAYS
 from pentadice.support import exits, paths
@@ -53,8 +53,9 @@ def check_tls(cert: str, key: str) -> None:
     "--rules",
     "rules_names",
     multiple=True,
-    type=click.Choice([*rules.REGISTRY, "all"], case_sensitive=True),
-    help="Rule set to serve, repeatable, or 'all' [default: penta and every rule set already solved].",
+    type=RuleSetParam(also=("all",)),
+    help="Rule set to serve (a name, or a house-rules file), repeatable, or 'all' [default: penta and every rule "
+    "set already solved].",
 )
 @DATA_OPTION
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser once it is served.")

@@ -204,7 +204,8 @@ def warm_up(advisors) -> None:
     """Run each advisor's single, compiled and batch paths once, so that the first request does not load
     compiled code (nor wait for the compiled path's tables)."""
     for advisor in advisors:
-        situation = Situation.make(advisor.rules, [1, 1, 3, 4, 6, 6][: advisor.rules.dice], 2)
+        rs = advisor.rules  # the first roll of a turn, of any game (house rules may have fewer rolls or dice)
+        situation = Situation.make(rs, [1, 1, 3, 4, 6, 6][: rs.dice], rs.rolls - 1)
         advice_object(advisor, situation)
         advisor.advise_many([situation])
         quick_of(advisor)

@@ -48,7 +48,7 @@ PARAM_NAMES = (
     "P_FACE_BOX",
     "P_BOX_DATA",
 )
-FIELD_NAMES = ("BOX_FIELDS", "F_KIND", "F_A", "F_B", "F_POINTS", "F_ROW")
+FIELD_NAMES = ("BOX_FIELDS", "F_KIND", "F_A", "F_B", "F_POINTS", "F_ROW", "F_ALIKE")
 KIND_NAMES = (
     "K_FACE",
     "K_KIND_TOTAL",

@@ -336,7 +336,7 @@ class Preparation:
         why = f"building them failed ({failed})" if failed else "they are not built"
         return (
             f"the win player's tables of {name} are not held by this server: {why}; build them with "
-            f"`pentadice solve --rules {name}` and start the server again"
+            f"`pentadice solve --rules {self.advisors[name].rules.rules_option}` and start the server again"
         )
 
     def chances_waiting(self, name: str) -> dict | None:

@@ -22,6 +22,7 @@
   const STORE = "pentadice-offline-games";
   const WANTED = "pentadice-offline-rules"; // rule sets used offline: kept by the service worker
   const LAST = "pentadice-offline-last"; // the rule set of the last game: its tables are read at once offline
+  const FIRST = "pentadice-offline-first"; // the first rule set the server offered: the service worker stores it
   const MAX_GAMES = 30;
   const MAX_PLAYERS = 6;
   const UPPER_IDS = ["ones", "twos", "threes", "fours", "fives", "sixes"];
@@ -157,6 +158,9 @@
     }
     const data = await res.json().catch(() => null);
     if (!res.ok) refuse(res.status, data && typeof data.error === "string" ? data.error : "HTTP " + res.status);
+    if (path === "/api/rules" && data && Array.isArray(data.rules) && data.rules.length) {
+      localStorage.setItem(FIRST, String(data.rules[0].name)); // whose tables the service worker stored first
+    }
     return data;
   }
 
@@ -164,7 +168,13 @@
 
   function ruleNames() {
     if (S.config && Array.isArray(S.config.rules)) return S.config.rules.map((r) => r.name);
-    return Array.from(new Set(["penta", ...wanted()]));
+    const first = localStorage.getItem(FIRST);
+    return Array.from(new Set([...(first ? [first] : []), ...wanted()]));
+  }
+
+  /** The rule set of a request that names none: the first stored (the server's own default is its first). */
+  function defaultRules() {
+    return ruleNames()[0] || "";
   }
 
   function wanted() {
@@ -558,7 +568,7 @@
 
     async advise(body) {
       if (!body || typeof body !== "object") refuse(422, "the body must be a JSON object");
-      const t = await tablesOf(body.rules || "penta");
+      const t = await tablesOf(body.rules || defaultRules());
       try {
         const out = t.advise(body);
         return body.top ? { ...out, options: out.options.slice(0, body.top) } : out;
@@ -570,7 +580,7 @@
     async newGame(body) {
       const data = body || {};
       if ("save" in data) refuse(422, "offline, a saved game cannot be resumed: open the app with its server");
-      const name = data.rules == null ? "penta" : data.rules;
+      const name = data.rules == null ? defaultRules() : data.rules;
       if (!ruleNames().includes(name)) refuse(422, "the " + name + " rule set is not stored on this device; stored: " + ruleNames().join(", "));
       const kind = data.dice === undefined ? "random" : data.dice;
       if (kind !== "random" && kind !== "manual") refuse(422, 'dice must be "random" or "manual" (a coach game), not ' + JSON.stringify(kind));
@@ -661,7 +671,7 @@
   /** Offline, the tables of the last game's rule set are read at once, while the page starts: the first
    * advice does not wait for them. */
   function preload() {
-    const name = localStorage.getItem(LAST) || "penta";
+    const name = localStorage.getItem(LAST) || defaultRules();
     if (globalThis.PentaAdvisor && ruleNames().includes(name)) tablesOf(name).catch(() => null);
   }
 

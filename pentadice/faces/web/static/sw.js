@@ -1,6 +1,6 @@
 /* pentadice's service worker: the app opens with no network after the first visit.
  *
- * - At install: the app's files (the shell) and Penta's tables are stored; other rule sets' tables when first
+ * - At install: the app's files (the shell) and the first rule set's tables are stored; the others' when first
  *   fetched. Caches are named by version ("pentadice-shell-VERSION"; `pentadice export-app` writes the hash of its
  *   files as VERSION); an old version's caches are removed when a new worker takes over.
  * - The API (/api/...): the network first; with no network, GET /api/rules and /api/messages from their last
@@ -29,7 +29,6 @@ const SHELL = [
   "config.json",
 ];
 const ICONS = ["icons/icon-192.png", "icons/icon-512.png", "icons/maskable-512.png"]; // stored if there
-const FIRST_TABLES = ["penta"];
 const EXPORTED_WORDS = ["messages/en.json", "messages/id.json"]; // the exported app's words (not on a server)
 const KEPT_API = ["/api/rules", "/api/messages"];
 
@@ -71,12 +70,26 @@ async function storeTables(name) {
   return true;
 }
 
+/** The rule set whose tables are stored at install, so that a first game offline needs nothing more: the first
+ * the app offers (an exported app's config.json lists them; a server answers /api/rules), or none. */
+async function firstRuleSet() {
+  try {
+    const config = await (await fetch(SCOPE + "config.json", { cache: "no-cache" })).json();
+    if (Array.isArray(config.rules) && config.rules.length) return config.rules[0].name;
+    const served = await (await fetch("/api/rules", { cache: "no-cache" })).json();
+    return served.rules[0].name;
+  } catch (e) {
+    return null;
+  }
+}
+
 self.addEventListener("install", (event) => {
   event.waitUntil(
     (async () => {
       const shell = await caches.open(SHELL_CACHE);
       await shell.addAll(SHELL.map((path) => new Request(SCOPE + path, { cache: "reload" })));
-      for (const name of FIRST_TABLES) await storeTables(name).catch(() => false); // a server without Penta
+      const first = await firstRuleSet();
+      if (first) await storeTables(first).catch(() => false); // tables not exported: stored when a game asks
       for (const path of [...ICONS, ...EXPORTED_WORDS]) {
         const res = await fetch(SCOPE + path).catch(() => null);
         if (res && res.ok) await shell.put(SCOPE + path, res);
