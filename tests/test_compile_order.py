@@ -1,7 +1,9 @@
 """The compile trick's rules, checked rather than remembered: every turn function is compiled, each after the
 functions it calls, and a Numba cache layout we cannot read is reported, not passed over."""
 
+import re
 import types
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +107,19 @@ def test_a_changed_operations_module_empties_the_cache(tmp_path):
     ops.write_text("x = 2\n")
     kernels.drop_stale_cache([Dispatcher()], extra=[module])
     assert len(flushed) == 2
+
+
+def test_every_module_that_caches_compiled_code_drops_it_when_the_rules_change():
+    # Numba keys a cached function on its own file: one that compiles in the rules' functions and is cached
+    # without kernels.drop_stale_cache would go on running the old rules after an upgrade (a changed box layout
+    # read with the old one). Read from the sources: each module that compiles a kernel asks for the check.
+    package = Path(rules.__file__).parent.parent
+    compiling = [
+        path
+        for path in sorted(package.rglob("*.py"))
+        if re.search(r"^@jit\b|kernels\._compile\(|\b_compile\(fn", path.read_text(), re.M)
+        and path.name != "compiled.py"
+    ]
+    assert len(compiling) >= 8
+    for path in compiling:
+        assert "drop_stale_cache(" in path.read_text(), path.relative_to(package)

@@ -143,6 +143,9 @@ def test_changed_rules_under_the_same_name_are_solved_again_never_read_from_old_
     rs = rule_files.resolve(path)
     table.solve_and_save(rs, tmp_path / "data", lambda: solver.solve(rs).values)
     rules.REGISTRY.pop(rs.name)
+    listed = table.inventory(tmp_path / "data")  # as `pentadice where` says it, without the file
+    assert listed["tiny-house"].startswith("house rules: expected score ") and "--rules FILE" in listed["tiny-house"]
+    assert listed["penta"] == "not solved yet"
     write(tmp_path, TINY.replace("upper_threshold = 5", "upper_threshold = 4"))
     changed = rule_files.resolve(path)
     with pytest.raises(table.TableError, match="solved for other rules") as refused:

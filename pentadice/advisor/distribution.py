@@ -188,15 +188,6 @@ def needs_compiling(rs: rules.RuleSet | None = None) -> bool:
     return not all(cached(f) for f in vars(build).values())
 
 
-def compile_kernels(rs: rules.RuleSet = rules.PENTA_RULES) -> float:
-    """Compile (or load from Numba's cache) the forward kernels for ``rs``'s lanes, on a one-box game; returns
-    the seconds taken."""
-    start = time.perf_counter()
-    V = _padded(np.zeros(rs.table_shape), rs)
-    _propagate(rs, V, rs.n_flags - 1, 1 << rs.box_index["chance"], rs.upper_threshold, -1, -1, 1)
-    return time.perf_counter() - start
-
-
 def check_rules(rs: rules.RuleSet) -> None:
     """:class:`DistributionError` for a rule set whose distribution is not computed (Kiriki), with the reason."""
     if rs.unbounded:

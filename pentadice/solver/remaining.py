@@ -191,6 +191,10 @@ class Remaining:
         return int(self.lo[sid, u]), np.asarray(self.data[o : o + w], dtype=np.float64)
 
 
+# They compile in the rules' functions (box_successor, upper_bonus): a changed rules.py empties their cache.
+turn_kernels.drop_stale_cache([mix, pull_rows])
+
+
 def refusal(rs: rules.RuleSet) -> str | None:
     """Why ``rs`` has no chances table, or None."""
     if rs.unbounded:

@@ -411,7 +411,8 @@ def _load(rs: rules.RuleSet, directory: Path, verify: bool) -> Table:
 def inventory(directory: Path) -> dict[str, str]:
     """Each registered rule set's table in ``directory``, in words: solved (with its expected score), missing,
     or why it cannot be used: loaded as every command loads it (each chunk checked, the metadata against the
-    values), so that what it reports is what the other commands would use."""
+    values), so that what it reports is what the other commands would use. Then any table of house rules there
+    (:func:`_house_tables`)."""
     out = {}
     if directory.exists() and not directory.is_dir():
         return {name: f"unusable: {directory} is not a directory" for name in rules.REGISTRY}
@@ -423,6 +424,25 @@ def inventory(directory: Path) -> dict[str, str]:
             out[name] = "not solved yet"
         except TableError as e:
             out[name] = f"unusable: {str(e).split('; run')[0]}"
+    return out | _house_tables(directory, out)
+
+
+def _house_tables(directory: Path, known: dict[str, str]) -> dict[str, str]:
+    """The tables of house rules in ``directory`` (a table's metadata, ``NAME.json``, of a rule set not registered
+    here), each in words: what its metadata says, since the rules to check it against are in their file."""
+    out = {}
+    for path in sorted(Path(directory).glob("*.json")) if Path(directory).is_dir() else ():
+        name = path.stem
+        if "." in name or name in known:
+            continue
+        try:
+            meta = read_json(path, "a table's metadata")
+        except (OSError, ValueError):
+            continue
+        if isinstance(meta, dict) and meta.get("format") == FORMAT and meta.get("rules") == name:
+            score = meta.get("expected_score")
+            said = f"expected score {score:.10f}, " if isinstance(score, float) else ""
+            out[name] = f"house rules: {said}checked when their file is given (--rules FILE)"
     return out
 
 
