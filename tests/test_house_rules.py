@@ -25,6 +25,7 @@ from serving import free_port, quiet_serve, started
 from pentadice import solver
 from pentadice.game import rule_files, rules
 from pentadice.tables import table
+from pentadice.tables.inventory import inventory
 
 EXAMPLE = Path(__file__).parent.parent / "docs" / "examples" / "yatzy-alike.toml"
 # A game small enough to solve in a moment in a process of its own: 2 dice, 3 boxes.
@@ -143,7 +144,7 @@ def test_changed_rules_under_the_same_name_are_solved_again_never_read_from_old_
     rs = rule_files.resolve(path)
     table.solve_and_save(rs, tmp_path / "data", lambda: solver.solve(rs).values)
     rules.REGISTRY.pop(rs.name)
-    listed = table.inventory(tmp_path / "data")  # as `pentadice where` says it, without the file
+    listed = inventory(tmp_path / "data")  # as `pentadice where` says it, without the file
     assert listed["tiny-house"].startswith("house rules: expected score ") and "--rules FILE" in listed["tiny-house"]
     assert listed["penta"] == "not solved yet"
     write(tmp_path, TINY.replace("upper_threshold = 5", "upper_threshold = 4"))

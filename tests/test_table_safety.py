@@ -223,6 +223,6 @@ def test_a_table_directory_that_is_a_file(tmp_path):
     file.write_text("")
     result = run("advise", "1", "1", "3", "4", "6", "--data", str(file))
     assert result.exit_code in (1, 2) and ("is not a directory" in result.output or "is a file" in result.output)
-    from pentadice.tables.table import inventory
+    from pentadice.tables.inventory import inventory
 
     assert set(inventory(file).values()) == {f"unusable: {file} is not a directory"}

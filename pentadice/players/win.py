@@ -17,8 +17,7 @@ end-game table against the other players' exact final-score distributions instea
 table (``NAME.win.npy``, ``NAME.win-end-K.npy``, each with its metadata) and read back when they belong to
 the value table in use.
 
-The variance of the points still to come under optimal play is read from the cumulant generating function of
-two utility tables of a very small theta ``h``: ``log E[exp(hR)] + log E[exp(-hR)] = h^2 Var(R) + O(h^4)``.
+The variance of the points still to come under optimal play comes from :mod:`pentadice.players.win_variance`.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from pentadice.game import rules
 from pentadice.game.moves import Keep, Move, Score
 from pentadice.game.sheet import Sheet
 from pentadice.game.situation import Situation
+from pentadice.players.win_variance import VARIANCE_THETA, cumulant_variance, cumulants, exact_variance, saved_variance
 from pentadice.solver.turn_inputs import turn_inputs
 from pentadice.tables import win_tables
 
@@ -44,7 +44,6 @@ GRID = (0.002, 0.004, 0.007, 0.01, 0.015, 0.02, 0.03, 0.05)
 ENDGAME_LANES = 512  # the end-game table's lanes (pentadice.solver.utility.TARGET_LANES, without importing Numba)
 SCALE = 0.5  # the formula's factor: measured best among those tried (docs/win.md)
 ENDGAME_BOXES = 4  # at most this many boxes open, for the player and every other: the last turns' rule
-VARIANCE_THETA = 0.0005  # h of the variance's cumulant estimate
 
 
 MAX_TABLE_BYTES = 2_000_000_000  # the theta tables and the end-game table together, at most (see refusal)
@@ -290,58 +289,6 @@ def _from_store(
         variance, source = cumulants(opened.array[n], opened.array[n + 1], float(opened.thetas[n])), "cumulants"
     variance = np.where(np.isnan(tables[0]), np.nan, padded(rs, variance))
     return WinTables(rs, thetas, tables, variance, scale, time.perf_counter() - start, source, "store")
-
-
-def saved_variance(rs: rules.RuleSet, values: np.ndarray, directory: Path | str) -> np.ndarray | None:
-    """Var(R) from the second moments saved beside the table (``pentadice solve``), or None."""
-    from pentadice.tables import moment_files, table
-
-    values = win_tables.saved_shape(rs, values)
-    try:
-        m2 = np.asarray(moment_files.load_moments(rs, Path(directory), values))
-    except (AttributeError, ImportError, table.TableError):
-        return None
-    with np.errstate(invalid="ignore"):
-        return np.maximum(m2 - values * values, 0.0)
-
-
-def exact_variance(
-    rs: rules.RuleSet, values: np.ndarray, threads: int = 1, directory: Path | str | None = None
-) -> np.ndarray | None:
-    """Var(R) under the advisor's policy from the second-moment table (:mod:`pentadice.solver.moments`), or
-    None where that module is not available. Given ``directory``, the second moments are saved beside the
-    table there when they can be (as ``pentadice solve`` does), so that the next build reads them."""
-    try:
-        from pentadice.solver.moments import second_moments
-    except ImportError:
-        return None
-    values = win_tables.saved_shape(rs, values)
-    m2 = second_moments(rs, values, threads=threads, check=False)
-    if m2.shape != values.shape:
-        return None
-    if directory is not None:
-        import contextlib
-
-        from pentadice.tables import moment_files, table
-
-        with contextlib.suppress(table.TableError, OSError):
-            moment_files.save_moments(rs, Path(directory), np.ascontiguousarray(m2, dtype=np.float64), values)
-    with np.errstate(invalid="ignore"):
-        return np.maximum(m2 - values * values, 0.0)
-
-
-def cumulant_variance(rs: rules.RuleSet, threads: int = 1, h: float = VARIANCE_THETA) -> np.ndarray:
-    """Var(R) from two utility tables: ``(log E[exp(hR)] + log E[exp(-hR)]) / h^2`` (exact to O(h^2); their
-    policies differ from the optimal one by O(h))."""
-    from pentadice.solver import utility
-
-    return cumulants(utility.solve_theta(rs, h, threads), utility.solve_theta(rs, -h, threads), h)
-
-
-def cumulants(up: np.ndarray, down: np.ndarray, h: float) -> np.ndarray:
-    """Var(R) from the utility tables of ``h`` and ``-h``: ``(log E[exp(hR)] + log E[exp(-hR)]) / h^2``."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.maximum((np.log(up) + np.log(-down)) / (h * h), 0.0)
 
 
 def sheet_outlook(rs: rules.RuleSet, tables: WinTables, sheet: Sheet) -> tuple[float, float]:

@@ -237,9 +237,9 @@ def _served_rules(given: tuple[str, ...], data: str | None) -> list[str]:
         return list(rules.REGISTRY)
     if given:
         return list(dict.fromkeys(given))
-    from pentadice.tables import table
+    from pentadice.tables.inventory import inventory
 
-    held = table.inventory(paths.data_dir(data))
+    held = inventory(paths.data_dir(data))
     for name, state in held.items():  # a table there that cannot be used is left out, and said so
         if name != rules.DEFAULT_RULES and state.startswith("unusable"):
             click.echo(f"Not serving {name}: {state.removeprefix('unusable: ')}", err=True)

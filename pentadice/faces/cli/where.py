@@ -15,10 +15,10 @@ from pentadice.support import paths
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def where(data: str | None, as_json: bool) -> None:
     """Which table directory the commands use, why, and which tables it holds."""
-    from pentadice.tables import table
+    from pentadice.tables.inventory import inventory
 
     directory, source = paths.locate(data)
-    held = table.inventory(directory)
+    held = inventory(directory)
     if as_json:
         click.echo(json.dumps({"directory": str(directory), "source": source, "tables": held}))
         return
