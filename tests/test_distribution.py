@@ -36,13 +36,15 @@ GAMES = reduced_games.pick(
 
 
 def add(into: dict, dist: dict, shift: int, weight: float) -> None:
-    for x, p in dist.items():
-        into[x + shift] = into.get(x + shift, 0.0) + weight * p
+    for (x, *ended), p in dist.items():
+        key = (x + shift, *ended)
+        into[key] = into.get(key, 0.0) + weight * p
 
 
 def brute_distribution(rs: rules.RuleSet):
-    """``(R, turn_from)``: ``R(open_mask, subtotal, full)`` is ``{points still to come: probability}`` from a
-    state between turns; ``turn_from(open_mask, subtotal, full, dice, rerolls)`` the same from mid-turn.
+    """``(R, turn_from)``: ``R(open_mask, subtotal, full)`` is ``{(points still to come, upper bonus earned at the
+    end, Penta box at its points at the end): probability}`` from a state between turns; ``turn_from(open_mask,
+    subtotal, full, dice, rerolls)`` the same from mid-turn.
 
     Every roll is one of the ``6**n`` equally likely ordered tuples; with rerolls left the player scores now or
     rerolls a non-empty set of positions. Each decision is the option of highest value (values within ``TIE``
@@ -74,7 +76,7 @@ def brute_distribution(rs: rules.RuleSet):
                     options.append((value, (1, -len(kept), kept), (dist, 0)))
             top = max(o[0] for o in options)
             value, _, (dist, shift) = min((o for o in options if o[0] >= top - TIE), key=lambda o: o[1])
-            return value, {x + shift: p for x, p in dist.items()}
+            return value, {(x + shift, *ended): p for (x, *ended), p in dist.items()}
 
         @functools.cache
         def reroll(kept: tuple[int, ...], rerolls: int) -> tuple[float, dict]:
@@ -90,7 +92,7 @@ def brute_distribution(rs: rules.RuleSet):
     @functools.cache
     def R(open_mask: int, sub: int, full: int) -> dict:
         if open_mask == 0:
-            return {0: 1.0}
+            return {(0, int(sub >= rs.upper_threshold), full): 1.0}
         decide = best(open_mask, sub, full)
         out: dict = {}
         for faces, p in completions(n):  # the first roll: every ordered tuple, grouped by its sorted faces
@@ -113,11 +115,21 @@ def as_dict(dist: distribution.Distribution) -> dict:
 
 
 def assert_same(fast: distribution.Distribution, slow: dict, so_far: int = 0) -> None:
-    slow = {x + so_far: p for x, p in slow.items() if p > 0}
+    """The fast distribution is the reference's, and so are its chances of how the sheet ends."""
+    points: dict = {}
+    for (x, _, _), p in slow.items():
+        points[x + so_far] = points.get(x + so_far, 0.0) + p
+    points = {x: p for x, p in points.items() if p > 0}
     got = as_dict(fast)
-    assert set(got) == set(slow)
-    worst = max(abs(got[x] - slow[x]) for x in slow)
+    assert set(got) == set(points)
+    worst = max(abs(got[x] - points[x]) for x in points)
     assert worst < 1e-12
+    assert fast.p_upper_bonus == pytest.approx(sum(p for (_, bonus, _), p in slow.items() if bonus), abs=1e-12)
+    penta = sum(p for (_, _, full), p in slow.items() if full)
+    if fast.p_penta is None:  # no Penta box: the reference's flag never set
+        assert penta == 0
+    else:
+        assert fast.p_penta == pytest.approx(penta, abs=1e-12)
 
 
 @pytest.mark.parametrize("name", list(GAMES))
@@ -295,6 +307,7 @@ def test_a_finished_sheet_is_its_score():
     dist = distribution.final_distribution(rs, solved("penta, 3 dice"), sheet)
     assert dist.offset == sheet.score(rs) and list(dist.probs) == [1.0]
     assert dist.sd() == 0.0 and dist.tail()[-1] == [sheet.score(rs), 1.0]
+    assert rs.upper_threshold == 8 and (dist.p_upper_bonus, dist.p_penta) == (1.0, 1.0)  # 3 + 9 upper points
 
 
 # The command.

@@ -17,11 +17,18 @@ PENTA = rules.PENTA_RULES
 
 
 @pytest.mark.slow
-def test_optimal_mean_agrees_with_the_solved_expectation(penta_advisor):
+def test_optimal_mean_and_how_sheets_end_agree_with_the_exact_ones(penta_advisor):
+    # The mean against the table's expected score; the games ending with the upper bonus, and with the Penta box
+    # at 50, against the exact chances of the forward pass (pentadice distribution), within 4 standard errors.
+    from pentadice.advisor import distribution
+
     result = sim.simulate(penta_advisor.table, 200_000, seed=2026)
     st = result.stats
     assert st["stderr"] < 0.15  # sharp enough to catch a wrong move in a common situation
     assert abs(st["mean"] - penta_advisor.table.expected_score) < 3 * st["stderr"]
+    exact = distribution.final_distribution(PENTA, penta_advisor.table.values)
+    for rate, p in ((st["upper_bonus_rate"], exact.p_upper_bonus), (st["penta_rate"], exact.p_penta)):
+        assert 0.2 < p < 0.8 and abs(rate - p) < 4 * np.sqrt(p * (1 - p) / st["games"]), (rate, p)
 
 
 def test_same_seed_same_games_and_greedy_is_worse(penta_advisor):

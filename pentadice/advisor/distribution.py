@@ -14,6 +14,7 @@ with hundreds of scores); see :class:`DistributionTooLarge`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -59,11 +60,15 @@ class DistributionTooLarge(DistributionError):
 
 @dataclass(frozen=True)
 class Distribution:
-    """``probs[i]`` is the probability that the final score is ``offset + i``; ``seconds`` the time it took."""
+    """``probs[i]`` is the probability that the final score is ``offset + i``; ``seconds`` the time it took.
+    ``p_upper_bonus``: the chance that the upper boxes end at the threshold or above (the upper bonus earned);
+    ``p_penta``: the chance that the Penta box ends holding its points (None without a Penta box)."""
 
     offset: int
     probs: np.ndarray
     seconds: float = field(default=0.0, compare=False)
+    p_upper_bonus: float = field(default=math.nan, compare=False)
+    p_penta: float | None = field(default=None, compare=False)
 
     @property
     def scores(self) -> np.ndarray:
@@ -131,7 +136,7 @@ class Distribution:
 
     def shifted(self, points: int) -> Distribution:
         """The same distribution with ``points`` more to every score."""
-        return Distribution(self.offset + points, self.probs, self.seconds)
+        return dataclasses.replace(self, offset=self.offset + points)
 
 
 def final_distribution(
@@ -166,13 +171,14 @@ def final_distribution(
     u0 = sheet.upper_subtotal(rs)
     ps = int(sheet.penta_scored(rs))
     if open_mask == 0:
-        return Distribution(so_far, np.ones(1), time.perf_counter() - start)
+        ended = float(u0 >= rs.upper_threshold), float(ps) if rs.penta_box >= 0 else None
+        return Distribution(so_far, np.ones(1), time.perf_counter() - start, *ended)
     V = _padded(values, rs)
     if hand < 0:
         gained = _cached(rs, V, values, ps, open_mask, u0, threads)
     else:
         gained = _propagate(rs, V, ps, open_mask, u0, hand, stage, threads)
-    return Distribution(gained.offset + so_far, gained.probs, time.perf_counter() - start)
+    return dataclasses.replace(gained.shifted(so_far), seconds=time.perf_counter() - start)
 
 
 COMPILING_MESSAGE = "Compiling the distribution kernels (first run only)..."
@@ -413,10 +419,12 @@ def _propagate(
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
-    # The end of the game: final = points gained = u - u0 + y.
+    # The end of the game: final = points gained = u - u0 + y; each final state's mass says how the sheet ended
+    # (its lane: the capped upper subtotal; its flag: whether the Penta box holds its points).
     top = int(width[layers[0]].max()) - 1 + L if len(layers[0]) else 1
     gained = np.zeros(top + L + 1)
     last = pools[0]
+    ended = np.zeros((2, 2))  # [Penta box with its points, upper bonus earned]: their chances together
     for s in layers[0]:
         for u in np.flatnonzero(bits[s]):
             if rhi[s, u] < rlo[s, u]:
@@ -424,6 +432,9 @@ def _propagate(
             lo, hi_ = int(rlo[s, u]), int(rhi[s, u])
             o = int(row_off[s, u])
             gained[u + lo : u + hi_ + 1] += last[o + lo : o + hi_ + 1]
+            ended[reached[s] >> n, int(u >= rs.upper_threshold)] += math.fsum(last[o + lo : o + hi_ + 1])
     nz = np.flatnonzero(gained)
     first, final = int(nz[0]), int(nz[-1])
-    return Distribution(first - u0, gained[first : final + 1].copy())
+    total = ended.sum()
+    p_penta = float(ended[1].sum() / total) if rs.penta_box >= 0 else None
+    return Distribution(first - u0, gained[first : final + 1].copy(), 0.0, float(ended[:, 1].sum() / total), p_penta)

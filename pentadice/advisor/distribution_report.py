@@ -15,7 +15,8 @@ from pentadice.game.sheet import Sheet
 
 
 def summary(dist: Distribution) -> dict:
-    """``mean``, ``sd``, ``percentiles`` and ``tail`` as JSON data (see docs/distribution.md)."""
+    """``mean``, ``sd``, ``percentiles``, ``tail`` and how the sheet ends (``p_upper_bonus``, ``p_penta``) as JSON
+    data (see docs/distribution.md)."""
     return {
         "mean": dist.mean(),
         "sd": dist.sd(),
@@ -23,6 +24,8 @@ def summary(dist: Distribution) -> dict:
         "max": dist.max_score,
         "percentiles": dist.percentiles(),
         "tail": dist.tail(),
+        "p_upper_bonus": dist.p_upper_bonus,
+        "p_penta": dist.p_penta,
     }
 
 
@@ -38,7 +41,8 @@ def report(
 ) -> dict:
     """The distribution as the JSON object of ``pentadice distribution --json``: ``rules``, ``sheet``,
     ``score_so_far``, (``dice``, ``rolls_left`` mid-turn), ``mean``, ``sd``, ``min``, ``max``, ``percentiles``
-    (an object ``{"1": score, ...}``), ``tail`` (``[t, P(final >= t)]`` for every ``t`` from 0 to ``max``)."""
+    (an object ``{"1": score, ...}``), ``tail`` (``[t, P(final >= t)]`` for every ``t`` from 0 to ``max``),
+    ``p_upper_bonus`` and ``p_penta`` (null without a Penta box)."""
     out: dict = {"rules": rs.name, "sheet": sheet.as_dict(rs), "score_so_far": sheet.score(rs)}
     if dice is not None:
         out["dice"] = sorted(dice)
