@@ -449,6 +449,56 @@ def test_requests_from_another_sites_page_are_refused(client):
         assert client.post("/api/games", json=body, headers=headers).status_code == 201, headers
 
 
+def test_an_allowed_origin_may_call_the_shared_routes_and_no_other(advisors):
+    """``serve --allow-origin``: the page of https://my.app may ask for advice, the rule sets and the offline
+    app's tables (preflight and answers marked for it, a browser's cross-site headers and all); another origin
+    is refused as without the option, and the games stay this page's own."""
+    app = create_app(advisors, allowed_origins=["https://my.app"])
+    mine = {"origin": "https://my.app", "sec-fetch-site": "cross-site"}
+    other = {"origin": "https://evil.example", "sec-fetch-site": "cross-site"}
+    ask = {"access-control-request-method": "POST", "access-control-request-headers": "content-type"}
+    body = {"dice": [1, 1, 3, 4, 6], "rolls_left": 2}
+    with TestClient(app) as c:
+        pre = c.options("/api/advise", headers={**mine, **ask})
+        assert pre.status_code == 200 and pre.headers["access-control-allow-origin"] == "https://my.app"
+        assert "POST" in pre.headers["access-control-allow-methods"] and pre.headers["access-control-max-age"]
+        r = c.post("/api/advise", json=body, headers=mine)
+        assert r.status_code == 200 and r.json()["options"]
+        assert r.headers["access-control-allow-origin"] == "https://my.app" and "Origin" in r.headers["vary"]
+        batch = c.post("/api/advise/batch", json={"items": [body]}, headers=mine)
+        assert batch.status_code == 200 and batch.headers["access-control-allow-origin"] == "https://my.app"
+        for path in ("/api/rules", "/app-tables/index.json"):
+            got = c.get(path, headers=mine)
+            assert got.status_code == 200 and got.headers["access-control-allow-origin"] == "https://my.app", path
+        # Another origin: no preflight, no mark on an answer, a POST refused as before.
+        assert c.options("/api/advise", headers={**other, **ask}).status_code == 400
+        refused = c.post("/api/advise", json=body, headers=other)
+        assert refused.status_code == 403 and "access-control-allow-origin" not in refused.headers
+        assert "access-control-allow-origin" not in c.get("/api/rules", headers=other).headers
+        # The allowed origin on a route that is not shared: the games stay this page's.
+        games = c.post("/api/games", json={"players": "Ana"}, headers=mine)
+        assert games.status_code == 403 and "access-control-allow-origin" not in games.headers
+        assert "access-control-allow-origin" not in c.options("/api/games", headers={**mine, **ask}).headers
+    with TestClient(create_app(advisors)) as c:  # the default: no origin allowed
+        assert c.post("/api/advise", json=body, headers=mine).status_code == 403
+        assert "access-control-allow-origin" not in c.options("/api/advise", headers={**mine, **ask}).headers
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        ("https://my.app/path", "no path"),
+        ("my.app", "give http:// or https://"),
+        ("ftp://my.app", "give http:// or https://"),
+        ("https://user@my.app", "no path, query or user"),
+        ("https://my.app:99999", "is not an origin"),
+    ],
+)
+def test_allow_origin_takes_an_origin_alone(given, words):
+    result = CliRunner().invoke(main, ["serve", "--allow-origin", given])
+    assert result.exit_code == 2 and "Invalid value for '--allow-origin'" in result.output and words in result.output
+
+
 def test_a_range_request_for_the_page_gets_the_whole_file(client):
     """Ranges are not served (the files are small): one out of bounds cannot give a non-JSON 416."""
     whole = client.get("/").content

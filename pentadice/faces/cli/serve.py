@@ -24,6 +24,16 @@ def _host_names(values: tuple[str, ...]) -> tuple[str, ...]:
         raise click.BadParameter(str(e)) from None
 
 
+def _origins(values: tuple[str, ...]) -> tuple[str, ...]:
+    """``--allow-origin`` values, each an origin alone (a usage error otherwise)."""
+    from pentadice.faces.web.cors import origin
+
+    try:
+        return tuple(dict.fromkeys(origin(v) for v in values))
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 def check_tls(cert: str, key: str) -> None:
     """The certificate and private key of ``--tls`` checked before anything loads: files that can be read,
     a PEM certificate (chain) and the private key that goes with it; a Failure in one line otherwise."""
@@ -70,6 +80,15 @@ def check_tls(cert: str, key: str) -> None:
     "or address alone (my.box, 192.168.1.5), any port: a URL is refused.",
 )
 @click.option(
+    "--allow-origin",
+    "allow_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    callback=lambda ctx, param, values: _origins(values),
+    help="Another site whose pages may call the advice, /api/rules and the offline app's tables "
+    "(https://my.app: scheme, host and port), repeatable; every other site's page stays refused [default: none].",
+)
+@click.option(
     "--prepare/--no-prepare",
     default=True,
     help="Build the tables a game reads that are missing (the chances table, the win player's tables), in the "
@@ -110,6 +129,7 @@ def serve(
     data: str | None,
     open_browser: bool,
     allow_hosts: tuple[str, ...],
+    allow_origins: tuple[str, ...],
     prepare: bool,
     db: str | None,
     keep_days: float,
@@ -142,7 +162,7 @@ def serve(
         raise (click.UsageError if e.usage else exits.Failure)(str(e)) from None
     with sock:
         database = open_games_database(db)  # unreachable, newer than this program: said now; migrated once, here
-        served = Served(names, data, host, allow_hosts, prepare, db, keep_days, open_browser, tls)
+        served = Served(names, data, host, allow_hosts, prepare, db, keep_days, open_browser, tls, allow_origins)
         if workers == 1:
             served.run(sock, database)
             return
@@ -160,10 +180,13 @@ def serve(
 class Served:
     """What ``serve`` serves and how, run in this process or in each worker (:meth:`run`)."""
 
-    def __init__(self, names, data, host, allow_hosts, prepare, db, keep_days, open_browser, tls=None) -> None:
+    def __init__(
+        self, names, data, host, allow_hosts, prepare, db, keep_days, open_browser, tls=None, allow_origins=()
+    ) -> None:
         self.names, self.data, self.host, self.allow_hosts = names, data, host, allow_hosts
         self.prepare, self.db, self.keep_days, self.open_browser = prepare, db, keep_days, open_browser
         self.tls = tls  # (certificate, private key): HTTPS; None: HTTP
+        self.allow_origins = allow_origins  # other sites whose pages may call the shared routes
         self.scheme = "https" if tls else "http"
 
     def run(self, sock, database, shared=None, worker: int = 0, again: bool = False) -> None:
@@ -193,6 +216,7 @@ class Served:
             keep_days=self.keep_days,
             share_base=addresses.share_base(self.host, port, self.scheme),
             stopping=lambda: sock.fileno() < 0,  # uvicorn closes the listening socket first when it stops
+            allowed_origins=self.allow_origins,
         )
         preparation.start()
         if shared is None:

@@ -49,6 +49,7 @@ from pentadice.faces.web import (
 )
 from pentadice.faces.web.advising import AdviceCache
 from pentadice.faces.web.bodies import ApiError
+from pentadice.faces.web.cors import SharedRoutesCORS
 from pentadice.faces.web.guard import SecurityHeaders
 from pentadice.faces.web.live import Live
 from pentadice.faces.web.page import STATIC, HeldFiles, Pages
@@ -111,6 +112,7 @@ def create_app(
     preparation: Preparation | None = None,
     share_base: str | None = None,
     stopping: Callable[[], bool] | None = None,
+    allowed_origins: Iterable[str] = (),
 ) -> FastAPI:
     """The application serving ``advisors`` (rule set name -> :class:`~pentadice.advisor.Advisor`, loaded
     and compiled already), the page from ``static_dir`` (None or missing: the API alone), games kept in the
@@ -123,6 +125,8 @@ def create_app(
     builds what it needs when it needs it). ``share_base``: the URL a shared game's seat links begin with
     (``GET /api/health`` says it; None: the server listens on loopback only, the page uses its own origin).
     ``stopping()``: whether the server is stopping (the live updates' streams then end; None: never asked).
+    ``allowed_origins``: other sites whose pages may call the advice, the rule sets and the offline app's tables
+    (:mod:`pentadice.faces.web.cors`; none by default).
     The routes share one :class:`~pentadice.faces.web.state.WebState`, kept as ``app.state.web``."""
     served = dict(advisors)
     rules_json = routes_rules.rules_answer(served.values())
@@ -156,7 +160,10 @@ def create_app(
     # own list holds included routers as such in recent FastAPI versions, not their routes).
     api_routes = [route for module in ROUTERS for route in module.router.routes]
     hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
-    app.add_middleware(SecurityHeaders, routes=api_routes, hosts=hosts)
+    origins = frozenset(allowed_origins)
+    app.add_middleware(SecurityHeaders, routes=api_routes, hosts=hosts, origins=origins)
+    if origins:  # outside the guard: a preflight is answered before the guard's OPTIONS answer
+        app.add_middleware(SharedRoutesCORS, origins=origins)
     files = HeldFiles(static_dir) if static_dir is not None and static_dir.is_dir() else None
     app.mount("/", Pages(files, api_routes), name="page")  # after the routes: the paths they did not take
     return app

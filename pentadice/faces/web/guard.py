@@ -11,6 +11,7 @@ from fastapi.responses import Response
 from fastapi.routing import APIRoute
 from starlette.routing import Match
 
+from pentadice.faces.web.cors import shared_path
 from pentadice.faces.web.responses import NO_STORE, SECURITY_HEADERS, answer
 
 HEAD_SCOPE_KEY = "pentadice.head"  # set in the scope of a HEAD answered as its GET (a stream then sends none)
@@ -21,15 +22,19 @@ class SecurityHeaders:
     content types, no referrer; API answers are not cached. Before the application: a request another site's
     page makes the browser send (an ``Origin`` not this server's, or ``Sec-Fetch-Site: cross-site``) is
     refused, but GET and HEAD (a page elsewhere could otherwise fill the games held and push a player's game
-    out); HEAD on an API path a GET route serves is that GET, without the body. First of all, where ``hosts``
-    is given, a request whose ``Host`` is not served is refused (421: a page elsewhere that a DNS rebinding
-    pointed at this server), as is one with no ``Host`` or two (400). ``routes``: the API's routes (APIRoute
-    objects, as their routers hold them)."""
+    out) and a shared route called from an origin ``origins`` holds (``serve --allow-origin``); HEAD on an API
+    path a GET route serves is that GET, without the body. First of all, where ``hosts`` is given, a request
+    whose ``Host`` is not served is refused (421: a page elsewhere that a DNS rebinding pointed at this server),
+    as is one with no ``Host`` or two (400). ``routes``: the API's routes (APIRoute objects, as their routers
+    hold them)."""
 
-    def __init__(self, app, routes: list, hosts: frozenset[str] | None = None) -> None:
+    def __init__(
+        self, app, routes: list, hosts: frozenset[str] | None = None, origins: frozenset[str] = frozenset()
+    ) -> None:
         self.app = app
         self.routes = routes
         self.hosts = hosts
+        self.origins = origins  # other sites whose pages may call the shared routes (pentadice.faces.web.cors)
         self._allowed_held: dict[str, list[str] | None] = {}
 
     async def __call__(self, scope, receive, send) -> None:
@@ -58,7 +63,7 @@ class SecurityHeaders:
                              {"allow": ", ".join(allowed)})  # fmt: skip
             await refusal(scope, receive, send_with_headers)
             return
-        if scope["method"] not in ("GET", "HEAD") and _cross_site(scope):
+        if scope["method"] not in ("GET", "HEAD") and _cross_site(scope) and not self._shared(scope):
             refusal = answer({"error": "a request from another site's page is refused: the API serves this page"}, 403)
             await refusal(scope, receive, send_with_headers)
             return
@@ -85,6 +90,14 @@ class SecurityHeaders:
                     held.clear()
                 held[path] = found
         return found
+
+    def _shared(self, scope) -> bool:
+        """Whether the request is another site's page calling a shared route from an origin ``--allow-origin``
+        allowed (:mod:`pentadice.faces.web.cors`)."""
+        if not self.origins or not shared_path(scope["path"]):
+            return False
+        sent = [v for k, v in scope.get("headers", ()) if k.lower() == b"origin"]
+        return len(sent) == 1 and sent[0].decode("latin-1") in self.origins
 
     def _serves_get(self, scope) -> bool:
         as_get = {**scope, "method": "GET"}
