@@ -119,3 +119,20 @@ def test_a_bug_met_in_a_real_server_is_logged_once_with_its_traceback(penta_tabl
         assert post("/api/games", {"players": "Bo,cpu"})[0] == 201
     text = log.read_text()
     assert text.count("Traceback") == 1 and "Exception in ASGI application" not in text, text
+
+
+def test_a_game_of_house_rules_not_given_is_not_called_damaged(served):
+    """A game kept by a server started with a house-rules file, read by one started without it: 422 naming the
+    rule set and the option that serves it, not a damaged record; the other games play on."""
+    client, path = served
+    kept = client.post("/api/games", json={"players": "Ana", "dice": "manual"}).json()["id"]
+    other = client.post("/api/games", json={"players": "Ana,cpu", "seed": 3}).json()["id"]
+    with sqlite3.connect(path) as conn:
+        (save,) = conn.execute("SELECT save FROM games WHERE id = ?", (kept,)).fetchone()
+        house = save.replace('"rules": "penta"', '"rules": "our-house"')
+        assert house != save
+        conn.execute("UPDATE games SET save = ?, version = version + 1 WHERE id = ?", (house, kept))
+    r = client.get(f"/api/games/{kept}")
+    assert r.status_code == 422 and "'our-house'" in r.json()["error"] and "--rules FILE" in r.json()["error"]
+    assert "damaged" not in r.json()
+    assert client.get(f"/api/games/{other}").status_code == 200

@@ -24,6 +24,7 @@ from serving import free_port, quiet_serve, started
 
 from pentadice import solver
 from pentadice.game import rule_files, rules
+from pentadice.players.engine import Game, Player
 from pentadice.tables import table
 from pentadice.tables.inventory import inventory
 
@@ -194,6 +195,12 @@ def test_one_name_means_one_game_in_a_process(tmp_path):
         ('name = "h"\n[names]\nyatzy = "Y"', "names: the sheet has no box 'yatzy'"),
         ('name = "h"\nsheet = ["penta", {id = "yatzy", kind = "penta", points = 5}]', "at most one Penta box"),
         ('name = "h"\nupper_bonus = -1', "upper_bonus: Input should be greater than or equal to 0"),
+        ('name = "h"\nupper_threshold = 0', "upper_threshold: Input should be greater than or equal to 1"),
+        ('name = "h"\n[names]\nchance = "Ones"', "names.chance: 'Ones' is already a name of the box 'ones'"),
+        ('name = "h"\n[names]\nchance = "fh"', "names.chance: 'fh' is already a name of the box 'full_house'"),
+        ('name = "h"\n[names]\nchance = " - "', "names.chance: ' - ' is no name"),
+        ('name = "h"\n[names]\nchance = "Bonus"', "names.chance: 'Bonus' is the bonus's name"),
+        ('name = "h"\ntitle = "\\u001b[31mRed"', "title: a control or invisible character is not a name's"),
         ("name = ", "is not TOML"),
         ("[1, 2]", "is not TOML"),
     ],
@@ -212,8 +219,9 @@ def test_a_bad_file_is_refused_naming_the_field(tmp_path, text, words):
         ("house.toml", "directory", "is a directory"),
         ("house.toml", b'name = "h\xff"', "is not UTF-8 text"),
         ("house.toml", b"#" * (rule_files.FILE_LIMIT + 1), "is larger than 65,536 bytes"),
-        ("house.json", b'{"name": "h", "dice": NaN}', "is not a rules file"),
-        ("house.json", b"[" * 60_000, "is not a rules file"),  # nested deeper than any format: no RecursionError
+        ("house.json", b'{"name": "h", "dice": NaN}', "NaN"),
+        ("house.json", b"[" * 60_000, "is nested more than 64 levels deep"),  # no RecursionError
+        ("house.json", b'{"name": "h", "name": "g"}', "key 'name' is given twice"),
         ("house.json", b'["a list"]', "holds a list, not a rule set's fields"),
         ("house.toml", b"x = " + b"[" * 30_000, "is not a rules file: it is nested deeper than any rule set"),
         ("house.toml", b"dice = " + b"9" * 5000, "is not a rules file: it holds a number too long to read"),
@@ -292,6 +300,19 @@ def test_a_real_process_solves_advises_and_serves_house_rules(tmp_path):
     assert answered.returncode == 0, answered.stderr
     answer = json.loads(answered.stdout)
     assert answer["rules"] == "tiny-house" and answer["options"] and answer["rolls_left"] == 1
+    batch = [*CLI, "advise", *given, "--batch", "-"]  # a line without rolls_left: the first roll's
+    answered = subprocess.run(batch, input='{"dice": [2, 2]}\n', capture_output=True, text=True, timeout=120)
+    assert answered.returncode == 0 and json.loads(answered.stdout)["rolls_left"] == 1, answered.stderr
+    game = Game(rule_files.resolve(path), [Player("Ana")], seed=3)  # a whole game of the house rules, saved
+    for box in ("ones", "twos", "chance"):
+        game.roll()
+        game.score(box)
+    (tmp_path / "save.json").write_text(game.to_json())
+    review = [*CLI, "review", str(tmp_path / "save.json"), "--data", data, "--json"]
+    refused = subprocess.run(review, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "give their file with --rules" in refused.stderr
+    reviewed = subprocess.run([*review, "--rules", path], capture_output=True, text=True, timeout=120)
+    assert reviewed.returncode == 0 and json.loads(reviewed.stdout)["players"], reviewed.stderr
     port = free_port()
     with (
         started(quiet_serve(port, data, "--rules", path), port, tmp_path / "serve.log"),
@@ -321,3 +342,14 @@ def test_the_documented_files_and_refusals_are_what_the_program_reads_and_says(t
         (tmp_path / "house.toml").write_text(files[key], encoding="utf-8")
         done = run("advise", "--rules", str(tmp_path / "house.toml"), "1", "2", "3", "4", "5")
         assert one_line(done, code=2) == line.replace("house.toml", str(tmp_path / "house.toml"))
+
+
+def test_a_file_name_with_a_line_break_is_shown_as_its_escape(tmp_path):
+    path = write(tmp_path, "name = 1\n", "bad\nname.toml")
+    with pytest.raises(rule_files.RulesFileError) as refused:
+        rule_files.resolve(path)
+    assert "\n" not in str(refused.value) and "bad?name.toml: name:" in str(refused.value)
+    os.remove(path)
+    with pytest.raises(rule_files.RulesFileError, match="No such file") as missing:
+        rule_files.resolve(path)
+    assert "\n" not in str(missing.value)

@@ -273,8 +273,8 @@ class Advisor:
 
             batch.evaluate(self, [])
 
-    def situation(self, dice: Sequence[int], rolls_left: int = 2, sheet: Sheet | None = None) -> Situation:
-        """A checked situation of this advisor's rule set."""
+    def situation(self, dice: Sequence[int], rolls_left: int | None = None, sheet: Sheet | None = None) -> Situation:
+        """A checked situation of this advisor's rule set (``rolls_left`` None: the first roll's)."""
         return Situation.make(self.rules, dice, rolls_left, sheet)
 
     def advise(self, situation: Situation) -> Advice:

@@ -169,7 +169,7 @@ class Formatter:
             if type(data) is not dict:
                 return None
             dice = data["dice"]
-            rolls = data.get("rolls_left", 2)
+            rolls = data.get("rolls_left", self.rolls - 1)  # the first roll's by default
             sheet = data.get("sheet", _EMPTY)
             if len(data) != 1 + ("rolls_left" in data) + ("sheet" in data):
                 return None

@@ -41,7 +41,7 @@ def parse_line(rs: rules.RuleSet, line: str | bytes | None) -> Situation:
         raise BatchLineError("'dice' must be a list of whole numbers 1 to 6")
     try:
         sheet = Sheet.from_mapping(data.get("sheet", {}), rs)
-        return Situation.make(rs, dice, data.get("rolls_left", 2), sheet)
+        return Situation.make(rs, dice, data.get("rolls_left", rs.rolls - 1), sheet)
     except ValueError as e:
         raise BatchLineError(str(e)) from None
 

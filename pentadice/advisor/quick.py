@@ -214,6 +214,6 @@ class QuickAdvisor:
 
     def warm_up(self) -> None:
         """Run the kernel once (it loads from Numba's cache, or compiles: seconds, once per machine)."""
-        record = self.read({"dice": [1, 1, 3, 4, 6, 6][: self.rules.dice], "rolls_left": 2})
+        record = self.read({"dice": [1, 1, 3, 4, 6, 6][: self.rules.dice], "rolls_left": self.rules.rolls - 1})
         if record is not None:
             self.texts([record], None, True)

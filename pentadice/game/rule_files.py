@@ -91,7 +91,7 @@ def _schema():
         base: StrictStr = rules.DEFAULT_RULES
         dice: die | None = None
         rolls: Annotated[StrictInt, Field(ge=1, le=3)] | None = None
-        upper_threshold: small | None = None
+        upper_threshold: Annotated[StrictInt, Field(ge=1, le=6 * rules.MAX_DICE * 6)] | None = None
         upper_bonus: small | None = None
         bonus: small | None = None
         joker: Literal["none", "free", "forced"] | None = None
@@ -106,12 +106,14 @@ def _schema():
 
 def _parse(text: str, path: str) -> dict[str, Any]:
     """The file's data: TOML, or JSON for a ``.json`` file."""
+    json_file = path.endswith(".json")
+    path = inputs.clean(path)  # a file name with a newline or an escape is shown as its escapes
     try:
-        data = inputs.loads(text, path) if path.endswith(".json") else tomllib.loads(text)
+        data = inputs.loads(text, path) if json_file else tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise RulesFileError(f"{path} is not TOML: {e}") from None
-    except inputs.InputError as e:
-        raise RulesFileError(f"{path} is not a rules file: {e}") from None
+    except inputs.InputError as e:  # it names the file
+        raise RulesFileError(str(e)) from None
     except RecursionError:
         raise RulesFileError(f"{path} is not a rules file: it is nested deeper than any rule set") from None
     except ValueError:  # an integer of thousands of digits (Python refuses to read it)
@@ -194,6 +196,7 @@ def rule_set(data: dict[str, Any], path: str = "the rules file") -> rules.RuleSe
     fault otherwise."""
     from pydantic import ValidationError
 
+    path = inputs.clean(path)  # a file name with a newline or an escape is shown as its escapes
     try:
         given = _schema().model_validate(data)
     except ValidationError as e:
@@ -206,6 +209,10 @@ def rule_set(data: dict[str, Any], path: str = "the rules file") -> rules.RuleSe
             f"{path}: name {given.name[:40]!r} is not a rule set's name: 1 to 40 of a-z, 0-9, '-' and '+', "
             "starting with a letter or digit"
         )
+    texts = [("title", given.title or ""), *((f"names.{b}", n) for b, n in given.names.items())]
+    for where, text in texts:
+        if any(inputs.unsafe_char(c) for c in text):
+            raise RulesFileError(f"{path}: {where}: a control or invisible character is not a name's")
     if given.name in rules.BUILT_IN:
         raise RulesFileError(f"{path}: name {given.name!r} is a built-in rule set's; give the house rules their own")
     if given.base not in rules.BUILT_IN:
@@ -243,7 +250,7 @@ def rule_set(data: dict[str, Any], path: str = "the rules file") -> rules.RuleSe
             "joker_needs_full": given.joker_needs_points,
             "penta_repeat": given.repeat,
         }
-        return dataclasses.replace(
+        rs = dataclasses.replace(
             base,
             name=given.name,
             title=given.title or given.name,
@@ -252,8 +259,25 @@ def rule_set(data: dict[str, Any], path: str = "the rules file") -> rules.RuleSe
             box_names=tuple((b, names[b]) for b in ids if b in names),
             **{k: v for k, v in switches.items() if v is not None},
         )
+        _names_apart(rs, given.names)
+        return rs
     except (ValueError, KeyError) as e:
         raise RulesFileError(f"{path}: {e}") from None
+
+
+def _names_apart(rs: rules.RuleSet, given: dict[str, str]) -> None:
+    """ValueError where a name the file gives a box is another box's (its id, name or a short form) or no name at
+    all: ``--sheet "ones=3"`` must never fill another box."""
+    for box, name in given.items():
+        key = rules.name_key(name)
+        if not key:
+            raise ValueError(f"names.{box}: {name!r} is no name (only spaces, '-' or '_')")
+        if key == rules.name_key(rules.BONUS_ID) or key == "bonus":
+            raise ValueError(f"names.{box}: {name!r} is the bonus's name")
+        for other in rs.box_ids:
+            taken = (other, rules.BOX_NAMES_EN[other], rs.box_name(other), *rules.BOX_ALIASES[other])
+            if other != box and key in {rules.name_key(t) for t in taken}:
+                raise ValueError(f"names.{box}: {name!r} is already a name of the box {other!r}")
 
 
 def resolve(text: str) -> rules.RuleSet:
@@ -273,16 +297,17 @@ def read(path: str | os.PathLike[str]) -> rules.RuleSet:
     """The rule set of a house-rules file (TOML, or JSON for a ``.json`` file): RulesFileError naming the file and
     its problem when it cannot be read, is not TOML or JSON, or does not define a rule set."""
     where = os.fspath(path)
+    shown = inputs.clean(where)  # a file name with a newline or an escape is shown as its escapes
     try:
         mode = os.stat(where).st_mode
     except OSError as e:
-        raise RulesFileError(f"cannot read the rules file {where}: {e.strerror or e}") from None
+        raise RulesFileError(f"cannot read the rules file {shown}: {e.strerror or e}") from None
     if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a pipe or a device: it may never end, or never begin
-        raise RulesFileError(f"the rules file {where} is not a regular file")
+        raise RulesFileError(f"the rules file {shown} is not a regular file")
     try:
         text = inputs.read_text(where, "the rules file", FILE_LIMIT)
     except inputs.InputError as e:
-        raise RulesFileError(str(e)) from None
+        raise RulesFileError(str(e).replace(where, shown)) from None
     return dataclasses.replace(rule_set(_parse(text, where), where), source=os.path.abspath(where))
 
 

@@ -42,8 +42,12 @@ class Situation:
     sheet: Sheet = field(default_factory=Sheet)
 
     @classmethod
-    def make(cls, rs: rules.RuleSet, dice: Sequence[int], rolls_left: int = 2, sheet: Sheet | None = None) -> Situation:
-        """A checked situation of rule set ``rs``; raises :class:`SituationError` naming the problem."""
+    def make(
+        cls, rs: rules.RuleSet, dice: Sequence[int], rolls_left: int | None = None, sheet: Sheet | None = None
+    ) -> Situation:
+        """A checked situation of rule set ``rs`` (``rolls_left`` None: the first roll's, ``rs.rolls - 1``);
+        raises :class:`SituationError` naming the problem."""
+        rolls_left = rs.rolls - 1 if rolls_left is None else rolls_left
         if isinstance(dice, str | bytes) or not all(isinstance(d, int) and not isinstance(d, bool) for d in dice):
             raise SituationError(f"dice must be whole numbers 1 to 6, not {dice!r}")
         if len(dice) != rs.dice:

@@ -29,8 +29,9 @@ from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
 
+from pentadice.game import rules
 from pentadice.storage import KEEP_DAYS
-from pentadice.storage.database import Database, StorageError
+from pentadice.storage.database import Database, StorageError, said
 from pentadice.storage.schema import expiry, games, results
 
 log = logging.getLogger("pentadice.storage")
@@ -40,6 +41,23 @@ EXPIRE_EVERY = 3600.0  # seconds between two removals of the idle unfinished gam
 KEEP_DAYS_MOST = 36500.0  # the longest keep-days a server may say (serve --keep-days' bound)
 CLAIM_DAYS = 2.0  # a server's keep-days counts this long after its last removal (a stopped server's lapses)
 DAMAGE = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)  # what a bad record raises
+
+
+class RulesNotHeld(Exception):
+    """A stored game of a rule set this process does not know (house rules whose file was not given): not damaged,
+    but not playable here (``args``: ``(game_id, rule set name)``). ``status``: 422."""
+
+    status = 422
+
+    def __init__(self, game_id: str, name: str) -> None:
+        super().__init__(game_id, name)
+        self.message = (
+            f"game {game_id} is a game of the rule set {said(name, 40)!r}, which this server does not know: start "
+            "the server with their house-rules file (--rules FILE) to go on with it"
+        )
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class DamagedGame(Exception):
@@ -207,6 +225,9 @@ class GameRecords:
         read back."""
         if not isinstance(row.save, str):
             raise DamagedGame(game_id, "save")
+        name = _rules_named(row.save)
+        if name is not None and name not in rules.REGISTRY:
+            raise RulesNotHeld(game_id, name)
         try:
             game = self.game_class.from_json(row.save)
         except DAMAGE:
@@ -407,3 +428,14 @@ def _insert_results(conn: sa.Connection, game_id: str, rules: str, when: datetim
                 for r in rows
             ],
         )
+
+
+def _rules_named(save: str) -> str | None:
+    """The rule set a stored save names, or None where it names none that can be read (the decoder then says
+    what is damaged)."""
+    try:
+        data = json.loads(save)
+    except (ValueError, RecursionError):
+        return None
+    name = data.get("rules") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else None

@@ -102,7 +102,7 @@ def building_message(rs: rules.RuleSet, directory: Path) -> str:
 
 def hint(rs: rules.RuleSet, directory: Path) -> str:
     if kernel.refusal(rs):  # too large for memory: out of core (pentadice.cluster)
-        return f"run `pentadice build --table targets --rules {rs.name} --data {directory}`"
+        return f"run `pentadice build --table targets --rules {rs.rules_option} --data {directory}`"
     return f"run `pentadice solve --targets --rules {rs.rules_option} --data {directory}`"
 
 

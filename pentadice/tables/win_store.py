@@ -402,7 +402,7 @@ def open_win(rs: rules.RuleSet, directory: Path | str, values: np.ndarray, check
 
 
 def build_hint(rs: rules.RuleSet, directory: Path | str) -> str:
-    return f"`pentadice build --rules {rs.name} --data {directory}`"
+    return f"`pentadice build --rules {rs.rules_option} --data {directory}`"
 
 
 def verify(rs: rules.RuleSet, directory: Path | str, values: np.ndarray) -> tuple[Path, str, bool] | None:

@@ -140,10 +140,11 @@ def _distribution_lines(rs, report: dict, written: str | None) -> list[str]:
     tail = dict((int(t), p) for t, p in report["tail"])
     shown = [t for t in (100, 150, 200, 250, 300, 350, 400, 500, 600, 800, 1000) if report["min"] < t <= report["max"]]
     lines += [f"  {t:>5}  {_probability_text(tail[t])}" for t in shown]
-    lines.append(
-        f"Upper bonus:   {_probability_text(report['p_upper_bonus'])} (the upper boxes end at {rs.upper_threshold} "
-        "or more)"
-    )
+    if rs.upper_bonus:
+        lines.append(
+            f"Upper bonus:   {_probability_text(report['p_upper_bonus'])} (the upper boxes end at "
+            f"{rs.upper_threshold} or more)"
+        )
     if report["p_penta"] is not None:
         name = rs.box_name(rs.penta_id)
         lines.append(f"{name + ' box:':<15}{_probability_text(report['p_penta'])} (it ends with its {rs.penta_points})")

@@ -14,7 +14,7 @@ from pentadice.support import exits, paths
 
 class RuleSetParam(click.ParamType):
     """``--rules``: a rule set's name, or a house-rules file (TOML or JSON: docs/house-rules.md), read, checked and
-    registered under its own name (:func:`pentadice.game.rules.resolve`); the value is the rule set's name. A
+    registered under its own name (:func:`pentadice.game.rule_files.resolve`); the value is the rule set's name. A
     file that cannot be read or defines no rule set is a usage error naming the file and the problem."""
 
     name = "NAME|FILE"
@@ -34,7 +34,8 @@ class RuleSetParam(click.ParamType):
     def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list:
         from click.shell_completion import CompletionItem
 
-        return [CompletionItem(n) for n in (*rules.REGISTRY, *self.also) if n.startswith(incomplete)]
+        names = [CompletionItem(n) for n in (*rules.REGISTRY, *self.also) if n.startswith(incomplete)]
+        return names or [CompletionItem(incomplete, type="file")]  # not a name: the shell completes a file
 
 
 RULES_HELP = f"Rule set: {', '.join(rules.BUILT_IN)}, or a house-rules file (.toml or .json; see `pentadice rules`)."

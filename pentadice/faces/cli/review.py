@@ -8,21 +8,29 @@ import json
 import click
 
 from pentadice.faces.cli import loading
-from pentadice.faces.cli.options import DATA_OPTION, LANG_OPTION, read_stdin
+from pentadice.faces.cli.options import DATA_OPTION, LANG_OPTION, RuleSetParam, read_stdin
 from pentadice.support import exits, paths
 
 
 @click.command()
 @click.argument("save_file", metavar="SAVE.json")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--rules",
+    "rules_file",
+    type=RuleSetParam(),
+    default=None,
+    metavar="FILE",
+    help="The house-rules file of a game of house rules (the save names its rule set; a built-in one is known).",
+)
 @DATA_OPTION
 @LANG_OPTION
-def review(save_file: str, as_json: bool, data: str | None) -> None:
+def review(save_file: str, as_json: bool, rules_file: str | None, data: str | None) -> None:
     """How well a saved game was played: each decision against the best option and the expected points it
     lost, and for each player the total, the mean per decision (under 0.2: expert play) and the worst three.
 
-    SAVE.json is a game saved by `pentadice play --save` (or by the web page); its rule set is used. '-':
-    standard input.
+    SAVE.json is a game saved by `pentadice play --save` (or by the web page); its rule set is used (with
+    --rules FILE for house rules, read before the save). '-': standard input.
     """
     from pentadice.faces.review_text import review_lines
     from pentadice.faces.save_files import load_game

@@ -20,7 +20,10 @@ def rules(rule_set: str | None) -> None:
     if rule_set is None:
         for name, rs in game_rules.REGISTRY.items():
             click.echo(f"{name:<22}{rs.title} ({rs.dice} dice, {len(rs.boxes)} boxes)")
-        click.echo("\nHouse rules: `pentadice rules yatzy > house.json`, edit it, then `--rules house.json`.")
+        click.echo(
+            "\nHouse rules: `pentadice rules yatzy > house.json`, give it a name of its own and change what you play "
+            "differently, then `--rules house.json` (docs/house-rules.md)."
+        )
         return
     from pentadice.game import rule_files
 

@@ -62,7 +62,7 @@ from pentadice.game import rules
 from pentadice.game.moves import MoveError
 from pentadice.players.engine import Game, GameError
 from pentadice.storage.database import Database, StorageError, open_database
-from pentadice.storage.games import KEEP_DAYS, DamagedGame, GameRecords
+from pentadice.storage.games import KEEP_DAYS, DamagedGame, GameRecords, RulesNotHeld
 
 __all__ = [
     "AUTO_COMMIT_SECONDS",
@@ -182,6 +182,10 @@ def _handle_errors(app: FastAPI) -> None:
         return answer({"error": e.message}, e.status, {"retry-after": str(STORAGE_RETRY_SECONDS)})
 
     damaged_said: set[str] = set()
+
+    @app.exception_handler(RulesNotHeld)
+    async def rules_not_held(request: Request, e: RulesNotHeld) -> Response:  # house rules not given: said
+        return answer({"error": e.message}, e.status)
 
     @app.exception_handler(DamagedGame)
     async def damaged_game(request: Request, e: DamagedGame) -> Response:  # the server's fault: 500, said in words

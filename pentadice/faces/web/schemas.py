@@ -115,7 +115,9 @@ class AdviseIn(Body):
         description="The dice showing (faces 1 to 6), as many as the rule set has (6 in maxi-yatzy).",
         examples=[[1, 1, 3, 4, 6]],
     )
-    rolls_left: int = Field(2, ge=0, le=2, description="Rerolls left (0: the last roll).")
+    rolls_left: int = Field(
+        2, ge=0, le=2, description="Rerolls left (0: the last roll) [default: the first roll's; 2 in 3 rolls]."
+    )
     sheet: dict[str, int] = Field(
         default_factory=dict,
         description="Filled boxes and their points (box ids or names as people type them), and penta_bonus "
