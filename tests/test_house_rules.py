@@ -195,6 +195,7 @@ def test_one_name_means_one_game_in_a_process(tmp_path):
         ('name = "h"\n[names]\nyatzy = "Y"', "names: the sheet has no box 'yatzy'"),
         ('name = "h"\nsheet = ["penta", {id = "yatzy", kind = "penta", points = 5}]', "at most one Penta box"),
         ('name = "h"\nupper_bonus = -1', "upper_bonus: Input should be greater than or equal to 0"),
+        ('name = "h"\n[boxes.chance]\nkind = "all_alike"\npoints = 201', "boxes.chance.points: Input should be less"),
         ('name = "h"\nupper_threshold = 0', "upper_threshold: Input should be greater than or equal to 1"),
         ('name = "h"\n[names]\nchance = "Ones"', "names.chance: 'Ones' is already a name of the box 'ones'"),
         ('name = "h"\n[names]\nchance = "fh"', "names.chance: 'fh' is already a name of the box 'full_house'"),

@@ -21,6 +21,9 @@ from pentadice.game import rules
 from pentadice.support import inputs
 
 FILE_LIMIT = 64 * 1024  # a sheet of 20 boxes with every argument is about 2 KB
+# The most points a box or a bonus may give: twice Maxi Yatzy's 100. The tables that follow the game to its end
+# (the score distribution, the chances table) hold a probability per possible score: their size grows with it.
+MAX_POINTS = 200
 SUFFIXES = (".toml", ".json")
 NAME = re.compile(r"[a-z0-9][a-z0-9+-]{0,39}")  # a table file's name: safe on every file system, in a URL
 # A box's kind by name, with the arguments that kind takes beside ``points`` (a face's box takes its face from
@@ -69,7 +72,7 @@ def _schema():
 
     from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-    small = Annotated[StrictInt, Field(ge=0, le=10_000)]
+    small = Annotated[StrictInt, Field(ge=0, le=MAX_POINTS)]
     die = Annotated[StrictInt, Field(ge=1, le=rules.MAX_DICE)]
     face = Annotated[StrictInt, Field(ge=1, le=6)]
 
