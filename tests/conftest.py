@@ -1,7 +1,9 @@
 """Shared fixtures: solved tables are expensive, so each is solved once per test session."""
 
 import os
+import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
 import signals
@@ -22,14 +24,39 @@ os.environ["PENTADICE_DB"] = os.path.join(tempfile.mkdtemp(prefix="pentadice-tes
 signals.default_interrupts()
 
 
+COMPILE_LOCKS = "pentadice_compile_locks"  # the workers' shared folder of compile locks, as xdist hands it over
+LOCKS_KEY = pytest.StashKey[str]()  # the controller's: that folder
+
+
 def pytest_configure(config):
     """Under pytest-xdist, each worker's compiled kernels run on its share of the cores (a test that asks for more
-    threads still gets them), so that the workers do not oversubscribe the machine."""
+    threads still gets them), so that the workers do not oversubscribe the machine; and a kernel two workers need
+    at once is compiled by one of them, the other loading it from Numba's cache (tests/compile_locks.py), the
+    lock files in a folder the controller makes and removes."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input is None and config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None):
+        config.stash[LOCKS_KEY] = tempfile.mkdtemp(prefix="pentadice-compile-locks-")
     if workers > 1:
         import numba
 
         numba.set_num_threads(max(1, numba.config.NUMBA_NUM_THREADS // workers))
+    if worker_input is not None and worker_input.get(COMPILE_LOCKS):
+        from compile_locks import serialise_compiles
+
+        serialise_compiles(Path(worker_input[COMPILE_LOCKS]))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist, in the controller: each worker is told the session's folder of compile locks."""
+    node.workerinput[COMPILE_LOCKS] = node.config.stash.get(LOCKS_KEY, "")
+
+
+def pytest_unconfigure(config):
+    """The controller removes the compile locks' folder once every worker has ended."""
+    if getattr(config, "workerinput", None) is None and LOCKS_KEY in config.stash:
+        shutil.rmtree(config.stash[LOCKS_KEY], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items):
