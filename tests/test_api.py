@@ -135,6 +135,7 @@ BAD_SITUATIONS = [
     {"rolls_left": 1},
     {"dice": [1, 2, 3, 4, 5], "rolls_left": 3},
     {"dice": [1, 2, 3, 4, 5], "rolls_left": True},
+    {"dice": [1, 2, 3, 4, 5], "rolls_left": None},  # left out it is the first roll's; null is no number
     {"dice": [1, 2, 3, 4, 5], "sheet": {"fours": 7}},
     {"dice": [1, 2, 3, 4, 5], "sheet": {"sevens": 7}},
     {"dice": [1, 2, 3, 4, 5], "sheet": {"penta_bonus": 100}},

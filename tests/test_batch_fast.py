@@ -75,6 +75,7 @@ def unusual_lines(rs) -> list:
         b'{"dice": [1, 1, 3, 4, true]}\n',
         b'{"dice": [1, 1, 3, 4, 6.0]}\n',
         b'{"dice": [1, 1, 3, 4, 6], "rolls_left": true}\n',
+        b'{"dice": [1, 1, 3, 4, 6], "rolls_left": null}\n',
         b'{"dice": [1, 1, 3, 4, 6], "rolls_left": 3}\n',
         b'{"dice": [1, 1, 3, 4, 6], "sheet": {"ones": true}}\n',
         b'{"dice": [1, 1, 3, 4, 6], "sheet": {"ones": 1.0}}\n',

@@ -39,6 +39,8 @@ def parse_line(rs: rules.RuleSet, line: str | bytes | None) -> Situation:
     dice = data["dice"]
     if not isinstance(dice, list):
         raise BatchLineError("'dice' must be a list of whole numbers 1 to 6")
+    if "rolls_left" in data and data["rolls_left"] is None:  # left out, it is the first roll's; null is no number
+        raise BatchLineError(f"rolls left must be 0 to {rs.rolls - 1}, not None")
     try:
         sheet = Sheet.from_mapping(data.get("sheet", {}), rs)
         return Situation.make(rs, dice, data.get("rolls_left", rs.rolls - 1), sheet)
