@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -14,24 +15,20 @@ from pentadice.storage import KEEP_DAYS
 from pentadice.support import exits, paths
 
 
-def _host_names(values: tuple[str, ...]) -> tuple[str, ...]:
-    """``--allow-host`` values, each a host name or address alone (a usage error otherwise)."""
-    from pentadice.faces.web.addresses import host_name
+def _each(module: str, reader: str):
+    """The callback of a repeatable option whose values ``module.reader`` reads one by one (imported only when the
+    option is given), repeats dropped; a value it refuses is a usage error naming the problem."""
 
-    try:
-        return tuple(host_name(v) for v in values)
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
+    def read(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+        if not values:
+            return ()
+        parse = getattr(importlib.import_module(module), reader)
+        try:
+            return tuple(dict.fromkeys(parse(v) for v in values))
+        except ValueError as e:
+            raise click.BadParameter(str(e)) from None
 
-
-def _origins(values: tuple[str, ...]) -> tuple[str, ...]:
-    """``--allow-origin`` values, each an origin alone (a usage error otherwise)."""
-    from pentadice.faces.web.cors import origin
-
-    try:
-        return tuple(dict.fromkeys(origin(v) for v in values))
-    except ValueError as e:
-        raise click.BadParameter(str(e)) from None
+    return read
 
 
 def check_tls(cert: str, key: str) -> None:
@@ -74,7 +71,7 @@ def check_tls(cert: str, key: str) -> None:
     "allow_hosts",
     multiple=True,
     metavar="NAME",
-    callback=lambda ctx, param, values: _host_names(values),
+    callback=_each("pentadice.faces.web.addresses", "host_name"),
     help="Another name the page may be reached by (the Host a browser sends), repeatable; others are refused "
     "[served: localhost, loopback addresses, the --host given and the network address printed]. A host name "
     "or address alone (my.box, 192.168.1.5), any port: a URL is refused.",
@@ -84,7 +81,7 @@ def check_tls(cert: str, key: str) -> None:
     "allow_origins",
     multiple=True,
     metavar="ORIGIN",
-    callback=lambda ctx, param, values: _origins(values),
+    callback=_each("pentadice.faces.web.cors", "origin"),
     help="Another site whose pages may call the advice, /api/rules and the offline app's tables "
     "(https://my.app: scheme, host and port), repeatable; every other site's page stays refused [default: none].",
 )
