@@ -16,6 +16,7 @@ from pentadice.faces.cli.options import (
     RULES_OPTION,
     given_sheet,
     read_stdin,
+    rolls_left_option,
     sheet_option,
     target_option,
 )
@@ -25,12 +26,7 @@ from pentadice.support import exits
 
 @click.command(epilog=BOX_NAMES_HELP)
 @click.argument("dice", nargs=-1)
-@click.option(
-    "--rolls-left",
-    type=click.IntRange(0, 2),
-    default=None,
-    help="Rerolls left (0: last roll) [default: the first roll's: 2 in a game of 3 rolls].",
-)
+@rolls_left_option("Rerolls left (0: last roll)")
 @sheet_option("ones=3 full house=25 penta=50 penta_bonus=100")
 @click.option(
     "--sheet-file",

@@ -8,19 +8,21 @@ import json
 import click
 
 from pentadice.faces.cli import loading, options
-from pentadice.faces.cli.options import BOX_NAMES_HELP, DATA_OPTION, RULES_OPTION, given_sheet, sheet_option
+from pentadice.faces.cli.options import (
+    BOX_NAMES_HELP,
+    DATA_OPTION,
+    RULES_OPTION,
+    given_sheet,
+    rolls_left_option,
+    sheet_option,
+)
 from pentadice.game import rules
 from pentadice.support import exits, interrupts
 
 
 @click.command(epilog=BOX_NAMES_HELP)
 @click.argument("dice", nargs=-1)
-@click.option(
-    "--rolls-left",
-    type=click.IntRange(0, 2),
-    default=None,
-    help="Rerolls left with DICE showing [default: the first roll's: 2 in a game of 3 rolls].",
-)
+@rolls_left_option("Rerolls left with DICE showing")
 @sheet_option("ones=3 full house=25")
 @click.option("--sheet-file", metavar="FILE", default=None, help="The sheet as box=points text or JSON ('-': stdin).")
 @RULES_OPTION

@@ -159,6 +159,17 @@ LANG_OPTION = click.option(
 )
 
 
+def rolls_left_option(what: str):
+    """``--rolls-left N`` (0 to 2), None when not given: the first roll's of the rule set, which only the command
+    knows once it has read ``--rules`` (``what``: the help's first words)."""
+    return click.option(
+        "--rolls-left",
+        type=click.IntRange(0, 2),
+        default=None,
+        help=f"{what} [default: the first roll's: 2 in a game of 3 rolls].",
+    )
+
+
 def joined_sheets(given: tuple[str, ...]) -> str | None:
     """``--sheet`` given more than once: the boxes of all of them, as one sheet (a box given twice is refused
     by the sheet's parser, as within one ``--sheet``); None if not given."""
