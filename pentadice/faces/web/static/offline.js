@@ -81,12 +81,21 @@
       if (navigator.onLine === false) return setMode("offline");
       try {
         const res = await fetch("/api/health", { cache: "no-store", headers: { Accept: "application/json" } });
-        return setMode(res.ok && !res.headers.get("x-pentadice-offline") ? "server" : "offline");
+        const server = res.ok && !res.headers.get("x-pentadice-offline");
+        if (server) rememberFirst((await res.json().catch(() => null)) || {});
+        return setMode(server ? "server" : "offline");
       } catch (e) {
         return setMode("offline");
       }
     })();
     return S.probe;
+  }
+
+  /** What the server's health says that offline play needs later: the first rule set it serves, whose tables the
+   * service worker stored at install (GET /api/health's "rules", in the server's order). */
+  function rememberFirst(health) {
+    const first = Array.isArray(health.rules) ? health.rules[0] : null;
+    if (typeof first === "string" && first) localStorage.setItem(FIRST, first);
   }
 
   /** The page's call found no server (the network is off, or the service worker answered for a server gone):
@@ -158,9 +167,6 @@
     }
     const data = await res.json().catch(() => null);
     if (!res.ok) refuse(res.status, data && typeof data.error === "string" ? data.error : "HTTP " + res.status);
-    if (path === "/api/rules" && data && Array.isArray(data.rules) && data.rules.length) {
-      localStorage.setItem(FIRST, String(data.rules[0].name)); // whose tables the service worker stored first
-    }
     return data;
   }
 
