@@ -286,3 +286,32 @@ def test_home_of_a_user_that_does_not_exist(penta_table_dir, tmp_path):
     result = run(*PLAY, "--data", str(penta_table_dir), "--save", str(save), input="save ~nosuchuser/g.json\nquit\n")
     assert result.exit_code == 0, result.output
     assert "Not allowed: cannot expand '~nosuchuser'" in result.output and save.exists()
+
+
+def test_ctrl_c_inside_an_import_is_taken_once_the_import_is_done(monkeypatch):
+    """Ctrl-C raised inside Python's import machinery would be printed as "Exception ignored" and lost: the
+    handler sends it again a moment later instead, and raises it anywhere else."""
+    import types
+
+    from pentadice.support import exits
+
+    sent = []
+
+    class Timer:  # the moment later, recorded rather than waited for
+        def __init__(self, seconds, fn, args):
+            sent.append((seconds, fn, args))
+
+        def start(self):
+            pass
+
+    monkeypatch.setattr(exits.threading, "Timer", Timer)
+
+    def frame(filename, back=None):
+        return types.SimpleNamespace(f_code=types.SimpleNamespace(co_filename=filename), f_back=back)
+
+    in_import = frame("/usr/lib/python3/weakref.py", frame("<frozen importlib._bootstrap>", frame("solve.py")))
+    exits._interrupt(signal.SIGINT, in_import)
+    assert len(sent) == 1 and sent[0][2][1] == signal.SIGINT and sent[0][0] == exits.IMPORT_RETRY_SECONDS
+    with pytest.raises(KeyboardInterrupt):
+        exits._interrupt(signal.SIGINT, frame("solve.py", frame("cli.py")))
+    assert len(sent) == 1

@@ -17,6 +17,7 @@ import errno
 import os
 import signal
 import sys
+import threading
 
 import click
 
@@ -153,11 +154,30 @@ class Command(click.Group):
                 signal.signal(signal.SIGTERM, previous)
 
 
+def _interrupt(signum, frame) -> None:
+    """Ctrl-C as KeyboardInterrupt, but never inside Python's import machinery: one raised in an import lock's
+    callback is printed as "Exception ignored" and lost. Met there, the signal is sent again a moment later, once
+    the import is done (a module's import takes milliseconds, Numba's a second at most)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            threading.Timer(IMPORT_RETRY_SECONDS, os.kill, (os.getpid(), signal.SIGINT)).start()
+            return
+        frame = frame.f_back
+    raise KeyboardInterrupt
+
+
+IMPORT_RETRY_SECONDS = 0.02
+
+
 def run(command: click.Command, **kwargs) -> None:
-    """The process's entry point: run ``command`` and end the process with its exit code. Once the command has
-    ended, Ctrl-C and SIGTERM are ignored: Python restores their default action while it tears down (Numba and
-    LLVM take a moment), and a signal then would kill a process whose work is done and reported, with no word
-    and an exit status of "killed by SIGINT"."""
+    """The process's entry point: run ``command`` and end the process with its exit code. Ctrl-C arriving while a
+    module is imported is taken once the import is done (:func:`_interrupt`). Once the command has ended, Ctrl-C
+    and SIGTERM are ignored: Python restores their default action while it tears down (Numba and LLVM take a
+    moment), and a signal then would kill a process whose work is done and reported, with no word and an exit
+    status of "killed by SIGINT"."""
+    with contextlib.suppress(ValueError):  # not the main thread: Python's own handling stays
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # an ignored Ctrl-C stays ignored
+            signal.signal(signal.SIGINT, _interrupt)
     try:
         command.main(**kwargs)
     finally:
