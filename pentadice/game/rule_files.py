@@ -11,6 +11,7 @@ never read from the old tables. The format, with an example, is in ``docs/house-
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import stat
@@ -28,19 +29,7 @@ SUFFIXES = (".toml", ".json")
 NAME = re.compile(r"[a-z0-9][a-z0-9+-]{0,39}")  # a table file's name: safe on every file system, in a URL
 # A box's kind by name, with the arguments that kind takes beside ``points`` (a face's box takes its face from
 # its id): how they are written in a file, and the Box field each fills.
-KINDS = {
-    "face": rules.K_FACE,
-    "kind_total": rules.K_KIND_TOTAL,
-    "kind_sum": rules.K_KIND_SUM,
-    "pairs": rules.K_PAIRS,
-    "house": rules.K_HOUSE,
-    "full_house": rules.K_FULL_HOUSE,
-    "run": rules.K_RUN,
-    "straight": rules.K_STRAIGHT,
-    "chance": rules.K_CHANCE,
-    "all_alike": rules.K_ALL_ALIKE,
-    "penta": rules.K_PENTA,
-}
+KINDS = {name: kind for kind, name in rules.KIND_NAMES.items()}
 ARGUMENTS = {  # kind -> (the file's arguments it needs, the ones it may have)
     rules.K_FACE: ((), ()),
     rules.K_KIND_TOTAL: (("count",), ()),
@@ -66,6 +55,7 @@ def is_rules_file(text: str) -> bool:
     return text.endswith(SUFFIXES) or os.sep in text or (os.altsep is not None and os.altsep in text)
 
 
+@functools.cache
 def _schema():
     """The file's schema (pydantic, imported on first use: only a command given a file pays for it)."""
     from typing import Annotated, Literal
@@ -143,7 +133,12 @@ def _known_box(box_id: str, base: rules.RuleSet) -> rules.Box:
         for box in sheet:
             if box.id == box_id:
                 return box
-    raise ValueError(f"unknown box {box_id!r}; the known boxes are {', '.join(rules.BOX_IDS)}")
+    raise _unknown(box_id)
+
+
+def _unknown(box_id: str) -> ValueError:
+    """The refusal of a box id no sheet has."""
+    return ValueError(f"unknown box {box_id!r}; the known boxes are {', '.join(rules.BOX_IDS)}")
 
 
 def _box(given, base: rules.RuleSet, start: rules.Box | None = None) -> rules.Box:
@@ -156,12 +151,12 @@ def _box(given, base: rules.RuleSet, start: rules.Box | None = None) -> rules.Bo
     if box_id is None:
         raise ValueError("a box defined in the sheet needs its id")
     if box_id not in rules.BOX_NAMES_EN:
-        raise ValueError(f"unknown box {box_id!r}; the known boxes are {', '.join(rules.BOX_IDS)}")
+        raise _unknown(box_id)
     if start is None and "kind" not in fields:
         start = _known_box(box_id, base)
     kind = KINDS[fields.pop("kind")] if "kind" in fields else start.kind
     needed, optional = ARGUMENTS[kind]
-    name = next(k for k, v in KINDS.items() if v == kind)
+    name = rules.KIND_NAMES[kind]
     if start is None or start.kind != kind:  # a box defined anew: every argument of its kind given
         missing = [a for a in needed if a not in fields]
         if missing:
@@ -320,10 +315,9 @@ def definition(rs: rules.RuleSet) -> dict[str, Any]:
     sheet out (a file plays its whole sheet)."""
     if rs.boxes != rs.box_ids:
         raise ValueError(f"{rs.name} leaves boxes of its sheet out of play, which a rules file cannot say")
-    kinds = {v: k for k, v in KINDS.items()}
     sheet = []
     for b in rs.sheet:
-        box: dict[str, Any] = {"id": b.id, "kind": kinds[b.kind]}
+        box: dict[str, Any] = {"id": b.id, "kind": rules.KIND_NAMES[b.kind]}
         needed, optional = ARGUMENTS[b.kind]
         for arg in (*needed, *optional):
             value = {

@@ -33,6 +33,8 @@ from pentadice.support.i18n import N_  # marks the names and messages for the ca
     K_ALL_ALIKE,  # every die alike: ``points``
     K_PENTA,  # every die alike: ``points``; the state remembers whether it holds them (bonus, joker, Kiriki)
 ) = range(11)
+# Each kind's name as files and metadata write it (``K_KIND_TOTAL``: ``kind_total``).
+KIND_NAMES: dict[int, str] = {v: k[2:].lower() for k, v in tuple(globals().items()) if k.startswith("K_")}
 UPPER_KINDS = (K_FACE,)
 FIXED_KINDS = (K_FULL_HOUSE, K_RUN, K_STRAIGHT)  # the boxes a joker fills at their points
 

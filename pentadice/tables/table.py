@@ -151,13 +151,10 @@ def rules_definition(rs: rules.RuleSet) -> dict:
 def _box_definition(box: dict) -> dict:
     """A box of a sheet as the metadata lists it: its kind by name, ``alike`` only where set (the tables solved
     before boxes had it keep their definition)."""
-    out = {**box, "kind": KIND_NAMES[box["kind"]]}
+    out = {**box, "kind": rules.KIND_NAMES[box["kind"]]}
     if not out.get("alike"):
         out.pop("alike", None)
     return out
-
-
-KIND_NAMES = {getattr(rules, k): k[2:].lower() for k in dir(rules) if k.startswith("K_")}
 
 
 PARQUET_MASKS = 1 << 15  # open masks per row group: Maxi Yatzy's 2^20 in 32 groups, memory bounded
