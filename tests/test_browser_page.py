@@ -371,3 +371,137 @@ def test_a_computer_column_never_looks_filled(browser, server):  # noqa: F811
     assert p.locator("#sheet tr.box td:nth-child(3).filled").count() == 1
     assert p.locator("#sheet .would").count() == 0
     pg.context.close()
+
+
+def enter(pg: Page, *faces: int) -> None:
+    """A coach roll entered face by face."""
+    for f in faces:
+        pg.page.click(f"#pad-faces button[data-face='{f}']")
+    pg.page.click("#pad-enter")
+
+
+def faces_shown(pg: Page) -> list[int]:
+    return pg.page.evaluate("[...document.querySelectorAll('#dice .die')].map(d => Number(d.dataset.face))")
+
+
+def test_coach_holds_start_empty_after_a_roll(browser, server):  # noqa: F811
+    """Coach: the 4 held for the second roll is not held any more once that roll is entered (2 2 4 5 6), so no
+    "Keeping 4 costs ..." shows before the player chose anything (it did: the keep of the roll before stayed
+    held); the prompt asks to tap the dice kept first; a hold the player makes shows its cost (or says it is
+    best)."""
+    pg = open_page(browser, server)
+    p = pg.page
+    p.click("#mode-coach")
+    start(pg, [("Budi", False)])
+    pg.wait_state("roll")
+    enter(pg, 1, 1, 3, 4, 6)
+    pg.wait_state("choose")
+    p.locator("#dice .die[data-face='4']").click()
+    assert p.locator("#dice .die.held").count() == 1
+    assert "Keeping 4 is the best keep" in p.inner_text("#advice .good")  # as `pentadice advise 1 1 3 4 6`
+    enter(pg, 2, 2, 5, 6)
+    p.wait_for_function(
+        "() => [...document.querySelectorAll('#dice .die')].map(d => d.dataset.face).join('') === '22456'"
+    )
+    pg.wait_state("choose")
+    assert p.locator("#dice .die.held").count() == 0
+    assert p.locator("#advice .cost, #advice .good").count() == 0
+    assert "first tap the dice you keep" in p.inner_text("#pad-prompt")
+    p.locator("#dice .die[data-face='5']").click()
+    assert p.locator("#advice .cost, #advice .good").count() == 1
+    assert not p.locator("#hold-hint").is_visible()  # the coach's own words say it (the row's label)
+    assert pg.problems == [], pg.problems
+    pg.context.close()
+
+
+def test_play_holds_stay_but_their_cost_waits_for_the_player(browser, server):  # noqa: F811
+    """Play with hints: the die held for the second roll stays held for the third (Roll again keeps it), but what
+    that keep costs is not said until the player changes the holds of this roll (it was said at once, in red)."""
+    pg = open_page(browser, server)
+    p = pg.page
+    start(pg, [("Ana", False)], hints=True, seed=8)
+    pg.wait_state("roll")
+    p.click("#roll")
+    pg.wait_state("choose")
+    face = p.locator("#dice .die").first.get_attribute("data-face")
+    p.locator("#dice .die").first.click()
+    assert p.locator("#advice .cost, #advice .good").count() == 1
+    p.click("#roll")
+    p.wait_for_function("() => document.getElementById('roll').textContent === 'Roll 3/3'")
+    pg.wait_state("choose")
+    held = p.locator("#dice .die.held")
+    assert held.count() == 1 and held.get_attribute("data-face") == face
+    assert p.locator("#advice .cost, #advice .good").count() == 0
+    held.click()  # released, then held again: the player's own keep, and its cost
+    assert p.locator("#advice .cost, #advice .good").count() == 0
+    p.locator(f"#dice .die[data-face='{face}']").first.click()
+    assert p.locator("#advice .cost, #advice .good").count() == 1
+    assert pg.problems == [], pg.problems
+    pg.context.close()
+
+
+def test_play_says_tap_the_dice_to_hold(browser, server):  # noqa: F811
+    """Play: after the first roll of a game, a line under the dice says to tap the dice kept (no axe violation
+    with it shown); it goes once a die is held, and does not come back in that game; none before a roll."""
+    pg = open_page(browser, server)
+    p = pg.page
+    start(pg, [("Ana", False), ("cpu", True)], seed=5)
+    pg.wait_state("roll")
+    assert not p.locator("#hold-hint").is_visible()
+    p.click("#roll")
+    pg.wait_state("choose")
+    hint = p.locator("#hold-hint")
+    assert hint.is_visible() and hint.inner_text() == "Tap the dice you want to keep, then roll the others."
+    assert hint.bounding_box()["y"] > p.locator("#dice").bounding_box()["y"]  # near the dice: under them
+    axe(pg, "a game's first roll, with the hint to hold")
+    p.locator("#dice .die").first.click()
+    assert not hint.is_visible()
+    p.locator("#dice .die").first.click()  # released: nothing held, and the hint stays away
+    assert not hint.is_visible()
+    p.click("#roll")
+    pg.wait_state("choose")
+    assert not hint.is_visible()
+    assert pg.problems == [], pg.problems
+    pg.context.close()
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_the_colour_switch_has_a_visible_label(browser, server, size):  # noqa: F811
+    """The colour switch has a label on the screen ("Colours", in Indonesian too), which is its accessible name;
+    in English the header's name and tools still share their row on a phone (in Indonesian the longer words of
+    the tools wrapped them to a row of their own before the label came, and still do); the set-up does not scroll
+    sideways (in Indonesian the computer's strategy, its long name, widened it to 406 px on a 390 px phone)."""
+    for lang, word in (("en", "Colours"), ("id", "Warna")):
+        pg = open_page(browser, server, size=size, lang=lang)
+        p = pg.page
+        label = p.locator("label.theme .theme-word")
+        assert label.is_visible() and label.inner_text() == word
+        assert p.get_by_role("combobox", name=word, exact=True).get_attribute("id") == "theme"
+        brand, tools = p.locator(".brand").bounding_box(), p.locator(".tools").bounding_box()
+        if lang == "en":
+            assert tools["y"] <= brand["y"] + brand["height"] / 2 <= tools["y"] + tools["height"]
+        assert p.evaluate("document.documentElement.scrollWidth") <= size["width"]
+        pg.context.close()
+
+
+def test_game_over_shows_every_final_score(browser, server, finished):  # noqa: F811
+    """The game-over banner says the winner and lists every player's final score (the sheet's totals), highest
+    first, the winner marked; not only the winner's score."""
+    pg = open_page(browser, server, size=DESKTOP)
+    p = pg.page
+    p.goto(f"{server}/games/{finished}?fast=1")
+    p.wait_for_selector("body[data-ready='1']")
+    pg.wait_state("over")
+    assert p.locator("#over-banner").is_visible()
+    totals = [int(t) for t in p.locator("#sheet tr.total td").all_inner_texts()]
+    rows = p.locator("#over-scores li")
+    assert rows.count() == 2
+    shown = [(r.locator(".who-name").inner_text(), int(r.locator(".num").inner_text())) for r in rows.all()]
+    names = ["Ana (computer)", "cpu (computer)"]
+    assert sorted(shown, key=lambda x: x[0]) == sorted(zip(names, totals, strict=True), key=lambda x: x[0])
+    assert [s for _, s in shown] == sorted(totals, reverse=True)
+    top = rows.first
+    assert "won" in top.get_attribute("class") and "winner" in top.inner_text()
+    assert "wins with" in p.inner_text("#winner") or "A tie" in p.inner_text("#winner")
+    assert pg.problems == [], pg.problems
+    pg.context.close()

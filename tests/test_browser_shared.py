@@ -5,7 +5,10 @@ fragment kept in localStorage and removed from the address); a move on one scree
 the game's events; a screen cannot move for the other seat (its buttons are off, and the API answers 403 to the
 wrong seat's secret and to none); a device that reloads goes on; no request of either page carries a secret in
 its request line or its ``Referer``; a device that loses the network a while, or whose stream is refused,
-catches up by itself.
+catches up by itself. The invite links: on a server that listens on loopback only (``share_base`` null) the
+set-up's "Play together" and the Share panel say that only this computer opens them and what the host must run;
+with ``share_base`` the links and their QR codes begin with it; the Share panel is at the top of the game, open
+while the others join, and folds at the first move.
 """
 
 from __future__ import annotations
@@ -37,10 +40,19 @@ class Device(Page):
     """A phone of its own (a browser context: its own storage), recording every request it makes: the URL and
     the Referer, to look for secrets in them afterwards."""
 
-    def __init__(self, browser, server: str, path: str, events_refused: int = 0) -> None:  # noqa: F811
-        self.context = browser.new_context(viewport=PHONE, locale="en-US")
+    def __init__(self, browser, server: str, path: str, events_refused: int = 0, health: dict | None = None) -> None:  # noqa: F811
+        # page.route does not see the requests a service worker makes: none where the health is changed
+        workers = "block" if health else "allow"
+        self.context = browser.new_context(viewport=PHONE, locale="en-US", service_workers=workers)
         self.page = self.context.new_page()
         self.refused: list[str] = []
+        if health:  # GET /api/health answered with these fields changed (a server that listens elsewhere)
+
+            def changed(route) -> None:
+                answer = route.fetch()
+                route.fulfill(response=answer, json={**answer.json(), **health})
+
+            self.page.route("**/api/health", changed)
         if events_refused:  # the first streams answered 503 (a server busy or restarting): not a stream
 
             def refuse(route) -> None:
@@ -174,3 +186,72 @@ def test_two_devices_play_one_game(browser, server):  # noqa: F811
     assert any("/events" in url for url, _ in guest.requests)
     host.close()
     guest.close()
+
+
+def test_loopback_links_say_what_the_host_must_do(browser, server):  # noqa: F811
+    """On a server listening on loopback only (``share_base`` null, the default ``pentadice serve``): "Play
+    together" is the set-up's first choice (before the players); ticked, it says that only this computer can open
+    the links and what to run (``--host 0.0.0.0``, ``--tls``); the game's Share panel, above the dice, says it
+    too; its links are this page's origin's. The panel is open while nothing is played, folds at the first roll,
+    and stays as the host sets it afterwards. The seat line speaks to the default player "You" ("your seat", not
+    "You's seat")."""
+    host = Device(browser, server, "/?fast=1")
+    h = host.page
+    order = h.evaluate(
+        "() => [...document.querySelectorAll('#setup-form #shared, #player-list, #start')].map(e => e.id)"
+    )
+    assert order == ["shared", "player-list", "start"]
+    assert h.locator("#shared").is_visible() and not h.locator("#together-note").is_visible()
+    h.check("#shared")
+    note = h.inner_text("#together-note")
+    assert "Only this computer can open these links" in note
+    assert "pentadice serve --host 0.0.0.0" in note and "--tls" in note
+    if AXE.is_file():
+        axe(host, "the set-up with Play together ticked")
+    Page.start(host, [("You", False), ("Budi", False)], seed=3, auto_commit=False)
+    host.wait_state("roll")
+    assert h.inner_text("#seat-line") == "This device holds your seat"
+    game = h.url.split("/games/")[1].split("?")[0].split("#")[0]
+    share = h.locator("#share")
+    assert share.is_visible() and share.evaluate("d => d.open")
+    assert h.evaluate("() => !!(document.getElementById('share').compareDocumentPosition("
+                      "document.getElementById('dice')) & Node.DOCUMENT_POSITION_FOLLOWING)")  # fmt: skip
+    assert share.bounding_box()["y"] < h.locator("#dice").bounding_box()["y"]
+    local = h.inner_text("#share-local")
+    assert "Only this computer can open these links" in local and "pentadice serve --host 0.0.0.0" in local
+    assert h.input_value("#share-seats li[data-seat='1'] .share-link").startswith(f"{server}/games/{game}#seat=")
+    # The first roll folds the panel to its line; opened by the host, it stays open through the next move.
+    h.click("#roll")
+    host.wait_state("choose")
+    assert not share.evaluate("d => d.open") and h.locator("#share summary").is_visible()
+    h.click("#share summary")
+    assert share.evaluate("d => d.open")
+    h.locator("#sheet button.score").first.click()
+    host.wait_state("waiting")
+    assert share.evaluate("d => d.open") and h.locator("#share-seats .share-link").is_visible()
+    assert host.problems == [], host.problems
+    host.close()
+
+
+def test_links_and_codes_use_share_base(browser, server):  # noqa: F811
+    """With ``share_base`` in GET /api/health (a server listening on the network: here the answer changed on its
+    way, to a documentation address), the seat links and the text of their QR codes begin with it, and nothing
+    says that only this computer can open them."""
+    base = "http://192.0.2.7:8000"
+    host = Device(browser, server, "/?fast=1", health={"share_base": base})
+    h = host.page
+    coded: list[str] = []
+    h.on("request", lambda r: coded.append(json.loads(r.post_data)["text"]) if r.url.endswith("/api/qr") else None)
+    h.check("#shared")
+    assert h.locator("#together-note").is_visible() and "Only this computer" not in h.inner_text("#together-note")
+    Page.start(host, [("Ana", False), ("Budi", False), ("Citra", False)], seed=4, auto_commit=False)
+    host.wait_state("roll")
+    game = h.url.split("/games/")[1].split("?")[0].split("#")[0]
+    secrets = host.seats(game)["secrets"]
+    links = [h.input_value(f"#share-seats li[data-seat='{i}'] .share-link") for i in (1, 2)]
+    assert links == [f"{base}/games/{game}#seat={secrets[str(i)]}" for i in (1, 2)]
+    h.wait_for_function("() => document.querySelectorAll('#share-seats .qr svg').length === 2")
+    assert sorted(coded) == sorted(links)
+    assert h.locator("#share-local").is_hidden() and "Only this computer" not in h.inner_text("#share")
+    assert host.problems == [], host.problems
+    host.close()

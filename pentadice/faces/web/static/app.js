@@ -527,6 +527,7 @@
     renderThinking();
     renderChances();
     renderDice();
+    renderHoldHint();
     renderPad();
     renderActions();
     renderNote();
@@ -730,6 +731,16 @@
     });
   }
 
+  /** Play (not coach): the first turns of a game, after a roll with nothing held, a line under the dice says
+   * that they are tapped to be kept; it goes once the player has held a die in this game. */
+  function renderHoldHint() {
+    const g = S.game;
+    const p = me();
+    const show =
+      !g.coach && !g.over && humanTurn() && !!g.dice && g.rolls_left > 0 && !S.busy && !S.held.size && S.holdHinted !== g.id && !!p && p.turns < 2;
+    $("hold-hint").hidden = !show;
+  }
+
   function renderPad() {
     const g = S.game;
     const pad = $("pad");
@@ -852,7 +863,7 @@
     if (bb && adv.best.action === "keep") {
       box.append(el("p", { text: t("Best box if you score now: {option} (expected {v})", { option: optionText(bb), v: fmt(bb.value) }) }));
     }
-    if (g.rolls_left > 0 && S.held.size) {
+    if (g.rolls_left > 0 && S.held.size && !S.holdsCarried) {
       const kept = heldFaces();
       const mine = adv.options.find((o) => o.action === "keep" && sameFaces(o.keep, kept));
       if (mine) {
@@ -887,20 +898,35 @@
   function renderWinner() {
     const g = S.game;
     const w = $("winner");
+    const banner = $("over-banner");
     if (!g.over) {
-      w.hidden = true;
+      banner.hidden = true;
       return;
     }
     const winners = g.winners || [];
     const totals = g.players.map((p) => p.totals.total);
     const top = Math.max(...totals);
-    w.hidden = false;
+    banner.hidden = false;
     w.textContent =
       winners.length > 1
         ? t("A tie: {names} with {total} points", { names: winners.map(shownName).join(", "), total: top })
         : g.players.length === 1
           ? t("Game over: {total} points", { total: top })
           : about(winners[0], N_("You win with {total} points"), N_("{name} wins with {total} points"), { total: top });
+    // Every player's final score, highest first (one player: the line says it).
+    const list = $("over-scores");
+    list.hidden = g.players.length < 2;
+    list.replaceChildren();
+    if (list.hidden) return;
+    const order = g.players.map((p, i) => i).sort((a, b) => totals[b] - totals[a] || a - b);
+    for (const i of order) {
+      const p = g.players[i];
+      const won = winners.includes(p.name);
+      const name = p.computer ? t("{name} (computer)", { name: shownName(p.name) }) : shownName(p.name);
+      const li = el("li", { cls: won ? "won" : "", dataset: { player: String(i) } }, el("span", { cls: "who-name", text: name }), " ", el("span", { cls: "num", text: String(totals[i]) }));
+      if (won) li.append(" ", el("span", { cls: "badge winner-badge", text: t("winner") }));
+      list.append(li);
+    }
   }
 
   function renderSheet() {
@@ -1028,28 +1054,14 @@
     line.hidden = !g.shared;
     if (!g.shared) return;
     const mine = g.you !== null && g.you !== undefined ? g.players[g.you] : null;
-    let text = mine ? t("This device holds {name}'s seat", { name: mine.name }) : t("This device watches the game");
+    let text = mine
+      ? about(mine.name, N_("This device holds your seat"), N_("This device holds {name}'s seat"))
+      : t("This device watches the game");
     if (!g.over && othersTurn()) text += " · " + t("{name} moves on their own device", { name: me().name });
     if (S.liveDown && !g.over) text += " · " + t("Reconnecting to the game…");
     line.replaceChildren(text);
     line.dataset.you = mine ? String(g.you) : "";
     line.dataset.live = S.liveDown ? "down" : "up";
-    if (shareSeats(g).length && !g.over) {
-      const invite = el("button", {
-        type: "button",
-        cls: "small",
-        id: "to-share",
-        text: t("Invite the others: their links and QR codes"),
-        on: {
-          click: () => {
-            $("share").scrollIntoView({ block: "start", behavior: reducedMotion() ? "auto" : "smooth" });
-            const first = document.querySelector("#share-seats button");
-            if (first) first.focus({ preventScroll: true });
-          },
-        },
-      });
-      line.append(" ", invite);
-    }
   }
 
   /** The other human seats of a shared game whose secrets this device holds (the host's: it shares them). */
@@ -1062,7 +1074,14 @@
       : [];
   }
 
-  /** The host's panel of a shared game: each other human seat's link (its secret in the fragment) and QR code. */
+  /** Whether anything was played yet in a game: a roll out, or a box filled. */
+  function begun(g) {
+    return !!g.dice || g.players.some((p) => p.turns > 0 || Object.keys(p.sheet || {}).length > 0);
+  }
+
+  /** The host's panel of a shared game, under the seat line: each other human seat's link (its secret in the
+   * fragment) and QR code. It is open while nothing is played yet (the others are joining), then folds once, at
+   * the game's first move, to its one line (the dice come up); the host opens or folds it at will meanwhile. */
   function renderShare() {
     const g = S.game;
     const seats = g.shared ? seatsOf(g.id) : null;
@@ -1070,6 +1089,16 @@
     const panel = $("share");
     panel.hidden = !others.length || !!g.over;
     if (panel.hidden) return;
+    const started = begun(g);
+    if (S.shareFor !== g.id) {
+      S.shareFor = g.id;
+      S.shareBegun = started;
+      panel.open = !started;
+    } else if (!S.shareBegun && started) {
+      S.shareBegun = true;
+      if (S.shareTouched !== g.id) panel.open = false;
+    }
+    renderLocalOnly($("share-local"));
     const list = $("share-seats");
     const key = g.id + ":" + others.join(",") + ":" + S.lang + ":" + shareBase();
     if (list.dataset.key === key) return;
@@ -1096,8 +1125,71 @@
   /** The address other devices reach this server at: GET /api/health's "share_base" (the network address the
    * server listens on), else this page's origin. */
   function shareBase() {
+    return networkBase() || location.origin;
+  }
+
+  /** GET /api/health's "share_base" where it is a URL's origin; "" when the server gives none (it listens on
+   * loopback only) or is not known. */
+  function networkBase() {
     const base = S.health && typeof S.health.share_base === "string" ? S.health.share_base : "";
-    return /^https?:\/\/[^/\s]+$/.test(base) ? base : location.origin;
+    return /^https?:\/\/[^/\s]+$/.test(base) ? base : "";
+  }
+
+  /** Whether the seat links reach this computer only: the server listens on loopback only (its health says no
+   * "share_base") and this page was opened at a loopback address (behind a proxy, the page's own origin is one
+   * others reach). */
+  function linksLocalOnly() {
+    if (!S.health || networkBase()) return false;
+    const host = location.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    return host === "localhost" || host.endsWith(".localhost") || /^127\./.test(host) || host === "::1";
+  }
+
+  /** A message whose {placeholders} are commands, each shown as code (a text node and <code> elements only). */
+  function withCode(msgid, codes) {
+    return t(msgid)
+      .split(/(\{\w+\})/)
+      .filter((part) => part !== "")
+      .map((part) => {
+        const key = /^\{(\w+)\}$/.exec(part);
+        return key && key[1] in codes ? el("code", { text: codes[key[1]] }) : document.createTextNode(part);
+      });
+  }
+
+  /** What the host must do when the links reach this computer only: serve on the network (and with TLS, for a
+   * phone's install and offline play). Written into ``box`` (hidden when the links reach the network). */
+  function renderLocalOnly(box) {
+    const local = linksLocalOnly();
+    box.hidden = !local;
+    const key = local ? S.lang : "";
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
+    box.replaceChildren();
+    if (!local) return;
+    box.append(
+      el("p", null, el("strong", { text: t("Only this computer can open these links: the server listens on this computer alone.") })),
+      el("p", null, ...withCode(N_("For the other devices, start it with {command}: the links then use the network address it prints."), { command: "pentadice serve --host 0.0.0.0" })),
+      el("p", null, ...withCode(N_("Add {tls} to install the page and play offline on a phone (a plain-HTTP page on the network offers neither)."), { tls: "--tls CERT KEY" })),
+    );
+  }
+
+  /** The set-up's "Play together": when ticked, what comes after Start, and the note when the links would reach
+   * this computer only. */
+  function renderTogether() {
+    const note = $("together-note");
+    const on = $("shared").checked && !$("shared").disabled;
+    note.hidden = !on;
+    if (!on) {
+      note.replaceChildren(); // nothing left to describe the check box with
+      delete note.dataset.what;
+      return;
+    }
+    const what = t("After Start, the top of the game shows each player's link and QR code.");
+    if (note.dataset.what !== what) {
+      note.dataset.what = what;
+      note.replaceChildren(el("p", { cls: "note", text: what }), el("div", { cls: "warn share-local", id: "together-local" }));
+      $("together-local").dataset.key = "-";
+    }
+    renderLocalOnly($("together-local"));
   }
 
   async function copyLink(field, name) {
@@ -1362,6 +1454,8 @@
     if (!humanTurn() || !g.dice || g.rolls_left <= 0 || S.busy) return;
     if (S.held.has(i)) S.held.delete(i);
     else S.held.add(i);
+    S.holdsCarried = false; // the player's own holds: their cost is said
+    S.holdHinted = g.id; // the hint to tap the dice is not needed any more in this game
     if (g.coach) S.pad = S.pad.slice(0, diceCount() - S.held.size);
     render();
     const d = $("dice").children[i];
@@ -1462,6 +1556,7 @@
     if (o.action === "score") scoreBox(o.box);
     else {
       S.held = indicesOf(S.game.dice, o.keep);
+      S.holdsCarried = false;
       roll();
     }
   }
@@ -1533,9 +1628,14 @@
     if (!g) return;
     followLive();
     if (!keepHolds) {
-      const kept = S.keepAfterRoll;
+      // After a roll: in a game the page rolls, the dice kept stay held (set aside, as on a table: Roll again keeps
+      // them), but what that keep costs is said only once the player changes the holds of this roll
+      // (S.holdsCarried); in a coach game the holds start empty, as its prompt asks ("first tap the dice you
+      // keep"): the player taps the real dice kept for the next roll.
+      const kept = g.coach ? null : S.keepAfterRoll;
       S.held = g.dice && kept && kept.length && humanTurn() && g.rolls_left > 0 ? indicesOf(g.dice, kept) : new Set();
       if (g.dice && g.rolls_left === 0) S.held = new Set();
+      S.holdsCarried = S.held.size > 0;
     }
     S.keepAfterRoll = null;
     if (!g.dice) S.held = new Set();
@@ -2065,6 +2165,7 @@
       : "";
     $("shared").disabled = off;
     if (off) $("shared").checked = false;
+    renderTogether();
     $("seed").disabled = off;
     if (!off && S.wasOffline && $("error").textContent === t("The server cannot be reached")) showError("");
     S.wasOffline = off;
@@ -2086,6 +2187,7 @@
     S.healthWasPreparing = preparing;
     updateWinOptions();
     renderPrep();
+    renderTogether();
     if (preparing && !$("setup").hidden) S.healthTimer = setTimeout(refreshHealth, POLL_MS);
   }
 
@@ -2300,6 +2402,7 @@
       afterView(true); // the computer and the countdown go on
     } else {
       $("shared").checked = false; // as the names: a new game starts on one screen unless asked again
+      renderTogether();
       announce("");
       showSection("setup");
     }
@@ -2992,6 +3095,8 @@
     $("review-file").addEventListener("change", reviewFile);
     $("resume-file").addEventListener("change", resumeFile);
     $("hints").addEventListener("change", () => S.game && render());
+    $("shared").addEventListener("change", renderTogether);
+    $("share").querySelector("summary").addEventListener("click", () => (S.shareTouched = S.game && S.game.id));
     $("rules").addEventListener("change", () => {
       renderFoot();
       renderSheetEntry();
