@@ -304,7 +304,8 @@ def load_or_solve(
     solve: Callable[[], np.ndarray],
     on_wait: Callable[[Path], None] | None = None,
 ) -> Table:
-    """The table of ``rs`` from ``directory``; a missing one is solved by ``solve()`` and saved first. Several
+    """The table of ``rs`` from ``directory``; a missing one is copied from the package where it ships one
+    (:mod:`pentadice.tables.shipped`), else solved by ``solve()`` and saved first. Several
     processes may ask at once: one solves, the others wait for it (``on_wait`` says so) and load its table.
     The directory is checked for writing before any solving."""
     try:
@@ -318,7 +319,10 @@ def load_or_solve(
             return load(rs, directory)  # written by the process we waited for
         except TableMissing:
             pass
-        _write(rs, solve(), files)
+        from pentadice.tables import shipped
+
+        if not shipped.install(rs, files):  # the package's own copy where it has one (Penta's), else solved
+            _write(rs, solve(), files)
     return load(rs, directory)
 
 

@@ -178,20 +178,22 @@ def _stopped(rs: rules.RuleSet, written: list[str], stopped: str | None) -> str:
 
 def ready_for_game(advisor, game, chances: bool) -> None:
     """Hold the tables ``game`` reads (the chances table if ``chances``, the win player's tables if a computer
-    plays to win): those saved are loaded, those missing built first, each with its progress bar, saved where
-    the table directory can be written and held in memory either way. No move of the game waits for a table."""
+    plays to win): those saved are loaded, the win player's missing ones built first, each with its progress bar,
+    saved where the table directory can be written and held in memory either way. No move of the game waits for a
+    table. A missing chances table is not built before the game (a first game starts at once): the chances are
+    then computed state by state as the game goes, shown when ready, and `pentadice solve` builds the table."""
     from pentadice.players import prepared
 
     rs = advisor.rules
+    directory = advisor.table.files.directory
+    saved = prepared.present(rs, directory, advisor.values)
     wanted = ["chances"] if chances else []
     if any(p.computer and p.strategy == "win" for p in game.players):
         wanted += ["win", "win-end"]
-    fits = prepared.applicable(rs, directory=advisor.table.files.directory)
-    wanted = [t for t in wanted if fits[t] is None]
+    fits = prepared.applicable(rs, directory=directory)
+    wanted = [t for t in wanted if fits[t] is None and (t != "chances" or saved[t])]
     if not wanted:
         return
-    directory = advisor.table.files.directory
-    saved = prepared.present(rs, directory, advisor.values)
     missing = [t for t in wanted if not saved[t]]
     if missing:
         what = ", ".join(prepared.WHAT[t] for t in missing)

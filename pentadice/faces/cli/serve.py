@@ -193,10 +193,12 @@ class Served:
         advisors = {name: loading.load_advisor(name, self.data) for name in self.names}
         for advisor in advisors.values():
             loading.load_spread(advisor)  # the second moments too: checked and held now, never read from disk mid-game
-        from pentadice.faces.web.advising import warm_up
+        from pentadice.faces.web.advising import needs_compiling, warm_up
         from pentadice.faces.web.api import create_app
         from pentadice.faces.web.preparing import Preparation
 
+        if worker == 0 and not again and needs_compiling():  # a first start: say why the page is not served yet
+            click.echo("Compiling the advisor (first start only)...", err=True)
         warm_up(advisors.values())
         if database is None:
             database = open_games_database(self.db)

@@ -200,6 +200,15 @@ def batch_text(advisor, items: list, top: int | None) -> str:
     return '{"results": [' + ", ".join(out) + "]}"
 
 
+def needs_compiling() -> bool:
+    """Whether the advice kernels are not in Numba's cache yet (a first start): :func:`warm_up` then compiles them,
+    which takes a minute or so, and the server should say so."""
+    from pentadice.solver import advice_kernel
+    from pentadice.solver.compiled import cached
+
+    return not cached(advice_kernel.advise_states)
+
+
 def warm_up(advisors) -> None:
     """Run each advisor's single, compiled and batch paths once, so that the first request does not load
     compiled code (nor wait for the compiled path's tables)."""
