@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import mimetypes
 import re
@@ -36,12 +37,20 @@ class HeldFiles:
     little, and nothing done to the folder afterwards changes what is served. ``/`` and a folder answer its
     ``index.html``, as do the page's own addresses (:data:`PAGE_PATHS`); no directory listing, nothing outside
     the folder; GET and HEAD only (405); an ``ETag`` that ``If-None-Match`` can match (304). The service
-    worker is answered with its cache version set to a hash of the other files (:func:`versioned_worker`)."""
+    worker is answered with its cache version set to a hash of the other files (:func:`versioned_worker`).
+
+    Text files are also held gzip-compressed and sent so to a browser that accepts it (``Vary: Accept-Encoding``;
+    the compressed answer has its own ETag). Only these files are compressed, never an API answer: those may carry
+    a seat's secret beside text the request chose (BREACH). Their names carry no version, so a browser keeps them
+    but asks again each time (``Cache-Control: no-cache``: a 304 while unchanged); the service worker too, so
+    that a new version of the page is found at once."""
 
     LIMIT = 16 * 1024 * 1024  # bytes of page files held at most (the page is about 70 KB)
+    COMPRESSED = ("text/", "application/javascript", "application/json", "application/manifest+json", "image/svg")
 
     def __init__(self, directory: Path) -> None:
         self.files: dict[str, tuple[bytes, list[tuple[bytes, bytes]]]] = {}
+        self.gzipped: dict[str, tuple[bytes, list[tuple[bytes, bytes]]]] = {}
         held = 0
         paths = [p for p in sorted(directory.rglob("*")) if p.is_file() and not p.is_symlink()]
         shell = hashlib.sha256()
@@ -61,13 +70,20 @@ class HeldFiles:
             if kind.startswith("text/") or kind == "application/javascript":
                 kind += "; charset=utf-8"
             mtime = path.stat().st_mtime
-            tag = f'"{hashlib.md5(body, usedforsecurity=False).hexdigest()}"'.encode()
-            headers = [
+            digest = hashlib.md5(body, usedforsecurity=False).hexdigest()
+            common = [
                 (b"content-type", kind.encode()),
-                (b"etag", tag),
                 (b"last-modified", formatdate(mtime, usegmt=True).encode()),
+                (b"cache-control", b"no-cache"),
             ]
-            self.files[path.relative_to(directory).as_posix()] = (body, headers)
+            name = path.relative_to(directory).as_posix()
+            packed = gzip.compress(body, compresslevel=9, mtime=0)
+            if kind.startswith(self.COMPRESSED) and len(packed) < len(body):
+                vary = [(b"vary", b"Accept-Encoding")]
+                self.gzipped[name] = (packed, [(b"etag", f'"{digest}-gz"'.encode()), *common, *vary,
+                                               (b"content-encoding", b"gzip")])  # fmt: skip
+                common += vary
+            self.files[name] = (body, [(b"etag", f'"{digest}"'.encode()), *common])
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["method"] not in ("GET", "HEAD"):
@@ -80,14 +96,27 @@ class HeldFiles:
         held = self.files.get(name)
         if held is None:
             raise HTTPException(404)
+        request = {k.lower(): v for k, v in scope.get("headers", ())}
+        if name in self.gzipped and _accepts_gzip(request.get(b"accept-encoding", b"")):
+            held = self.gzipped[name]
         body, headers = held
         status = 200
         tags = [v for k, v in scope.get("headers", ()) if k.lower() == b"if-none-match"]
-        if tags and any(t.strip() in (headers[1][1], b"*") for v in tags for t in v.split(b",")):
+        if tags and any(t.strip() in (headers[0][1], b"*") for v in tags for t in v.split(b",")):
             status, body = 304, b""
         length = [] if status == 304 else [(b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": [*headers, *length]})
         await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
+
+
+def _accepts_gzip(header: bytes) -> bool:
+    """Whether an ``Accept-Encoding`` header accepts gzip (named, or ``*``, with no ``q=0``)."""
+    for part in header.lower().split(b","):
+        coding, _, params = part.strip().partition(b";")
+        if coding.strip() in (b"gzip", b"*"):
+            q = params.strip()
+            return not (q.startswith(b"q=") and q[2:].strip() in (b"0", b"0.0", b"0.00", b"0.000"))
+    return False
 
 
 class Pages:
