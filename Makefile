@@ -10,22 +10,47 @@ SOLVER_SOURCES := pentadice/game/rules.py pentadice/game/states.py pentadice/gam
 	pentadice/tables/chunks.py pentadice/tables/moment_files.py pentadice/tables/build.py $(wildcard pentadice/solver/*.py) \
 	pentadice/tables/chance_tables.py pentadice/tables/win_tables.py pentadice/players/win.py pentadice/players/prepared.py
 
-.PHONY: install test test-quick bench bench-serve table figures lint clean browser messages postgres
+.PHONY: play install test test-quick bench bench-serve table figures lint clean browser messages postgres docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # PYTHONWARNINGS: setuptools' banner about editable installs says nothing that concerns this project.
+# RUNTIME: what playing and advice need, no more (no test, notebook, cluster or documentation tools); the full
+# install (INSTALLED) includes it.
+RUNTIME := $(VENV)/.installed-runtime
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e .
+	touch $@
+
 $(INSTALLED): pyproject.toml | $(BIN)/python
 	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet -e ".[dev]"
-	touch $@
+	touch $@ $(RUNTIME)
+
+# The first game: the package with what playing needs, then a game in the terminal against the computer, the
+# advisor's hints on. Penta's values come with the package (nothing is solved first); the chances of winning are
+# computed as the game goes. PLAYERS: e.g. PLAYERS="Ana,Bob,cpu".
+PLAYERS ?= You,cpu
+play: $(RUNTIME)  ## set up what playing needs and start a game of Penta in the terminal (hints on)
+	@$(BIN)/pentadice play --players "$(PLAYERS)" --hints
+	@echo
+	@echo "Next:"
+	@echo "  make table                             every table a game reads (the chances, the win player's)"
+	@echo "  $(BIN)/pentadice serve              play in the browser: open the address it prints"
+	@echo "  $(BIN)/pentadice advise 1 1 3 4 6   the best move for any dice"
 
 install: $(INSTALLED)  ## the package, editable, with test and dev tools (again only when pyproject.toml changed)
 
 # Every table a game of Penta reads (values, second moments, the chances table, the win player's tables), with
 # progress bars; the win player's end-game table is written last, so it stands for the whole set.
-table: $(DATA)/penta.win-end-4.json  ## solve Penta into data/ with every table its games read (about 2 minutes)
+table: $(DATA)/penta.win-end-4.json  ## solve Penta into data/ with every table its games read (a few minutes)
+	@echo
+	@echo "Penta is solved. Next:"
+	@echo "  $(BIN)/pentadice play --hints       play in the terminal against the computer"
+	@echo "  $(BIN)/pentadice serve              play in the browser: open the address it prints"
+	@echo "  $(BIN)/pentadice advise 1 1 3 4 6   the best move for any dice"
+	@echo "  make docs                            the documentation site, into site/"
 
 $(DATA)/penta.win-end-4.json: $(INSTALLED) $(SOLVER_SOURCES)
 	$(BIN)/pentadice solve --rules penta --data $(DATA)
@@ -46,11 +71,17 @@ QUICK_TESTS := $(addprefix tests/test_,rules.py bruteforce.py advisor.py explain
 test-quick: install  ## the rules, the reduced-game solver, the advisor, the CLI and the API (a minute or so)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not slow" $(QUICK_TESTS)
 
+# The documentation site (mkdocs.yml, pages in docs/) into site/: --strict fails on a broken link, a page missing from
+# the navigation or an error in a docstring. tests/test_docs_examples.py runs every example of its pages.
+# NO_MKDOCS_2_WARNING: Material's banner about its successor, printed at every build, says nothing about these pages.
+docs: install  ## the documentation site into site/ (open site/index.html), every link checked
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
 # BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's),
 # --no-passes (not the one traversal's rows against the commit before it: benchmarks/bench_passes.py), --no-layout
 # (not the layer folders' rows against the commit before them: benchmarks/bench_layout.py), --no-latency (not the
 # game latency: set-up from empty, the server's start, games through the API: benchmarks/bench_game_latency.py).
-bench: install  ## every figure of the README's speed table (fresh processes, empty caches for first runs, medians)
+bench: install  ## every figure of the Performance page (fresh processes, empty caches for first runs, medians)
 	$(BIN)/python benchmarks/bench_all.py $(BENCH_ARGS)
 
 # The advice API with wrk (repeated and new situations, 1 and 2 workers), then the games API under load (whole games
@@ -61,7 +92,7 @@ bench-serve: install postgres  ## load benchmarks of `pentadice serve`: advice w
 	$(BIN)/python benchmarks/bench_serve.py
 	$(BIN)/python benchmarks/bench_games_api.py
 
-figures: install  ## run the notebooks; regenerates notebooks/figures/*.png (shown in the README)
+figures: install  ## run the notebooks; regenerates notebooks/figures/*.png
 	$(BIN)/python notebooks/execute.py
 
 # The browser tests drive Debian's Chromium (tests/test_browser.py); without it they are skipped. Nothing is
@@ -107,5 +138,5 @@ lint: install
 	$(BIN)/ruff check pentadice tests benchmarks tools notebooks/execute.py
 	$(BIN)/ruff format --check pentadice tests benchmarks tools notebooks/execute.py
 
-clean:  ## build leftovers and Numba caches (needed after editing pentadice/game/rules.py: see README)
+clean:  ## build leftovers and Numba caches (needed after editing pentadice/game/rules.py: see docs/development.md)
 	find pentadice -name __pycache__ -type d -exec rm -rf {} +

@@ -1,14 +1,15 @@
 """Every figure of the speed table as the user feels it: whole commands in fresh processes, the first runs with
 an empty Numba cache (a fresh ``NUMBA_CACHE_DIR``), medians of several runs, and the reference yatzy-solver
-measured in the same run. Prints one summary table at the end (Markdown, for the README); asserts nothing.
+measured in the same run. Prints one summary table at the end (Markdown) and saves it for the Performance page
+(benchmarks/results.py); asserts nothing.
 
 Run with ``make bench`` (about twenty minutes on two cores, the million-line batch and Maxi Yatzy's solve, second
 moments and a chunk of each of its other tables included; ``--batch-lines N`` for a smaller batch, ``--no-maxi``,
 ``--no-maxi-moments``, ``--no-targets`` and ``--win-games 0`` to skip
-the long rows, ``--family-only`` for the Yatzy family's rows alone). Then the rows of the one traversal (issue 22,
-``benchmarks/bench_passes.py``): this checkout against the commit before it, interleaved (``--no-passes`` skips
-them, ``--passes-before COMMIT`` picks another), and those of the layer folders (issue 23,
-``benchmarks/bench_layout.py``: against the commit before them; ``--no-layout`` skips them), and the game
+the long rows, ``--family-only`` for the Yatzy family's rows alone). Then the rows of the one traversal
+(``benchmarks/bench_passes.py``): this checkout against the commit before it, interleaved (``--no-passes`` skips
+them, ``--passes-before COMMIT`` picks another), and those of the layer folders
+(``benchmarks/bench_layout.py``: against the commit before them; ``--no-layout`` skips them), and the game
 latency (``benchmarks/bench_game_latency.py``: the set-up of Penta and Yatzy from an empty table directory, the
 server's start, and seeded games through the API, each request timed; ``--no-latency`` skips it). The machine's
 load is printed with the table: figures taken on a busy machine are slower, the cold ones most of all.
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import results
 
 PENTADICE = [sys.executable, "-m", "pentadice"]
 ROWS: list[tuple[str, str, str]] = []  # (what the user runs, figure, goal)
@@ -175,11 +177,11 @@ def extras(summaries: list[dict]) -> str:
 
 
 def family(args: argparse.Namespace, work: Path, ys) -> None:
-    """The Yatzy family's rows (issue 15): Scandinavian Yatzy's solve warm beside the peer's build of the same
+    """The Yatzy family's rows: Scandinavian Yatzy's solve warm beside the peer's build of the same
     game, and Maxi Yatzy's solve (one run: a minute or two) with its peak memory."""
     data = work / "family"
     d = ["--data", str(data)]
-    print("the Yatzy family (issue 15):", flush=True)
+    print("the Yatzy family:", flush=True)
     solve = ["solve", "--rules", "yatzy", "--only", "values,moments", "--json", *d]
     run(solve)  # the cache of this checkout, filled; the table written once
     run([*solve, "--no-moments"])
@@ -347,7 +349,7 @@ def main_rows(args: argparse.Namespace, work: Path, ys) -> None:
     if args.family:
         family(args, work, ys)
 
-    print("playing to win (issue 14):", flush=True)
+    print("playing to win:", flush=True)
     both = statistics.median(json.loads(out_)["seconds"] for _, out_ in warm)
     row("`solve`'s one pass, values and second moments (the SDs), 2 threads", f"{both:.2f} s", "solved with the values")
     dist = ["distribution", "--json", *d]
@@ -366,7 +368,7 @@ def main_rows(args: argparse.Namespace, work: Path, ys) -> None:
         run(target)
         wall, _ = median(lambda: run(target)[0], 3)
         row("`pentadice advise 1 1 3 4 6 --target 300`, whole process", f"{wall:.2f} s", "")
-    print("checked tables (issue 21):", flush=True)
+    print("checked tables:", flush=True)
     sys.path.insert(0, str(Path(__file__).parent))
     import bench_tables
 
@@ -388,29 +390,9 @@ def main_rows(args: argparse.Namespace, work: Path, ys) -> None:
             )
 
 
-def run_stamp() -> str:
-    """What a figure quoted from this run must cite: the day (UTC), pentadice's version and the commit measured
-    ("+changes" when the work tree differs from it)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        release = version("pentadice")
-    except PackageNotFoundError:
-        release = "unknown"
-    root = Path(__file__).resolve().parents[1]
-
-    def git(*args: str) -> str:
-        try:
-            done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            return ""
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    commit = git("rev-parse", "--short", "HEAD") or "no commit"
-    if git("status", "--porcelain", "--untracked-files=no"):
-        commit += "+changes"
-    day = time.strftime("%Y-%m-%d", time.gmtime())
-    return f"make bench, {day}, pentadice {release}, commit {commit}"
+def run_stamp(started: dict) -> str:
+    """What a figure quoted from this run must cite: the day (UTC), pentadice's version and the commit measured."""
+    return f"make bench, {started['date']}, pentadice {started['version']}, commit {started['commit']}"
 
 
 def main() -> None:
@@ -426,21 +408,25 @@ def main() -> None:
     parser.add_argument(
         "--no-maxi-moments", dest="maxi_moments", action="store_false", help="skip Maxi Yatzy's moments (10 min)"
     )
-    parser.add_argument("--family-only", action="store_true", help="only the Yatzy family's rows (issue 15)")
+    parser.add_argument("--family-only", action="store_true", help="only the Yatzy family's rows")
     parser.add_argument(
         "--passes-before", default=None, help="the commit bench_passes compares with ('' for none; default its own)"
     )
-    parser.add_argument("--no-passes", dest="passes", action="store_false", help="skip bench_passes' rows (issue 22)")
-    parser.add_argument("--no-layout", dest="layout", action="store_false", help="skip bench_layout's rows (issue 23)")
+    parser.add_argument("--no-passes", dest="passes", action="store_false", help="skip bench_passes' rows (old)")
+    parser.add_argument("--no-layout", dest="layout", action="store_false", help="skip bench_layout's rows (old)")
     parser.add_argument(
         "--no-latency", dest="latency", action="store_false", help="skip the game latency (bench_game_latency)"
+    )
+    parser.add_argument(
+        "--no-first-use", dest="first_use", action="store_false", help="skip a newcomer's first minutes (pip, play)"
     )
     args = parser.parse_args()
     # As a user runs them: Python's compiled modules (.pyc) written and used (start-up costs tens of ms more
     # without them).
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     load = os.getloadavg()
-    stamp = run_stamp()
+    started = results.stamp()
+    stamp = run_stamp(started)
     print(f"{stamp}; cores: {os.cpu_count()}, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}", flush=True)
     ys = peer()
 
@@ -460,13 +446,15 @@ def main() -> None:
     print("| --- | --- | --- |")
     for what, figure, goal in ROWS:
         print(f"| {what} | {figure} | {goal} |")
-    if args.passes and not args.family_only:  # issue 22's rows: this checkout against the commit before it
+    saved = results.save("bench", started, ROWS, " ".join(["make bench", *sys.argv[1:]]))
+    print(f"\n(saved to {saved.relative_to(results.ROOT)}; docs/performance.md shows them)", flush=True)
+    if args.passes and not args.family_only:  # this checkout against an earlier commit
         import bench_passes
 
         print("\nOne traversal for every pass (benchmarks/bench_passes.py):", flush=True)
         before = [] if args.passes_before is None else ["--before", args.passes_before]
         bench_passes.main([*before, "--rounds", str(args.runs), "--cold-rounds", str(min(args.cold_runs, 2))])
-    if args.layout and not args.family_only:  # issue 23's rows: this checkout against the commit before the folders
+    if args.layout and not args.family_only:  # this checkout against an earlier commit
         import bench_layout
 
         print("\nThe package in layer folders (benchmarks/bench_layout.py):", flush=True)
@@ -475,7 +463,13 @@ def main() -> None:
         import bench_game_latency
 
         print("\nGame latency (benchmarks/bench_game_latency.py):", flush=True)
-        bench_game_latency.main([])
+        latency = bench_game_latency.main([])
+        results.save("bench", started, [*ROWS, *latency], " ".join(["make bench", *sys.argv[1:]]))
+    if args.first_use and not args.family_only:  # from nothing: pip's and Numba's caches empty, no table
+        import bench_first_use
+
+        print("\nA newcomer's first minutes (benchmarks/bench_first_use.py):", flush=True)
+        bench_first_use.main()
 
 
 if __name__ == "__main__":

@@ -50,9 +50,10 @@ def size_of(path: Path) -> int:
         return 0
 
 
-def set_up(data: Path) -> None:
+def set_up(data: Path) -> list[tuple[str, str, str]]:
     """``pentadice solve --rules R --data DATA --json`` for each rule set, each timed (wall), and what its JSON
-    says each table cost in seconds and bytes on disk."""
+    says each table cost in seconds and bytes on disk; returns the wall times as the Performance page's rows."""
+    rows = []
     for name in RULES:
         start = time.perf_counter()
         proc = subprocess.run(
@@ -69,6 +70,8 @@ def set_up(data: Path) -> None:
         values_bytes = sum(size_of(Path(f)) for f in files)
         moments = "values and second moments" if summary["files"].get("m2") else "values (no second moments)"
         print(f"  `pentadice solve --rules {name} --json`: {wall:.1f} s wall", flush=True)
+        rows.append((f"`pentadice solve --rules {name}` into an empty table directory, every table a game reads",
+                     f"{wall:.1f} s (JIT compile {summary['compile_seconds']:.1f} s)", ""))  # fmt: skip
         print(
             f"    {moments:<28} {summary['seconds']:7.1f} s  {values_bytes / 1e6:7.1f} MB  "
             f"(JIT compile {summary['compile_seconds']:.1f} s, write {summary['write_seconds']:.1f} s)"
@@ -76,6 +79,7 @@ def set_up(data: Path) -> None:
         for table, built in summary.get("tables", {}).items():
             how = f"{built['seconds']:7.1f} s" if built["built"] else "   kept  "
             print(f"    {table:<28} {how}  {built['bytes'] / 1e6:7.1f} MB")
+    return rows
 
 
 class Client:
@@ -219,7 +223,9 @@ def peak_rss_mb(pid: int) -> float | None:
     return int(found.group(1)) / 1024 if found else None
 
 
-def report(client: Client) -> None:
+def report(client: Client) -> list[tuple[str, str, str]]:
+    """Prints each kind of request's count and latency; returns them as the Performance page's rows."""
+    rows = []
     print(f"  {'request':<14} {'count':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for kind in KINDS:
         times = sorted(client.times.get(kind, []))
@@ -230,9 +236,14 @@ def report(client: Client) -> None:
         if top > SLOW_MS:
             print(f"  <- over {SLOW_MS:.0f} ms: {client.slowest[kind][1]}", end="")
         print()
+        rows.append((f"a game's request through the API: {kind} ({len(times):,} timed)",
+                     f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {top:.0f} ms", "max < 500 ms"))  # fmt: skip
+    return rows
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> list[tuple[str, str, str]]:
+    """Runs the benchmark; returns its figures as the Performance page's rows."""
+    rows: list[tuple[str, str, str]] = []
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=None, help="a prepared table directory: no set-up from an empty one")
     parser.add_argument("--two", type=int, default=25, help="2-player games of each rule set (seeds 1..N)")
@@ -249,7 +260,7 @@ def main(argv: list[str] | None = None) -> None:
             data = work / "data"
             data.mkdir()
             print(f"set-up from an empty table directory ({', '.join(RULES)}; the Numba cache as it is):", flush=True)
-            set_up(data)
+            rows += set_up(data)
         held = sum(size_of(f) for f in data.iterdir() if f.is_file())
         print(f"  table directory: {held / 1e6:.0f} MB on disk in all")
 
@@ -258,6 +269,9 @@ def main(argv: list[str] | None = None) -> None:
         try:
             print(f"`pentadice serve --rules {' --rules '.join(RULES)}`:", flush=True)
             print(f"  /api/health answers after {answered:.2f} s; every table held (preparing false): {ready:.2f} s")
+            serve = f"`pentadice serve --rules {' --rules '.join(RULES)}`"
+            rows.append((f"{serve} until it answers, until every table is held",
+                         f"{answered:.2f} s, {ready:.2f} s", ""))  # fmt: skip
             start = time.perf_counter()
             requests = games = 0
             for name in RULES:
@@ -272,9 +286,11 @@ def main(argv: list[str] | None = None) -> None:
                 f"in {seconds:.1f} s, one client, one kept-alive connection:",
                 flush=True,
             )
-            report(client)
+            rows += report(client)
             peak = peak_rss_mb(proc.pid)
             print(f"  server peak memory (VmHWM): {f'{peak:.0f} MB' if peak is not None else 'not readable'}")
+            if peak is not None:
+                rows.append(("that server's peak memory (VmHWM) over those games", f"{peak:.0f} MB", ""))
         finally:
             client.close()
             proc.terminate()
@@ -287,6 +303,7 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()
     print(f"  ({os.cpu_count()} cores, load average at the end {load[0]:.2f} {load[1]:.2f})", flush=True)
+    return rows
 
 
 if __name__ == "__main__":

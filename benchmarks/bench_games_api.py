@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import results
+
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ("create", "roll", "score", "review")
 
@@ -146,6 +148,8 @@ def main() -> None:
     parser.add_argument("--data", default=None)
     args = parser.parse_args()
 
+    started = results.stamp()
+    summary: list[tuple[str, str, str]] = []
     backends: list[tuple[str, object]] = [("SQLite", None)]
     pg = None
     if not args.no_postgres:
@@ -177,9 +181,18 @@ def main() -> None:
                         f"{r.get('score p99', 0):.1f} ms | {r.get('review p99', 0):.0f} ms |",
                         flush=True,
                     )
+                    summary.append((
+                        f"whole Penta games, {args.players} players at once, {label}, {workers} worker"
+                        + ("s" if workers > 1 else ""),
+                        f"{r['req/s']:,.0f} req/s, {r['games/s']:.1f} games/s, p50 {r['all p50']:.1f} ms, "
+                        f"p99 {r['all p99']:.1f} ms",
+                        "",
+                    ))  # fmt: skip
     finally:
         if pg is not None:
             pg.cleanup()
+    saved = results.save("serve-games", started, summary, " ".join(["make bench-serve", *sys.argv[1:]]))
+    print(f"(saved to {saved.relative_to(results.ROOT)}; docs/performance.md shows them)")
 
 
 if __name__ == "__main__":

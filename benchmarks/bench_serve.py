@@ -26,6 +26,7 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+import results
 
 BENCH = Path(__file__).parent
 CONNECTIONS = 64
@@ -236,6 +237,7 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install wrk)")
     cores = os.cpu_count() or 1
+    started = results.stamp()
     report: dict = {"connections": CONNECTIONS, "seconds": args.seconds, "runs": args.runs}
     with tempfile.TemporaryDirectory() as tmp:
         pool = Path(tmp) / "pool.lua"
@@ -301,8 +303,31 @@ def main() -> None:
               f"({report['malformed_answered']:,} malformed), 5xx: {m['fivexx']}")  # fmt: skip
         print(f"  server memory (RSS): {report['rss_before_mb']:.0f} MB before, {report['rss_after_mb']:.0f} MB after")
         print(f"  (at start of the measured runs: {report['rss_start_mb']:.0f} MB)")
+    saved = results.save("serve-advice", started, summary_rows(report, args.pool),
+                          " ".join(["make bench-serve", *sys.argv[1:]]))  # fmt: skip
+    print(f"(saved to {saved.relative_to(results.ROOT)}; docs/performance.md shows them)")
     if report["with_malformed"]["fivexx"]:
         sys.exit(1)
+
+
+def summary_rows(report: dict, pool: int) -> list[tuple[str, str, str]]:
+    """The Performance page's rows of a run: (what the user runs, figure, goal)."""
+    out = []
+    base = f"`POST /api/advise`, {report['connections']} connections"
+    for n, figures in report["workers"].items():
+        for name, label in (("repeated", f"a situation asked again (pool of {pool:,}, cached)"),
+                            ("new", "a new random situation each request")):  # fmt: skip
+            f = figures[name]
+            workers = f"{n} worker" + ("s" if int(n) > 1 else "")
+            out.append((f"{base}, {label}, {workers}",
+                        f"{f['rps']:,.0f} req/s, p50 {f['p50_ms']:.1f} ms, p99 {f['p99_ms']:.1f} ms", ""))  # fmt: skip
+    m = report["with_malformed"]
+    out.append((f"{base} while a second client sends malformed bodies, 1 worker",
+                f"{m['rps']:,.0f} req/s, p99 {m['p99_ms']:.1f} ms; {m['requests']:,} requests, {m['fivexx']} 5xx",
+                "0 5xx"))  # fmt: skip
+    out.append(("server memory (RSS) before and after those requests",
+                f"{report['rss_before_mb']:.0f} MB, {report['rss_after_mb']:.0f} MB", ""))  # fmt: skip
+    return out
 
 
 if __name__ == "__main__":

@@ -104,8 +104,8 @@ def test_simulate_summary_lines_align(penta_table_dir):
 # Shell completion and colour.
 
 
-def test_readme_mentions_shell_completion_and_colour():
-    readme = (ROOT / "README.md").read_text()
+def test_the_documentation_mentions_shell_completion_and_colour():
+    readme = (ROOT / "docs" / "getting-started.md").read_text()
     assert "_PENTADICE_COMPLETE=bash_source pentadice" in readme and "NO_COLOR" in readme
 
 

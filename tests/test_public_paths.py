@@ -34,7 +34,7 @@ def listed() -> dict[str, set[str]]:
 def documented() -> set[tuple[str, str]]:
     """Every ``from pentadice... import name`` in the README, docs/ and the notebooks' code cells."""
     texts = [ROOT.joinpath("README.md").read_text()]
-    texts += [p.read_text() for p in sorted((ROOT / "docs").glob("*.md"))]
+    texts += [p.read_text() for p in sorted((ROOT / "docs").rglob("*.md"))]
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         cells = json.loads(notebook.read_text())["cells"]
         texts += ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]

@@ -565,7 +565,3 @@ def test_the_api_docs_error_table_lists_what_the_tests_check():
     asserted = set(re.findall(r"(?:status(?:_code)? == |assert_json_error\(|, )(\d{3})\b", tests))
     assert set(rows) <= asserted, set(rows) - asserted
     assert "plain text" not in docs
-    readme = (ROOT / "README.md").read_text()
-    said = readme[readme.index("Every error is JSON") :][:800]
-    said = said[: said.index("docs/api.md")]
-    assert set(rows) == set(re.findall(r"\b(\d{3})\b", said)), said

@@ -129,7 +129,8 @@ def _distribution_lines(rs, report: dict, written: str | None) -> list[str]:
     filled = len(report["sheet"])
     where = "start of the game" if filled == 0 else f"{filled} boxes filled, {report['score_so_far']} points so far"
     if "dice" in report:
-        where += f"; dice {' '.join(map(str, report['dice']))}, {report['rolls_left']} rerolls left"
+        left = report["rolls_left"]
+        where += f"; dice {' '.join(map(str, report['dice']))}, {left} reroll{'' if left == 1 else 's'} left"
     pct = report["percentiles"]
     lines = [
         f"{rs.title}: {where}; optimal (expected-score) play",
