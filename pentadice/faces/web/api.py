@@ -3,7 +3,8 @@
 A thin front end (see ``docs/architecture.md`` and ``docs/api.md``): the routes are in one module per resource
 (``routes_health``, ``routes_rules``, ``routes_advice``, ``routes_games``, ``routes_live`` (a game's live updates),
 ``routes_review`` (a game's review and save, a save file posted), ``routes_history`` (finished games, players'
-statistics), ``routes_messages``, ``routes_qr`` (a seat link's QR code), ``routes_app`` (the offline app's tables)),
+statistics), ``routes_messages``, ``routes_qr`` (a seat link's QR code), ``routes_app`` (the offline app's tables),
+``routes_docs`` (the reference at ``/docs``)),
 sharing the :class:`~pentadice.faces.web.state.WebState` this module makes (the rule sets served, the games
 database, the advice cache, the clock), which a route asks for as a parameter. Each handler reads its body strictly
 (:mod:`pentadice.faces.web.bodies`), makes engine types of it, calls the engine or the advisor, and answers JSON.
@@ -37,6 +38,7 @@ from starlette.exceptions import HTTPException
 from pentadice.faces.web import (
     routes_advice,
     routes_app,
+    routes_docs,
     routes_games,
     routes_health,
     routes_history,
@@ -147,13 +149,14 @@ def create_app(
         title="pentadice",
         summary="Penta and the Yahtzee family: the optimal advisor and games, over HTTP.",
         version=_version(),
-        docs_url=None,  # the interactive pages load scripts from a CDN; the description is /openapi.json
+        docs_url=None,  # FastAPI's pages load scripts from a CDN: /docs is routes_docs', offline; /openapi.json
         redoc_url=None,
     )
     app.state.web = state
     for module in ROUTERS:
         app.include_router(module.router)
     app.include_router(routes_app.router)  # the offline app's tables
+    app.include_router(routes_docs.router)  # the reference, HTML, written from /openapi.json
     _handle_errors(app)
     app.openapi = lambda: _openapi(app)
     # The API's routes as their routers hold them: what the guard and the page match a path against (an app's
