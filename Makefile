@@ -10,7 +10,7 @@ SOLVER_SOURCES := pentadice/game/rules.py pentadice/game/states.py pentadice/gam
 	pentadice/tables/chunks.py pentadice/tables/moment_files.py pentadice/tables/build.py $(wildcard pentadice/solver/*.py) \
 	pentadice/tables/chance_tables.py pentadice/tables/win_tables.py pentadice/players/win.py pentadice/players/prepared.py
 
-.PHONY: play install test test-quick bench bench-serve table figures lint clean browser messages postgres docs
+.PHONY: play install typecheck test test-quick bench bench-serve table figures lint clean browser messages postgres docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +76,9 @@ test-quick: install  ## the rules, the reduced-game solver, the advisor, the CLI
 # NO_MKDOCS_2_WARNING: Material's banner about its successor, printed at every build, says nothing about these pages.
 docs: install  ## the documentation site into site/ (open site/index.html), every link checked
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
+typecheck: install  ## mypy on the public modules (pyproject.toml's [tool.mypy] lists them)
+	$(BIN)/mypy
 
 # BENCH_ARGS: e.g. --no-maxi --no-targets --win-games 0 (the long rows skipped), --family-only (the Yatzy family's),
 # --no-passes (not the one traversal's rows against the commit before it: benchmarks/bench_passes.py), --no-layout

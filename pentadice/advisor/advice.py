@@ -221,6 +221,7 @@ class Advisor:
         out = []
         for o in options:
             if isinstance(o.move, Keep):
+                assert kv is not None and km is not None  # computed above when a keep is among the options
                 k = self.inputs.tables.keep_of(o.move.dice)
                 out.append(moments.sd(float(kv[k]), float(km[k])))
                 continue

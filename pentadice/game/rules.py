@@ -14,6 +14,7 @@ import enum
 import functools
 import shlex
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -334,7 +335,7 @@ class RuleSet:
         """Why a game of these rules has no bound on its turns nor its score, in words, or None (every rule set
         but Kiriki). What follows a game to its end needs that bound: the score distribution, the chances table
         and the win player's end game, which such a game does not have; the other modules ask this, not why."""
-        if not self.penta_repeat or self.penta_box < 0:
+        if not self.penta_repeat or self.penta_box < 0 or self.penta_id is None:
             return None
         return (
             f"a five of a kind added to a filled {self.box_name(self.penta_id)} box repeats the turn, so the number"
@@ -486,7 +487,7 @@ class RuleSet:
         p[P_N_ROWS] = row
         return p
 
-    def reduced(self, **changes: object) -> RuleSet:
+    def reduced(self, **changes: Any) -> RuleSet:
         """A smaller game with the same rules (fewer dice, rolls or boxes), for cross-checks."""
         return dataclasses.replace(self, **changes)
 
@@ -497,26 +498,28 @@ REGISTRY: dict[str, RuleSet] = {
     rs.name: rs
     for rs in (
         PENTA_RULES,
-        RuleSet("yahtzee", N_("Yahtzee, free joker"), joker="free", joker_needs_full=False, box_names=YAHTZEE_NAMES),
+        RuleSet(
+            "yahtzee", N_("Yahtzee, free joker"), joker=Joker.FREE, joker_needs_full=False, box_names=YAHTZEE_NAMES
+        ),
         RuleSet(
             "yahtzee+forced-joker",
             N_("Yahtzee, forced joker"),
-            joker="forced",
+            joker=Joker.FORCED,
             joker_needs_full=False,
             box_names=YAHTZEE_NAMES,
         ),
-        RuleSet("yahtzee+no-joker", N_("Yahtzee without joker"), joker="none", box_names=YAHTZEE_NAMES),
+        RuleSet("yahtzee+no-joker", N_("Yahtzee without joker"), joker=Joker.NONE, box_names=YAHTZEE_NAMES),
         RuleSet(
             "yahtzee+no-bonus",
             N_("Yahtzee without joker or bonus"),
-            joker="none",
+            joker=Joker.NONE,
             penta_bonus=0,
             box_names=YAHTZEE_NAMES,
         ),
         RuleSet(
             "kiriki",
             "Kiriki",
-            joker="none",
+            joker=Joker.NONE,
             penta_bonus=0,
             penta_repeat=True,
             box_names=(("penta", "Kiriki"),),
@@ -527,7 +530,7 @@ REGISTRY: dict[str, RuleSet] = {
             sheet=YATZY_SHEET,
             upper_bonus=50,
             penta_bonus=0,
-            joker="none",
+            joker=Joker.NONE,
         ),
         RuleSet(
             "maxi-yatzy",
@@ -537,7 +540,7 @@ REGISTRY: dict[str, RuleSet] = {
             upper_threshold=75,
             upper_bonus=50,
             penta_bonus=0,
-            joker="none",
+            joker=Joker.NONE,
         ),
     )
 }

@@ -201,14 +201,14 @@ class Game:
         if rolled is None:
             if self.coach:
                 raise GameError(f"a coach game takes the faces of the {n} dice rolled from you")
-            rolled = self.rng.integers(1, 7, size=n)
+            faces = tuple(int(d) for d in self.rng.integers(1, 7, size=n))
         else:
-            rolled = tuple(rolled)
-            if len(rolled) != n or not all(isinstance(d, int | np.integer) and 1 <= d <= 6 for d in rolled):
-                raise GameError(f"give the faces of the {n} dice rolled, each 1 to 6, not {list(rolled)}")
+            faces = tuple(rolled)
+            if len(faces) != n or not all(isinstance(d, int | np.integer) and 1 <= d <= 6 for d in faces):
+                raise GameError(f"give the faces of the {n} dice rolled, each 1 to 6, not {list(faces)}")
         before = self.dice
         self._remember()
-        self.dice = tuple(sorted(keep + tuple(int(d) for d in rolled)))
+        self.dice = tuple(sorted(keep + tuple(int(d) for d in faces)))
         if before is not None:  # a keep: a decision (the first roll of a turn is none)
             self._record(before, Keep(keep), self.dice)
         self.rolls_made += 1
@@ -217,7 +217,8 @@ class Game:
 
     def _check_showing(self, keep: Sequence[int]) -> None:
         """GameError unless every die of ``keep`` is among the dice showing (saying which are not)."""
-        showing = Counter(self.dice)
+        dice = self.dice or ()
+        showing = Counter(dice)
         missing = Counter(keep) - showing
         if missing:
             faces = []
@@ -225,7 +226,7 @@ class Game:
                 n = showing[face]
                 faces.append(f"no {face}" if n == 0 else f"only {_COUNT_WORDS[n]} {face}{'s' if n > 1 else ''}")
             raise GameError(
-                f"cannot keep {' '.join(map(str, sorted(keep)))}: the dice show {' '.join(map(str, self.dice))} "
+                f"cannot keep {' '.join(map(str, sorted(keep)))}: the dice show {' '.join(map(str, dice))} "
                 f"({', '.join(faces)})"
             )
 
@@ -321,7 +322,9 @@ class Game:
 
     def auto_commit(self, advisor) -> Scored:
         """After the last roll, with no box chosen in time: fill the box the computer would choose."""
-        return self.auto_commit_played(advisor).scored
+        scored = self.auto_commit_played(advisor).scored
+        assert scored is not None  # an auto-commit scores a box
+        return scored
 
     def auto_commit_played(self, advisor) -> Played:
         """:meth:`auto_commit`, reported as a move (:class:`Played`) for a front end to show."""

@@ -152,8 +152,9 @@ def play_chunks(
                 if pool is None:
                     play_turn(V, *args, key, lo, t, *state, 0, 1, scores, bonus, wide_n)
                 else:  # each thread a share of the turn's groups; the next turn waits for them all
+                    turn: Callable[..., None] = play_turn  # a Numba dispatcher, whose signature mypy cannot read
                     shares = [
-                        pool.submit(play_turn, V, *args, key, lo, t, *state, part, parts, scores, bonus, wide_n)
+                        pool.submit(turn, V, *args, key, lo, t, *state, part, parts, scores, bonus, wide_n)
                         for part in range(parts)
                     ]
                     for share in shares:
