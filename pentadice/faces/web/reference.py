@@ -38,7 +38,7 @@ def render(spec: dict, intro: str = "") -> str:
         "The rule sets a body's `rules` may name are those the server serves (`GET /api/rules` lists them); a",
         "query's `rules` may name any rule set pentadice knows.",
         "",
-        "Every error answer is `{\"error\": \"...\"}` ([ErrorOut](#errorout)).",
+        'Every error answer is `{"error": "..."}` ([ErrorOut](#errorout)).',
         "",
     ]
     for path, operations in spec["paths"].items():
@@ -60,8 +60,10 @@ def _operation(method: str, path: str, op: dict) -> list[str]:
         out += ["| parameter | in | type | required | description |", "| --- | --- | --- | --- | --- |"]
         for p in params:
             desc = _cell(p.get("description") or p.get("schema", {}).get("description", ""))
-            out.append(f"| `{p['name']}` | {p['in']} | {_type(p.get('schema', {}))} | "
-                       f"{'yes' if p.get('required') else 'no'} | {desc} |")
+            out.append(
+                f"| `{p['name']}` | {p['in']} | {_type(p.get('schema', {}))} | "
+                f"{'yes' if p.get('required') else 'no'} | {desc} |"
+            )
         out.append("")
     body = op.get("requestBody", {}).get("content", {}).get("application/json")
     if body:
@@ -85,8 +87,10 @@ def _schema(name: str, schema: dict) -> list[str]:
         required = set(schema.get("required", ()))
         out += ["| field | type | required | description |", "| --- | --- | --- | --- |"]
         for field, sub in props.items():
-            out.append(f"| `{field}` | {_type(sub)} | {'yes' if field in required else 'no'} | "
-                       f"{_cell(sub.get('description', ''))} |")
+            out.append(
+                f"| `{field}` | {_type(sub)} | {'yes' if field in required else 'no'} | "
+                f"{_cell(sub.get('description', ''))} |"
+            )
         out.append("")
     elif schema.get("enum"):
         out += ["One of " + ", ".join(f"`{v}`" for v in schema["enum"]) + ".", ""]
