@@ -2,7 +2,8 @@
 ``/games/{id}``; a reload, a second tab, another browser and a server started again on the same games database
 all open the same game and go on with it (the computer's turns and coach games too); an id the server does not
 know says why, with a way to a new game; the history view lists the finished games, the players' statistics and
-a player's loss per decision over their games (an SVG plot), and opens a game's review.
+a player's points lost per decision over their games (an SVG plot whose ticks go in round steps; each column's
+figures written one way), and opens a game's review.
 
 The fixtures and the page driver are those of tests/test_browser.py; the server is ``pentadice serve`` on the
 session's Penta table with a games database (``--db``) of this module's own, started once and started again by
@@ -13,6 +14,7 @@ folder named by ``PENTADICE_SCREENSHOTS``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import urllib.error
@@ -388,7 +390,7 @@ def test_the_history_lists_the_games_players_and_plot(page, served, shots):  # n
     assert svg.locator("circle.dot").count() == 2
     assert svg.locator("line.expert-line").count() == 1
     labels = svg.locator("text.axis-label").all_text_contents()
-    assert labels == ["Games, in the order played", "Mean loss per decision"]
+    assert labels == ["Games, in the order played", "Points lost per decision"]
     assert "expert play below 0.2" in svg.locator("text.expert-label").text_content()
     assert p.inner_text("#player-title") == "Hana under Penta"
     scores = p.locator("#player-games tbody tr td:nth-child(3)").all_inner_texts()
@@ -414,6 +416,57 @@ def test_the_history_lists_the_games_players_and_plot(page, served, shots):  # n
     w.wait_for_selector("#player-plot svg.loss-plot")
     if os.environ.get("PENTADICE_SCREENSHOTS"):
         w.screenshot(path=str(shots / "desktop-history.png"), full_page=True)
+
+
+LOSS_CELL = re.compile(r"(\d+\.\d\d|< 0\.01|\u2013)( expert)?")  # \u2013: the dash of no figure
+
+
+def y_ticks(pg: Page) -> list[str]:
+    """The labels of the plot's figures up its side (those along the bottom are the games' numbers)."""
+    return pg.page.locator("#player-plot svg text.tick[text-anchor='end']").all_text_contents()
+
+
+def assert_round_steps(labels: list[str]) -> None:
+    """Ticks from 0 in equal steps of 1, 2, 2.5 or 5 times a power of ten, all written with the decimals of the
+    step and no more (0.0, 0.1, 0.2; 0, 1, 2; 0.00, 0.25, 0.50)."""
+    assert len(labels) >= 3, labels
+    values = [float(x) for x in labels]
+    step = values[1] - values[0]
+    assert values[0] == 0 and all(abs(v - i * step) < 1e-9 for i, v in enumerate(values)), labels
+    mantissa = step / 10 ** math.floor(math.log10(step))
+    assert any(abs(mantissa - m) < 1e-9 for m in (1, 2, 2.5, 5)), labels
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) + (1 if abs(mantissa - 2.5) < 1e-9 else 0)
+    assert {len(x.partition(".")[2]) for x in labels} == {decimals}, labels
+
+
+def test_the_history_writes_each_figure_one_way_and_its_plot_in_round_steps(page, served):
+    """The history's points lost per decision (its header says so) are written one way down the column: two
+    decimals (0.00 and 1.63, never 0.000 beside 0.40); the plot's figures go up in round steps (0.0, 0.1, 0.2, 0.3
+    for a player who plays the advisor's moves, whose ticks fell on 0.08, 0.15 and 0.23; whole points for one who
+    slips), each tick with the same decimals."""
+    best = play_whole_game(served, "Nina", seed=41, slips=False)
+    slips = play_whole_game(served, "Omar", seed=42, slips=True)
+    assert best["over"] and slips["over"]
+    pg = page("/history", size=PHONE)
+    p = pg.page
+    p.wait_for_selector("#players-table tbody tr[data-player='Nina']")
+    header = p.locator("#players-table thead th").all_inner_texts()
+    assert header[-1] == "Points lost per decision", header
+    cells = p.locator("#players-table tbody tr td:last-child").all_inner_texts()
+    assert cells and all(LOSS_CELL.fullmatch(c.strip()) for c in cells), cells
+    nina = p.locator("#players-table tbody tr[data-player='Nina'] td:last-child").inner_text()
+    assert nina.startswith("0.00"), nina  # the advisor's moves lose nothing
+    for name in ("Nina", "Omar"):
+        p.locator(f"#players-table tbody tr[data-player='{name}'] button.link").click()
+        p.wait_for_function("n => document.getElementById('player-title').textContent.startsWith(n)", arg=name)
+        p.wait_for_selector("#player-plot svg.loss-plot")
+        ticks = y_ticks(pg)
+        assert_round_steps(ticks)
+        if name == "Nina":
+            assert ticks == ["0.0", "0.1", "0.2", "0.3"], ticks  # up to 1.5 times the expert line, 0.2
+        games = p.locator("#player-games tbody tr td:nth-child(5)").all_inner_texts()
+        assert games and all(LOSS_CELL.fullmatch(c.strip()) for c in games), games
+        assert p.locator("#player-games thead th").nth(4).inner_text() == "Points lost per decision"
 
 
 def test_an_empty_history_says_so(browser, tmp_path, penta_table_dir):  # noqa: F811

@@ -3,7 +3,9 @@ a game, a coach game, a review and the history, at 390x844 and 1280x800, in the 
 motion runs no animation; the focus stays on the dice or Roll after Enter on Roll or on a box, and Start is two
 Tabs away; every button is at least 44x44 px; in Indonesian no English message is left on any screen; "New game"
 asks before it leaves an unfinished game; on a phone the dice are in view when the player's turn starts, and the
-auto-commit's countdown does not run while the box it will fill is out of view.
+auto-commit's countdown does not run while the box it will fill is out of view; the set-up loads on a phone with
+no layout shift to speak of (CLS under 0.1); the advice says why its best choice is best; the tables being
+prepared are named in players' words.
 
 axe-core is the npm package of the repository's package.json (``make browser`` installs it into node_modules/);
 it is injected into the page through the DevTools protocol (the page's Content-Security-Policy stays on). One
@@ -58,13 +60,17 @@ def finished(server) -> str:
     return game["id"]
 
 
-def open_page(chromium, server: str, *, size=PHONE, scheme="light", lang="en", motion="no-preference", path="/"):
+def open_page(
+    chromium, server: str, *, size=PHONE, scheme="light", lang="en", motion="no-preference", path="/", workers="allow"
+):
     """A page in a context of its own (size, colour scheme, language, reduced motion), loaded whole; its
-    problems (script errors, dialogs, failed requests) recorded as test_browser's pages record them."""
+    problems (script errors, dialogs, failed requests) recorded as test_browser's pages record them.
+    ``workers="block"``: no service worker (page.route then sees every request of the page)."""
     pg = Page.__new__(Page)
     pg.context = chromium.new_context(
-        viewport=size, locale="id-ID" if lang == "id" else "en-US", color_scheme=scheme, reduced_motion=motion
-    )
+        viewport=size, locale="id-ID" if lang == "id" else "en-US", color_scheme=scheme, reduced_motion=motion,
+        service_workers=workers,
+    )  # fmt: skip
     pg.page = pg.context.new_page()
     pg.problems = []
     pg.page.on("pageerror", lambda e: pg.problems.append(f"page error: {e}"))
@@ -503,5 +509,136 @@ def test_game_over_shows_every_final_score(browser, server, finished):  # noqa: 
     top = rows.first
     assert "won" in top.get_attribute("class") and "winner" in top.inner_text()
     assert "wins with" in p.inner_text("#winner") or "A tie" in p.inner_text("#winner")
+    assert pg.problems == [], pg.problems
+    pg.context.close()
+
+
+LAYOUT_SHIFTS = """
+window.__shifts = [];
+new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__shifts.push({
+        value: e.value,
+        sources: (e.sources || []).map((s) => !s.node ? "?"
+            : s.node.id ? "#" + s.node.id : s.node.nodeName + "." + s.node.className),
+    });
+}).observe({ type: "layout-shift", buffered: true });
+"""
+
+
+def test_the_set_up_loads_without_a_layout_shift(browser, server):  # noqa: F811
+    """The page's load to the set-up form on a phone (390x844) moves nothing already drawn: the cumulative layout
+    shift (the sum of Chromium's 'layout-shift' entries, as Lighthouse counts them: no input is made) is under 0.1.
+    It was 0.145: the players' rows came after the server's first answers and pushed the form down (0.094), and
+    the rule sets' list, filled late, widened and wrapped the seed under it (0.051)."""
+    context = browser.new_context(viewport=PHONE, locale="en-US")
+    try:
+        context.add_init_script(LAYOUT_SHIFTS)
+        p = context.new_page()
+        p.goto(f"{server}/?lang=en")
+        p.wait_for_selector("body[data-ready='1']")
+        p.wait_for_timeout(500)  # a shift drawn after the page said it is ready counts too
+        shifts = p.evaluate("window.__shifts")
+        assert p.locator("#player-list li").count() == 2 and p.locator("#rules option").count() >= 1
+        total = sum(s["value"] for s in shifts)
+        assert total < 0.1, shifts
+    finally:
+        context.close()
+
+
+def test_the_advice_says_why(browser, server):  # noqa: F811
+    """The coach's advice and play's hints say why the best choice is best, in one short line under it (the
+    advice's "why", as `pentadice advise` prints it after "Why:"), in the page's language; none where the best
+    choice is the one that scores most this turn."""
+    pg = open_page(browser, server)
+    p = pg.page
+    p.click("#mode-coach")
+    start(pg, [("Budi", False)])
+    pg.wait_state("roll")
+    enter(pg, 1, 1, 3, 4, 6)
+    pg.wait_state("choose")
+    why = p.locator("#advice .why")
+    assert why.is_visible()
+    # `pentadice advise 1 1 3 4 6`: keeping 4 scores 19.7 this turn, keeping 3 4 6 22.9; 4.0 more later; +0.76.
+    assert why.inner_text() == (
+        "Why: Keeping 4 scores 3.2 less this turn than keeping 3 4 6, but leaves 4.0 more for later: "
+        "+0.76 in expected final score."
+    )
+    assert why.bounding_box()["y"] > p.locator("#advice .best").bounding_box()["y"]  # under the best move
+    axe(pg, "the coach's advice with its why")
+    # Play with hints: seed 4 rolls 4 5 6 6 6 (keep 6 6 6 over scoring Three of a kind's 27 now); seed 1 rolls
+    # 1 3 4 5 6, where the best keep is the one that scores most: no why.
+    for seed, said in ((4, "Why: Keeping 6 6 6 scores 1.5 less this turn than scoring Three of a kind, but leaves "
+                           "13.7 more for later: +12.17 in expected final score."), (1, None)):  # fmt: skip
+        if seed == 4:
+            p.click("#mode-play")
+        else:
+            p.click("#new-game")
+            p.click("#confirm-new-leave")
+        pg.wait_state("setup")
+        start(pg, [("Ana", False)], seed=seed, hints=True)
+        pg.wait_state("roll")
+        p.click("#roll")
+        pg.wait_state("choose")
+        assert p.locator("#advice .best").is_visible()
+        if said is None:
+            assert why.count() == 0
+        else:
+            assert why.inner_text() == said
+    assert pg.problems == [], pg.problems
+    pg.context.close()
+
+
+INTERNAL_WORDS = re.compile(r"theta|end-game|second moments|value table|win player", re.I)
+PAGE_TEXTS_AND_TITLES = """() => [...document.querySelectorAll("#setup, #setup *")]
+    .filter((e) => e.getClientRects().length && !e.closest("[hidden]"))
+    .flatMap((e) => [e.title, ...[...e.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent)])
+    .map((s) => (s || "").trim()).filter(Boolean)"""
+
+
+def test_preparing_is_said_in_players_words(browser, server):  # noqa: F811
+    """While the server prepares the tables of the computer that plays to win, the set-up's line, the option's
+    title and a refused Start say what gets ready in players' words ("the computer that plays to win"), never
+    the server's names for its tables ("the win player's theta tables", "end-game table")."""
+    pg = open_page(browser, server, workers="block")
+    p = pg.page
+    building = {"table": "win", "what": "the win player's theta tables", "done": 2, "total": 4, "progress": 0.3}
+    fake = {"building": building}
+
+    def health(route) -> None:
+        response = route.fetch()
+        data = response.json()
+        entry = {"ready": False, "win": "preparing", "chances": "ready", "building": fake["building"],
+                 "failed": None, "win_refusal": None}  # fmt: skip
+        data["tables"] = {name: dict(entry) for name in data["rules"]}
+        data["preparing"] = True
+        route.fulfill(response=response, json=data)
+
+    p.route("**/api/health", health)
+    p.reload()
+    p.wait_for_selector("body[data-ready='1']")
+    p.wait_for_selector("#prep[data-on]")
+    line = "Preparing the tables of Penta: the computer that plays to win (2 of 4 tables ready)"
+    assert p.inner_text("#prep-text") == line
+    assert [s for s in p.evaluate(PAGE_TEXTS_AND_TITLES) if INTERNAL_WORDS.search(s)] == []
+    for table, what, words in (
+        ("win-end", "the win player's end-game table", "the computer that plays to win, for the last turns"),
+        ("moments", "the second moments", "how far the scores spread"),
+        (None, "the saved tables, loading", "loading what is saved"),
+    ):
+        fake["building"] = {**building, "table": table, "what": what}
+        p.wait_for_function("w => document.getElementById('prep-text').textContent.includes(w)", arg=words)
+        assert [s for s in p.evaluate(PAGE_TEXTS_AND_TITLES) if INTERNAL_WORDS.search(s)] == []
+    # A Start refused while the win player's tables are prepared (a 503 with the progress): the page's own
+    # sentence says what gets ready in players' words (the first sentence is the server's, as it words it).
+    refused = {"error": "the tables are being prepared", "preparing": {**building, "table": "win-end",
+               "what": "the win player's end-game table", "progress": 0.42}}  # fmt: skip
+    p.route(re.compile(r"/api/games$"), lambda route: route.fulfill(status=503, json=refused))
+    p.click("#start")
+    p.wait_for_selector("#error:not([hidden])")
+    assert p.inner_text("#error") == (
+        "The tables are being prepared. Preparing the computer that plays to win, for the last turns: 42 %. "
+        "Start again when it is ready."
+    )
+    pg.problems[:] = [x for x in pg.problems if "status of 503" not in x]
     assert pg.problems == [], pg.problems
     pg.context.close()

@@ -375,12 +375,14 @@ def test_a_start_refused_while_tables_are_prepared_says_so_and_can_start_again(p
     p.wait_for_selector("#error:not([hidden])")
     error = p.inner_text("#error")
     assert error.startswith("The win player's tables of penta are being prepared")  # the API's words, capitalised
-    assert error.endswith("Preparing the win player's end-game table: 42 %. Start again when it is ready."), error
+    assert error.endswith(
+        "Preparing the computer that plays to win, for the last turns: 42 %. Start again when it is ready."
+    ), error
     assert p.is_visible("#setup") and p.is_enabled("#start")
     _forgive_503(pg)
     # The page asks how the tables stand: the option waits, with the progress; the line says what is built.
     p.wait_for_selector("#prep[data-on]")
-    line = "Preparing the tables of Penta: the win player's end-game table (3 of 4 tables ready)"
+    line = "Preparing the tables of Penta: the computer that plays to win, for the last turns (3 of 4 tables ready)"
     assert p.inner_text("#prep-text") == line
     assert p.inner_text("#prep-percent") == "42 %" and p.is_visible("#prep-bar")
     assert _win_option(pg).is_disabled() and _win_option(pg).inner_text() == "plays to win (preparing 42 %)"

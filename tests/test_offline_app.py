@@ -1,8 +1,9 @@
 """The offline app in a real headless Chromium: the manifest and the service worker meet Chromium's installability
 criteria (the DevTools protocol's ``Page.getInstallabilityErrors`` is empty); then, the server stopped and the
 browser offline, a reload opens the app, and a coach situation and a solo game against the computer are played in
-the browser on the exported tables (advisor.js, offline.js). The same from the files of ``pentadice export-app``
-served over HTTPS (a self-signed certificate; Chromium told to take it), with no server at all.
+the browser on the exported tables (advisor.js, offline.js), and the history says it is kept on the server. The
+same from the files of ``pentadice export-app`` served over HTTPS (a self-signed certificate; Chromium told to
+take it), with no server at all.
 
 One browser for the module; the server (``pentadice serve`` on the session's Penta table) and the HTTPS folder are
 started by the tests that use them.
@@ -213,6 +214,34 @@ def test_installable_and_offline_after_serve(playwright, penta_table_dir, tmp_pa
         app.context.set_offline(False)
         with serving.started(args, port, tmp_path / "serve-again.log"):
             start_with_the_server_back(app)
+        assert app.problems == []
+    finally:
+        app.close()
+
+
+def test_offline_the_history_says_the_server_keeps_it(playwright, penta_table_dir, tmp_path):
+    """Offline, the history view says plainly that the history is kept on the server and shows when the page is
+    online again: a note, not a red error beside "Finished games: 0"; once the network and the server are back,
+    the view asks again and shows the history (here: none finished yet)."""
+    port = serving.free_port()
+    args = serving.quiet_serve(port, penta_table_dir, "--db", str(tmp_path / "games.sqlite3"))
+    app = App(playwright, f"http://127.0.0.1:{port}", tmp_path / "profile")
+    p = app.page
+    try:
+        with serving.started(args, port, tmp_path / "serve.log"):
+            first_visit(app)
+        go_offline(app)
+        p.click("#mode-history")
+        p.wait_for_selector("#history-away:not([hidden])")
+        assert p.inner_text("#history-away") == (
+            "The history is kept on the server. It shows here when you are online again."
+        )
+        assert p.is_hidden("#error"), p.inner_text("#error")
+        assert p.is_hidden("#history-games") and p.is_hidden("#history-players") and p.is_hidden("#history-empty")
+        with serving.started(args, port, tmp_path / "serve-again.log"):
+            app.context.set_offline(False)
+            p.wait_for_selector("#history-empty:not([hidden])")
+            assert p.is_hidden("#history-away") and p.is_hidden("#error")
         assert app.problems == []
     finally:
         app.close()

@@ -17,24 +17,23 @@
   const EXPERT = 0.2; // mean loss per decision below which play is expert
   const HISTORY_PAGE = 20; // finished games asked for at a time
   const HISTORY_COLUMNS = [N_("Date"), N_("Rules"), N_("Players and scores"), N_("Winner"), N_("Review")];
-  const PLAYER_COLUMNS = [N_("Player"), N_("Rules"), N_("Games"), N_("Wins"), N_("Mean score"), N_("Best score"), N_("Mean loss per decision")];
-  const SERIES_COLUMNS = [N_("Game"), N_("Date"), N_("Score"), N_("Result"), N_("Mean loss per decision"), N_("Review")];
+  const PLAYER_COLUMNS = [N_("Player"), N_("Rules"), N_("Games"), N_("Wins"), N_("Mean score"), N_("Best score"), N_("Points lost per decision")];
+  const SERIES_COLUMNS = [N_("Game"), N_("Date"), N_("Score"), N_("Result"), N_("Points lost per decision"), N_("Review")];
   // A game has its own address, /games/{id}: a reload, a second tab or a bookmark opens it from the server
   // (GET /api/games/{id}) and goes on with it. The id in the path is the game's public address; a seat's secret,
   // when shared games have them, will travel in a header or a cookie, never in a URL's path or query.
   const GAME_PATH = /^\/games\/([A-Za-z0-9_-]{1,64})$/;
   const HISTORY_PATH = "/history";
-  // The server's words for the tables it prepares (GET /api/health's "what"), in the catalogue so that t() says
-  // them in the page's language; another text from the server is shown as it comes.
-  const TABLE_WORDS = [
-    N_("the value table"),
-    N_("the second moments"),
-    N_("the chances table"),
-    N_("the win player's theta tables"),
-    N_("the win player's end-game table"),
-    N_("the saved tables, loading"),
-    N_("the tables"),
-  ];
+  // What the server is preparing (GET /api/health's "building", a 503's "preparing"), said in players' words: by
+  // the table's name ("table"), not by the server's "what" ("the win player's theta tables": its own words, for
+  // its log and the terminal). Another text from the server is shown as it comes.
+  const PREPARING_WORDS = {
+    values: N_("the best moves"),
+    moments: N_("how far the scores spread"),
+    chances: N_("the chances of winning"),
+    win: N_("the computer that plays to win"),
+    "win-end": N_("the computer that plays to win, for the last turns"),
+  };
 
   const S = {
     lang: "en",
@@ -619,7 +618,9 @@
             : t("preparing…"),
         }),
       );
-      if (preparing.what) box.title = t(String(preparing.what));
+      const what = preparingWhat(preparing);
+      if (what) box.title = what;
+      else box.removeAttribute("title");
       return;
     }
     box.removeAttribute("title");
@@ -848,6 +849,33 @@
     return t(template, { why, name, boxes, fixed: listed });
   }
 
+  /** Why the advisor's best choice beats the one that scores most this turn (the advice's ``why``, as
+   * `pentadice advise` prints it after "Why:"), said short in the page's language from its figures: what the
+   * best choice gives up this turn, what it leaves for later, and what that is worth. "" without a why (the best
+   * choice is the one that scores most this turn, or the advice came from the offline advisor). */
+  function whyText(adv) {
+    const why = adv && adv.why;
+    const best = why && why.best, other = why && why.obvious;
+    if (!best || !other || !best.option || !other.option || !isNumber(why.gain)) return "";
+    const doing = (o) =>
+      o.option.action === "score"
+        ? t("scoring {box}", { box: boxName(o.option.box) })
+        : o.option.keep && o.option.keep.length
+          ? t("keeping {dice}", { dice: diceText(o.option.keep) })
+          : t("rerolling all the dice");
+    const scores = best.option.action === "score" && other.option.action === "score";
+    const less = other.points_this_turn - best.points_this_turn;
+    const later = best.points_later - other.points_later;
+    const text = t("{doing} scores {less} less this turn than {other}, but leaves {later} more for later: {gain} in expected final score", {
+      doing: doing(best),
+      less: fmt(less, scores ? 0 : 1),
+      other: doing(other),
+      later: fmt(later, 1),
+      gain: (why.gain >= 0 ? "+" : "−") + fmt(Math.abs(why.gain), 2),
+    });
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+
   function renderAdvice() {
     const g = S.game;
     const box = $("advice");
@@ -859,6 +887,8 @@
     box.append(
       el("p", { cls: "best" }, el("strong", { text: t("Best:") + " " }), optionText(adv.best) + " " + t("(expected final score {v})", { v: fmt(adv.best.value) })),
     );
+    const why = whyText(adv);
+    if (why) box.append(el("p", { cls: "why" }, el("strong", { text: t("Why:") + " " }), why + "."));
     const bb = bestBox(adv);
     if (bb && adv.best.action === "keep") {
       box.append(el("p", { text: t("Best box if you score now: {option} (expected {v})", { option: optionText(bb), v: fmt(bb.value) }) }));
@@ -2104,6 +2134,16 @@
     note.hidden = !text;
   }
 
+  /** What a table being prepared (``building``: {table, what}) is for, in players' words; "" where the server
+   * names no table (the saved tables being loaded, or the tables in general). */
+  function preparingWhat(building) {
+    const b = building && typeof building === "object" ? building : {};
+    if (Object.prototype.hasOwnProperty.call(PREPARING_WORDS, b.table)) return t(PREPARING_WORDS[b.table]);
+    if (b.what === "the saved tables, loading") return t("loading what is saved");
+    if (!b.table || b.what === "the tables") return "";
+    return t(String(b.what || b.table));
+  }
+
   /** The line on the set-up screen while the server prepares tables: which, how far. */
   function renderPrep() {
     const h = S.health;
@@ -2126,7 +2166,7 @@
       const tb = all[pick];
       const title = t(currentRulesByName(pick).title || pick);
       building = tb.building && typeof tb.building === "object" ? tb.building : null;
-      const what = building ? t(String(building.what || building.table || "")) : "";
+      const what = preparingWhat(building);
       text = what
         ? t("Preparing the tables of {rules}: {what}", { rules: title, what })
         : t("Preparing the tables of {rules}", { rules: title });
@@ -2169,6 +2209,7 @@
     $("seed").disabled = off;
     if (!off && S.wasOffline && $("error").textContent === t("The server cannot be reached")) showError("");
     S.wasOffline = off;
+    if (!off && S.hist && S.hist.away && !S.hist.loading && !$("history").hidden) loadHistory(); // the server is back
     if (S.rules.length) updateWinOptions();
   }
 
@@ -2197,7 +2238,7 @@
     const data = e.status === 503 && e.data ? e.data : null;
     const prep = data && data.preparing && typeof data.preparing === "object" ? data.preparing : null;
     if (prep) {
-      const what = t(String(prep.what || prep.table || ""));
+      const what = preparingWhat(prep) || t("the game");
       text =
         text.replace(/[.!]?\s*$/, ".") +
         " " +
@@ -2704,8 +2745,12 @@
     return t(currentRulesByName(name).title || name);
   }
 
+  /** The history's figure of play, the mean points lost per decision (its columns, its plot), always with two
+   * decimals (0.40, 0.00, 1.63: one format down the column); a loss too small to show as 0.01 is "< 0.01", never
+   * 0.00 (which says no loss at all). The review's figures, a decision's, keep fmtLoss. */
   function lossText(x) {
-    return isNumber(x) ? fmtLoss(x) : "–";
+    if (!isNumber(x)) return "–";
+    return x > 0 && x < 0.005 ? "< " + fmt(0.01, 2) : fmt(x, 2);
   }
 
   /** The history view: the finished games (the latest first, HISTORY_PAGE at a time) and the players'
@@ -2726,7 +2771,10 @@
       hist.players = players.players || [];
     } catch (e) {
       hist.failed = true;
-      if (S.hist === hist) showError(offlineNow() ? t("The history is kept by the server: it shows when the server can be reached") : t(e.message));
+      // Offline (or the server out of reach) the history is not lost: it is the server's. Said as a note in the
+      // view, not as an error; it loads when the server is found again (renderOffline).
+      hist.away = offlineNow() || e.status === 0;
+      if (S.hist === hist && !hist.away) showError(t(e.message));
     }
     hist.loading = false;
     if (S.hist === hist) renderHistory();
@@ -2770,8 +2818,9 @@
     const hist = S.hist;
     const empty = !hist.loading && !hist.failed && hist.total === 0 && !hist.games.length;
     $("history-empty").hidden = !empty;
-    $("history-games").hidden = empty;
-    $("history-players").hidden = empty || !hist.players.length;
+    $("history-away").hidden = !hist.away;
+    $("history-games").hidden = empty || !!hist.failed; // no "Finished games: 0" when they could not be asked
+    $("history-players").hidden = empty || !!hist.failed || !hist.players.length;
     $("history-count").textContent = hist.loading ? t("Loading…") : t("Finished games: {n}", { n: hist.total });
     const games = $("games-table");
     headRow(games, HISTORY_COLUMNS);
@@ -2832,7 +2881,7 @@
       });
       const nameCell = el("th", { scope: "row" }, name);
       if (p.computer) nameCell.append(" ", el("span", { cls: "tag", text: t("computer") }));
-      const loss = el("td", { cls: "num", text: lossText(p.mean_loss), dataset: { label: t("Mean loss per decision") } });
+      const loss = el("td", { cls: "num", text: lossText(p.mean_loss), dataset: { label: t("Points lost per decision") } });
       if (p.expert) loss.append(" ", el("span", { cls: "badge expert", text: t("expert") }));
       body.append(
         el(
@@ -2888,18 +2937,24 @@
           el("td", { cls: "date", text: date }),
           el("td", { cls: "num", text: String(g.score), dataset: { label: t("Score") } }),
           el("td", { cls: "result", text: g.winner ? t("won") : t("lost") }),
-          el("td", { cls: "num", text: lossText(g.mean_loss), dataset: { label: t("Mean loss per decision") } }),
+          el("td", { cls: "num", text: lossText(g.mean_loss), dataset: { label: t("Points lost per decision") } }),
           el("td", { cls: "act" }, reviewButton(g.id, g.rules, date)),
         ),
       );
     }
   }
 
-  /** The smallest round number (1, 1.5, 2, 2.5, 3, 4, 5, 7.5 times a power of ten) at least ``v``. */
-  function roundUp(v) {
-    const mag = Math.pow(10, Math.floor(Math.log10(v)));
-    for (const s of [1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10]) if (s * mag >= v - 1e-12) return s * mag;
-    return 10 * mag;
+  /** The axis of figures from 0 to at least ``max`` in at most ``most`` steps of a round size (1, 2, 2.5 or 5
+   * times a power of ten): {step, top, digits}, where ``digits`` are the decimals every tick is written with
+   * (those of the step: 0.0, 0.1, 0.2; 0.00, 0.25, 0.50; 0, 1, 2), the same for all. */
+  function niceAxis(max, most = 4) {
+    const raw = Math.max(max, 1e-9) / most;
+    const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 2.5, 5, 10].map((s) => s * mag).find((s) => s >= raw - 1e-12);
+    const top = Math.ceil(max / step - 1e-9) * step;
+    let digits = 0;
+    while (digits < 6 && Math.abs(Math.round(step * 10 ** digits) - step * 10 ** digits) > 1e-6) digits++;
+    return { step, top: Math.max(top, step), digits };
   }
 
   function svgEl(tag, attrs, text) {
@@ -2919,24 +2974,26 @@
     const W = Math.max(300, Math.min(760, Math.round(width || 640)));
     const H = W < 480 ? 220 : 260;
     const [L, R, T, B] = [58, 14, 14, 46];
-    const top = roundUp(Math.max(expert * 1.5, ...points.map((p) => p.g.mean_loss)));
+    const axis = niceAxis(Math.max(expert * 1.5, ...points.map((p) => p.g.mean_loss)));
+    const top = axis.top;
     const pad = 12; // the first and the last points off the axes
     const x = (k) => (n === 1 ? L + (W - L - R) / 2 : L + pad + ((k - 1) * (W - L - R - 2 * pad)) / (n - 1));
     const y = (v) => T + (H - T - B) * (1 - v / top);
     const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: "loss-plot", role: "img", "aria-labelledby": "plot-title", "aria-describedby": "plot-desc" });
     const last = points[points.length - 1].g;
     svg.append(
-      svgEl("title", { id: "plot-title" }, t("Mean loss per decision of {name}, game by game", { name: chosen.name })),
+      svgEl("title", { id: "plot-title" }, t("Points lost per decision by {name}, game by game", { name: chosen.name })),
       svgEl(
         "desc",
         { id: "plot-desc" },
-        t("{n} games; the latest: {loss} points per decision; below {expert} is expert play.", { n, loss: fmtLoss(last.mean_loss), expert: fmt(expert, 1) }),
+        t("{n} games; the latest: {loss} points per decision; below {expert} is expert play.", { n, loss: lossText(last.mean_loss), expert: fmt(expert, 1) }),
       ),
     );
-    for (let i = 0; i <= 4; i++) {
-      const v = (top * i) / 4;
+    const steps = Math.round(top / axis.step);
+    for (let i = 0; i <= steps; i++) {
+      const v = i * axis.step;
       svg.append(svgEl("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: i ? "grid" : "axis" }));
-      svg.append(svgEl("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", class: "tick" }, fmt(v, 2)));
+      svg.append(svgEl("text", { x: L - 6, y: y(v) + 4, "text-anchor": "end", class: "tick" }, fmt(v, axis.digits)));
     }
     svg.append(svgEl("line", { x1: L, x2: L, y1: T, y2: y(0), class: "axis" }));
     const step = Math.max(1, Math.ceil((n - 1) / Math.max(1, Math.floor((W - L - R) / 60))));
@@ -2953,13 +3010,13 @@
     for (const p of points) {
       const dot = svgEl("circle", { cx: x(p.k), cy: y(p.g.mean_loss), r: 4, class: "dot" + (p.g.mean_loss < expert ? " under" : "") });
       dot.append(
-        svgEl("title", null, t("Game {n}: {loss} points per decision, score {score}", { n: p.k, loss: fmtLoss(p.g.mean_loss), score: p.g.score })),
+        svgEl("title", null, t("Game {n}: {loss} points per decision, score {score}", { n: p.k, loss: lossText(p.g.mean_loss), score: p.g.score })),
       );
       svg.append(dot);
     }
     svg.append(svgEl("text", { x: L + (W - L - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis-label" }, t("Games, in the order played")));
     svg.append(
-      svgEl("text", { x: 0, y: 0, transform: `translate(14 ${T + (H - T - B) / 2}) rotate(-90)`, "text-anchor": "middle", class: "axis-label" }, t("Mean loss per decision")),
+      svgEl("text", { x: 0, y: 0, transform: `translate(14 ${T + (H - T - B) / 2}) rotate(-90)`, "text-anchor": "middle", class: "axis-label" }, t("Points lost per decision")),
     );
     return svg;
   }
@@ -3104,6 +3161,16 @@
       renderPrep();
     });
     $("review-title").setAttribute("tabindex", "-1");
+    // The set-up's players drawn at once, before the first answer of the server (in English until the catalogue
+    // comes; setMode draws the same rows again): index.html's rows hold their room on the first paint, and these
+    // are the address's (one player in a coach game), so the form below does not jump down the screen once the
+    // answers come (Lighthouse measured that shift on a phone). A game's or the history's address shows another view.
+    const asked = params.get("mode");
+    if (!GAME_PATH.test(location.pathname) && location.pathname !== HISTORY_PATH && !["review", "history"].includes(asked)) {
+      markMode(asked === "coach" ? "coach" : "play");
+      renderPlayers(defaultPlayers(S.mode));
+    }
+    renderSound();
 
     try {
       const data = await api("GET", "/api/rules");

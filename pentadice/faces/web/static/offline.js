@@ -425,7 +425,7 @@
       const key = p.name.toLowerCase();
       if (seen.has(key)) refuse(422, "two players are called " + JSON.stringify(p.name));
       seen.add(key);
-      if (p.strategy === "win") refuse(422, "offline, the computer plays optimal only: its win strategy needs the server's tables");
+      if (p.strategy === "win") refuse(422, "offline, the computer plays for points: playing to win needs the server"); // the page's words (in its catalogue)
       if (p.strategy !== "optimal") refuse(422, "strategy must be one of optimal, win, not " + JSON.stringify(p.strategy));
     }
     return list.map((p) => ({ ...p, turns: 0, sheet: {}, bonus: 0 }));
