@@ -249,7 +249,8 @@ def solve(
     eps: float = EPS,
 ) -> Remaining:
     """The chances table of ``rs`` under the policy of ``values`` (its value table). ValueError where
-    :func:`refusal` says no."""
+    :func:`refusal` says no. ``progress(done, total)`` after each layer, in units of work: a layer's states times
+    its boxes open (its rows widen with them), so that a progress bar's rate holds from layer to layer."""
     from pentadice.solver.layers import Workers
 
     reason = refusal(rs)
@@ -273,9 +274,10 @@ def solve(
         return rows_of(rs, V, layer_sids[lo_i:hi_i], off, lo, width, rlo, rhi, prev, prev_base, widest, eps)
 
     base = rs.n_flags
+    layers = [sids_of_layer(rs, k) for k in range(1, n + 1)]
+    work = np.cumsum([len(layer) * k for k, layer in enumerate(layers, 1)])
     with Workers(threads) as workers:
-        for k in range(1, n + 1):
-            layer_sids = sids_of_layer(rs, k)
+        for k, layer_sids in enumerate(layers, 1):
             widest = int((lo + width).max())  # rows lie in [0, max(lo + width)): a mix spans that and a gain
             results = workers.run(part, (layer_sids, prev, prev_base, widest), len(layer_sids))
             pieces = []
@@ -290,7 +292,7 @@ def solve(
             base = at
             stored.append(prev.astype(STORED))
             if progress is not None:
-                progress(k, n)
+                progress(int(work[k - 1]), int(work[-1]))
     off[width == 0] = 0  # no row: the start the pass left there depends on how the threads split the layers
     data = np.concatenate(stored)
     return Remaining(rs, off, lo, width, data, time.perf_counter() - start)

@@ -253,9 +253,10 @@ def solve_endgame(
     Wt[rowix[0], :, :, 0] = 0.5  # game over, level with the opponent: a tie
     inputs = turn_inputs(rs).layer()
     with layers.Workers(threads) as workers:
-        for k in range(1, max_open + 1):
-            masks = small[pop[small] == k].astype(np.int64)
+        by_open = [small[pop[small] == k].astype(np.int64) for k in range(1, max_open + 1)]
+        work = np.cumsum([len(masks) for masks in by_open])  # progress in masks: each costs about the same
+        for k, masks in enumerate(by_open, 1):
             workers.run(target.solve_target_states, (Wt, rowix, *inputs, masks), len(masks))
             if progress is not None:
-                progress(k, max_open)
+                progress(int(work[k - 1]), int(work[-1]))
     return Wt, rowix

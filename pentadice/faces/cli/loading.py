@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,10 +28,42 @@ class NoBar:
         return None
 
 
+class RateBar:
+    """Click's progress bar, its time left measured from the first step on and shown from the second: the seconds
+    before the first step (a compile, a table loading) say nothing of the rate of the rest, and counted in they made
+    the first estimates many times too long."""
+
+    def __init__(self, bar) -> None:
+        self.bar = bar
+        self.first: tuple[float, int] | None = None  # (when, position) of the first step
+        self.rated = False
+        bar.show_eta = False
+
+    def __enter__(self) -> RateBar:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(*exc)
+
+    def update(self, n: int) -> None:
+        bar, now = self.bar, time.time()
+        if self.first is None:
+            if n > 0:
+                self.first = (now, bar.pos + n)
+        elif bar.pos + n > self.first[1]:
+            when, at = self.first
+            rate = (now - when) / (bar.pos + n - at)  # seconds a step, since the first one
+            bar.start = now - rate * (bar.pos + n)  # click's clock: its time per step is then this rate
+            if not self.rated:  # click's rolling samples, taken on the old clock, are dropped once
+                self.rated, bar.avg, bar.last_eta, bar.show_eta = True, [], 0.0, True
+        bar.update(n)
+
+
 def progress(label: str, length: int, enabled: bool):
     """A progress bar on standard error when it is a terminal, else nothing."""
     if enabled and sys.stderr.isatty():
-        return click.progressbar(length=length, label=label, file=sys.stderr)
+        return RateBar(click.progressbar(length=length, label=label, file=sys.stderr))
     return NoBar()
 
 
