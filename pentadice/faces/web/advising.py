@@ -202,7 +202,7 @@ def batch_text(advisor, items: list, top: int | None) -> str:
 
 def needs_compiling() -> bool:
     """Whether the advice kernels are not in Numba's cache yet (a first start): :func:`warm_up` then compiles them,
-    which takes a minute or so, and the server should say so."""
+    which takes tens of seconds, and the server should say so."""
     from pentadice.solver import advice_kernel
     from pentadice.solver.compiled import cached
 

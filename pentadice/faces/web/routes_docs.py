@@ -9,14 +9,13 @@ from fastapi.responses import HTMLResponse
 from pentadice.faces.web.reference import html_page
 
 router = APIRouter()
-_PAGES: dict[int, str] = {}  # id(app) -> its page: the description does not change while the app runs
 
 
 @router.get("/docs", include_in_schema=False)
 async def docs(request: Request) -> HTMLResponse:
     """The HTTP reference of this server."""
-    app = request.app
-    page = _PAGES.get(id(app))
+    app = request.app  # its page kept on it: the description does not change while the app runs
+    page = getattr(app.state, "reference_page", None)
     if page is None:
-        page = _PAGES[id(app)] = html_page(app.openapi())
+        page = app.state.reference_page = html_page(app.openapi())
     return HTMLResponse(page, headers={"cache-control": "no-cache"})
