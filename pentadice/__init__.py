@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from pentadice.advisor import Advisor
     from pentadice.advisor.advice import Advice
 
-__version__ = "0.1.0"
+from pentadice.support.version import VERSION as __version__
+
 __all__ = ["__version__", "advise"]
 
 

@@ -241,7 +241,11 @@ def test_unreadable_sheets_are_refused(text, message):
         Sheet.parse(text)
 
 
-def test_missing_table_is_solved_once_and_cached(tmp_path):
+def test_missing_table_is_solved_once_and_cached(tmp_path, monkeypatch):
+    """(Without the copy of Penta's table the package holds, which tests/test_shipped_tables.py checks.)"""
+    from pentadice.tables import shipped
+
+    monkeypatch.setattr(shipped, "available", lambda rs: False)
     calls = []
     advisor = Advisor.load("penta", str(tmp_path), progress=lambda done, total: calls.append(done))
     assert calls and calls[-1] == 25  # 13 numbers of open boxes; 12 of them also with the Penta box filled

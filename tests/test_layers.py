@@ -13,7 +13,9 @@ ROOT = Path(pentadice.__file__).parent
 
 # The folders from the bottom up (see docs/architecture.md); the top-level modules last.
 LAYERS = ("support", "game", "solver", "tables", "advisor", "players", "simulator", "cluster", "storage", "faces")
-TOP = {"": 0, "cli": len(LAYERS), "__main__": len(LAYERS)}  # "": pentadice/__init__.py (the version)
+# "": pentadice/__init__.py, a front door like the command line: the version and the library's one call,
+# pentadice.advise (its imports made when it is called); no module imports it (the version is support.version).
+TOP = {"": len(LAYERS), "cli": len(LAYERS), "__main__": len(LAYERS)}
 
 
 def modules() -> dict[str, Path]:

@@ -306,7 +306,7 @@ def test_maxi_yatzy_sizes_in_the_readme(readme):
     rows = re.search(r"about ([\d,]+) GB of float64 rows", kernel.refusal(maxi)).group(1)
     assert f"the target table's build would hold {rows} GB" in readme
     stored = win_plan.make(maxi, win.stored_thetas(maxi)).bytes
-    assert f"Its win tables ({stored / 1e9:.2f} GB)" in readme
+    assert f"(the win tables: {stored / 1e9:.2f} GB)" in readme
 
 
 def test_table_shapes_and_sizes_in_the_readme(readme):

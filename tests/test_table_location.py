@@ -57,8 +57,10 @@ def test_make_table_does_nothing_when_nothing_changed(tmp_path):
     plan = subprocess.run(["make", "-n", "table", f"DATA={data}"], cwd=ROOT, capture_output=True, text=True)
     assert f"pentadice solve --rules penta --data {data}" in plan.stdout  # missing: solved
     (data / "penta.win-end-4.json").write_text("{}")  # written last: it stands for the whole set
-    up_to_date = subprocess.run(["make", "-q", "table", f"DATA={data}"], cwd=ROOT)
-    assert up_to_date.returncode == 0  # newer than its sources and the install: nothing to do
+    up_to_date = subprocess.run(["make", "-q", f"{data}/penta.win-end-4.json", f"DATA={data}"], cwd=ROOT)
+    assert up_to_date.returncode == 0  # newer than its sources and the install: nothing to solve
+    again = subprocess.run(["make", "-n", "table", f"DATA={data}"], cwd=ROOT, capture_output=True, text=True)
+    assert "pentadice solve" not in again.stdout and "Next:" in again.stdout  # it only says what to do next
 
 
 def test_solve_takes_data_and_out_as_one_option(tmp_path):

@@ -8,6 +8,7 @@ scoring before keeping, boxes in sheet order, keeps with more dice first, then b
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gettext
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from pentadice.game.situation import Situation
 from pentadice.solver import turn
 from pentadice.solver.turn_inputs import turn_inputs
 from pentadice.support import paths
-from pentadice.tables import moment_files, table
+from pentadice.tables import moment_files, shipped, table
 
 NO_SCORE_MESSAGE = rules.NO_SCORE_MESSAGE
 _ANY_SHEET_ORDER = {b: i for i, b in enumerate(rules.BOX_IDS)}  # boxes of any sheet, Penta's in its sheet order
@@ -265,7 +266,8 @@ class Advisor:
 
             return solver.solve(rs, progress=progress).values
 
-        return cls(table.load_or_solve(rs, where, solve, on_wait), compiled=compiled, spread=spread)
+        loaded = table.load_or_solve(rs, where, solve, on_wait, shipped=functools.partial(shipped.install, rs))
+        return cls(loaded, compiled=compiled, spread=spread)
 
     def compile(self) -> None:
         """Compile (or load from Numba's cache) the kernels this advisor runs, now rather than at first use."""

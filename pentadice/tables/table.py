@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pentadice import __version__
 from pentadice.game import rules
 from pentadice.support import inputs
+from pentadice.support.version import VERSION
 from pentadice.tables import atomic, chunks
 from pentadice.tables.chunks import Damaged, TableError, TableMissing
 
@@ -45,7 +45,7 @@ __all__ = ["Damaged", "Table", "TableError", "TableFiles", "TableMissing", "load
 FORMAT = "pentadice-table"
 FORMAT_VERSION = 2  # 2: the values' chunk record (pentadice.tables.chunks); 1 had only their SHA-256
 META_LIMIT = 1 << 23  # bytes: the metadata is a few KB, and a CRC per 64 KiB chunk (Maxi Yatzy's values: 130 KB)
-SOLVER_VERSION = f"pentadice {__version__}"
+SOLVER_VERSION = f"pentadice {VERSION}"
 
 
 class FileName:
@@ -303,9 +303,10 @@ def load_or_solve(
     directory: Path,
     solve: Callable[[], np.ndarray],
     on_wait: Callable[[Path], None] | None = None,
+    shipped: Callable[[TableFiles], bool] | None = None,
 ) -> Table:
-    """The table of ``rs`` from ``directory``; a missing one is copied from the package where it ships one
-    (:mod:`pentadice.tables.shipped`), else solved by ``solve()`` and saved first. Several
+    """The table of ``rs`` from ``directory``; a missing one is put there by ``shipped(files)`` where that can
+    (:func:`pentadice.tables.shipped.install`: the copy the package holds), else solved by ``solve()``, first. Several
     processes may ask at once: one solves, the others wait for it (``on_wait`` says so) and load its table.
     The directory is checked for writing before any solving."""
     try:
@@ -319,9 +320,7 @@ def load_or_solve(
             return load(rs, directory)  # written by the process we waited for
         except TableMissing:
             pass
-        from pentadice.tables import shipped
-
-        if not shipped.install(rs, files):  # the package's own copy where it has one (Penta's), else solved
+        if shipped is None or not shipped(files):  # a copy the package holds, where it has one; else solved
             _write(rs, solve(), files)
     return load(rs, directory)
 
