@@ -1,7 +1,7 @@
-"""The README's pictures of issue 26, taken in headless Chromium from a real ``pentadice serve``: a shared game on
-two phones (the host with its Share panel, the guest's screen), the same at 1280x800, the coach with the network
-off (the service worker and the advisor in the browser), the game in dark mode, and the review of a finished game,
-at 390x844 and 1280x800. Written to ``docs/screenshots/`` (``--out``).
+"""The pictures of the page in the README and the documentation, taken in headless Chromium from a real ``pentadice
+serve``: a shared game on two phones (the host with its Share panel, the guest's screen), the same at 1280x800, the
+coach with the network off (the service worker and the advisor in the browser), the game in dark mode, and the review
+of a finished game, at 390x844 and 1280x800. Written to ``docs/screenshots/`` (``--out``).
 
     .venv/bin/python tools/screenshots.py [--data data] [--out docs/screenshots]
 

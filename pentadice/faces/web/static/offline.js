@@ -683,6 +683,11 @@
 
   window.addEventListener("offline", () => setMode("offline"));
   window.addEventListener("online", () => probe());
+  // While offline, look for the server again every 10 s, calls or none: a page left open (the history, a finished
+  // game) finds the server when it is back, not only at its next call.
+  setInterval(() => {
+    if (S.mode === "offline" && !exported() && Date.now() - S.probed >= PROBE_AGAIN_MS) probe();
+  }, PROBE_AGAIN_MS);
   if (navigator.onLine === false) setMode("offline");
   probe().then((mode) => mode === "offline" && preload());
   register();
