@@ -9,12 +9,11 @@ against a fresh solve; `python tools/ship_tables.py` writes them again from a so
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from pentadice.game import rules
+from pentadice.tables import chunks
 from pentadice.tables.table import TableFiles, read_json, rules_definition
 
 SHIPPED = Path(__file__).resolve().parent / "shipped"
@@ -37,23 +36,15 @@ def available(rs: rules.RuleSet) -> bool:
 
 
 def install(rs: rules.RuleSet, files: TableFiles) -> bool:
-    """Copy the shipped tables of ``rs`` into the table directory of ``files`` (each under a temporary name, then
-    renamed into place, the metadata last); False where the package holds none. The caller holds the table's lock
+    """Copy the shipped tables of ``rs`` into the table directory of ``files``, written as a solved table's are
+    (:class:`~pentadice.tables.chunks.FileSet`: each under a temporary name, then all renamed into place, the
+    metadata last, Ctrl-C held meanwhile); False where the package holds none. The caller holds the table's lock
     and loads (checks) the table afterwards."""
     if not available(rs):
         return False
     source = TableFiles(SHIPPED, rs.name)
-    for kind in KINDS:
-        target: Path = getattr(files, kind)
-        fd, tmp = tempfile.mkstemp(dir=files.directory, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as out, open(getattr(source, kind), "rb") as src:
-                shutil.copyfileobj(src, out, 1 << 20)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+    with chunks.FileSet(f"the {rs.name} table", files.directory) as out:
+        for kind in KINDS:
+            with open(getattr(source, kind), "rb") as src:
+                out.file(getattr(files, kind), lambda fh, src=src: shutil.copyfileobj(src, fh, 1 << 20))
     return True
