@@ -219,14 +219,15 @@ def ready_for_game(advisor, game, chances: bool) -> None:
 
     rs = advisor.rules
     directory = advisor.table.files.directory
-    saved = prepared.present(rs, directory, advisor.values)
     wanted = ["chances"] if chances else []
     if any(p.computer and p.strategy == "win" for p in game.players):
         wanted += ["win", "win-end"]
     fits = prepared.applicable(rs, directory=directory)
-    wanted = [t for t in wanted if fits[t] is None and (t != "chances" or saved[t])]
+    wanted = [t for t in wanted if fits[t] is None]
     if not wanted:
         return
+    saved = prepared.present(rs, directory, advisor.values)
+    wanted = [t for t in wanted if t != "chances" or saved[t]]
     missing = [t for t in wanted if not saved[t]]
     if missing:
         what = ", ".join(prepared.WHAT[t] for t in missing)
