@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ import urllib.request
 from pathlib import Path
 
 import results
+from bench_game_latency import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPT = b"keep, roll or score?"
@@ -93,9 +93,7 @@ def pip_user(work: Path, env: dict[str, str]) -> tuple[float, float, float]:
     advised = time.perf_counter() - start
     if done.returncode != 0 or "SD" not in done.stdout:
         raise SystemExit(f"the first advise failed:\n{done.stdout}{done.stderr}")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     start = time.perf_counter()
     server = subprocess.Popen([venv / "bin" / "pentadice", "serve", "--port", str(port)], cwd=outside, env=user,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip

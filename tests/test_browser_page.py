@@ -390,18 +390,24 @@ def faces_shown(pg: Page) -> list[int]:
     return pg.page.evaluate("[...document.querySelectorAll('#dice .die')].map(d => Number(d.dataset.face))")
 
 
+def coach_at_1_1_3_4_6(browser, server) -> Page:  # noqa: F811
+    """A coach game of one player whose first roll, entered, is 1 1 3 4 6: the player is to choose."""
+    pg = open_page(browser, server)
+    pg.page.click("#mode-coach")
+    start(pg, [("Budi", False)])
+    pg.wait_state("roll")
+    enter(pg, 1, 1, 3, 4, 6)
+    pg.wait_state("choose")
+    return pg
+
+
 def test_coach_holds_start_empty_after_a_roll(browser, server):  # noqa: F811
     """Coach: the 4 held for the second roll is not held any more once that roll is entered (2 2 4 5 6), so no
     "Keeping 4 costs ..." shows before the player chose anything (it did: the keep of the roll before stayed
     held); the prompt asks to tap the dice kept first; a hold the player makes shows its cost (or says it is
     best)."""
-    pg = open_page(browser, server)
+    pg = coach_at_1_1_3_4_6(browser, server)
     p = pg.page
-    p.click("#mode-coach")
-    start(pg, [("Budi", False)])
-    pg.wait_state("roll")
-    enter(pg, 1, 1, 3, 4, 6)
-    pg.wait_state("choose")
     p.locator("#dice .die[data-face='4']").click()
     assert p.locator("#dice .die.held").count() == 1
     assert "Keeping 4 is the best keep" in p.inner_text("#advice .good")  # as `pentadice advise 1 1 3 4 6`
@@ -549,13 +555,8 @@ def test_the_advice_says_why(browser, server):  # noqa: F811
     """The coach's advice and play's hints say why the best choice is best, in one short line under it (the
     advice's "why", as `pentadice advise` prints it after "Why:"), in the page's language; none where the best
     choice is the one that scores most this turn."""
-    pg = open_page(browser, server)
+    pg = coach_at_1_1_3_4_6(browser, server)
     p = pg.page
-    p.click("#mode-coach")
-    start(pg, [("Budi", False)])
-    pg.wait_state("roll")
-    enter(pg, 1, 1, 3, 4, 6)
-    pg.wait_state("choose")
     why = p.locator("#advice .why")
     assert why.is_visible()
     # `pentadice advise 1 1 3 4 6`: keeping 4 scores 19.7 this turn, keeping 3 4 6 22.9; 4.0 more later; +0.76.
