@@ -9,8 +9,10 @@ against a fresh solve; `python tools/ship_tables.py` writes them again from a so
 
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path
+from typing import BinaryIO
 
 from pentadice.game import rules
 from pentadice.tables import chunks
@@ -45,6 +47,10 @@ def install(rs: rules.RuleSet, files: TableFiles) -> bool:
     source = TableFiles(SHIPPED, rs.name)
     with chunks.FileSet(f"the {rs.name} table", files.directory) as out:
         for kind in KINDS:
-            with open(getattr(source, kind), "rb") as src:
-                out.file(getattr(files, kind), lambda fh, src=src: shutil.copyfileobj(src, fh, 1 << 20))
+            out.file(getattr(files, kind), functools.partial(_copy, getattr(source, kind)))
     return True
+
+
+def _copy(source: Path, out: BinaryIO) -> None:
+    with open(source, "rb") as src:
+        shutil.copyfileobj(src, out, 1 << 20)
